@@ -1,0 +1,58 @@
+# trustml_nb: two commands do everything (see README).
+#   make lab    set up .venv if needed, register the kernel, start JupyterLab on the first tutorial
+#   make test   set up .venv if needed, then run the nbdev checks, every notebook, unit, widget and browser test
+# Every install goes through constraints.txt, which pins the CPU build of torch.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+LAB_PORT ?= 8888
+LAB_FLAGS ?=
+PYTEST_ARGS ?=
+# JupyterLab refuses to run as root unless told; CI and containers run as root.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+.PHONY: help install kernel lab test sync-check tour
+
+help:
+	@echo "make lab   - install if needed and start JupyterLab on tutorials/00_start_here.ipynb (127.0.0.1:$(LAB_PORT))"
+	@echo "make test  - install if needed, then nbdev sync check + notebooks + unit/widget/browser tests"
+	@echo "make tour  - execute every tutorial headless and write HTML copies to tutorials/_html/"
+
+$(BIN)/python:
+	@echo ">>> creating the virtual environment $(VENV) with $(PYTHON)"
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Re-installs only when pyproject.toml or constraints.txt change: a second run skips this.
+$(STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	@echo ">>> installing trustml_nb (editable) with its dev extras; torch pinned by constraints.txt"
+	$(BIN)/python -m pip install --progress-bar off -c constraints.txt -e ".[dev]"
+	@touch $@
+	@echo ">>> install finished"
+
+install: $(STAMP)
+	@echo ">>> environment ready: $(VENV) (trustml_nb $$($(BIN)/python -c 'import trustml_nb; print(trustml_nb.__version__)'))"
+
+kernel: install
+	@echo ">>> registering the Jupyter kernel 'trustml_nb' (Python (trustml_nb))"
+	@$(BIN)/python -m ipykernel install --user --name trustml_nb --display-name "Python (trustml_nb)" >/dev/null
+
+lab: kernel
+	@echo ">>> starting JupyterLab on http://127.0.0.1:$(LAB_PORT) with tutorials/00_start_here.ipynb (Ctrl-C stops it)"
+	exec $(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) \
+	  --ServerApp.root_dir="$(CURDIR)" $(ROOT_FLAG) $(LAB_FLAGS) tutorials/00_start_here.ipynb
+
+sync-check: install
+	@echo ">>> nbdev: nbdev-clean and nbdev-export must change nothing"
+	@bash tools/check_nbdev_sync.sh "$(BIN)"
+
+test: sync-check
+	@echo ">>> pytest: every notebook in nbs/ and tutorials/, unit, widget, JupyterLab and browser tests"
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+tour: install
+	@echo ">>> executing every tutorial headless; HTML copies go to tutorials/_html/"
+	$(BIN)/jupyter nbconvert --to html --execute --ExecutePreprocessor.timeout=900 \
+	  --output-dir tutorials/_html tutorials/*.ipynb

@@ -1,0 +1,124 @@
+"""Real-browser test: JupyterLab + Debian chromium (driven by Playwright) run the first tutorial and move its slider.
+
+Starts a fresh JupyterLab on 127.0.0.1 (free port, test-only empty token) serving a copy of tutorials/, opens
+00_start_here.ipynb, runs all cells, checks that no cell failed, presses End on the threshold slider and waits for
+the explorer's output to change. Screenshots go to test-output/browser/. Every wait has a timeout; a failed attempt
+is retried once with a fresh server; the server is stopped even on failure.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lab_helpers import free_port, isolated_jupyter_env, stop_process_group, wait_for_status
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--disable-dev-shm-usage"]
+NOTEBOOK = "00_start_here.ipynb"
+
+pytestmark = pytest.mark.browser
+
+
+def _require_chromium():
+    if Path(CHROMIUM).exists(): return
+    msg = "Debian chromium not found (apt-get install chromium); .ci/run installs it"
+    if os.environ.get("CI"): pytest.fail(msg)
+    pytest.skip(msg)
+
+
+def _start_lab(root_dir: Path, tmp: Path, log):
+    port = free_port()
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+           "--ServerApp.port_retries=0", "--IdentityProvider.token=", "--ServerApp.password=",
+           "--ServerApp.allow_root=True", "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root_dir}",
+           "--LabApp.expose_app_in_browser=True", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    proc = subprocess.Popen(cmd, env=isolated_jupyter_env(tmp), stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    return proc, f"http://127.0.0.1:{port}"
+
+
+OUTPUT_TEXT = "() => { const o = document.querySelector('.trustml-explorer .widget-output'); return o ? o.innerText : ''; }"
+
+
+def _run_tutorial(page, base_url: str, shots: Path) -> dict:
+    page.goto(f"{base_url}/lab/tree/{NOTEBOOK}", timeout=90_000, wait_until="domcontentloaded")
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell && window.jupyterapp.shell.currentWidget"
+                           " && window.jupyterapp.shell.currentWidget.sessionContext", timeout=90_000)
+    # wait for the kernel to be ready before running anything
+    page.wait_for_function("() => { const s = window.jupyterapp.shell.currentWidget.sessionContext;"
+                           " return s.session && s.session.kernel && s.session.kernel.connectionStatus === 'connected'"
+                           " && s.session.kernel.status === 'idle'; }", timeout=90_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    # the explorer renders its first output once its cell has run
+    page.wait_for_function(f"() => ({OUTPUT_TEXT})().includes('demographic parity gap')", timeout=180_000)
+    # then every cell must finish: the kernel goes idle and no cell shows '[*]'
+    page.wait_for_function("() => { const s = window.jupyterapp.shell.currentWidget.sessionContext;"
+                           " const busy = [...document.querySelectorAll('.jp-InputPrompt')].some(p => p.innerText.includes('*'));"
+                           " return s.session.kernel.status === 'idle' && !busy; }", timeout=180_000)
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']:has-text('Traceback'), "
+                          ".jp-RenderedText[data-mime-type='application/vnd.jupyter.error']")
+    assert errors.count() == 0, f"a cell failed in the browser: {errors.first.inner_text()[:2000]}"
+    explorer = page.locator(".trustml-explorer").first
+    explorer.scroll_into_view_if_needed(timeout=30_000)
+    before = page.evaluate(OUTPUT_TEXT)
+    explorer.screenshot(path=str(shots / "explorer_before.png"), timeout=30_000)
+    handle = explorer.locator(".noUi-handle").first
+    handle.click(timeout=30_000)
+    page.keyboard.press("End")
+    page.wait_for_function(f"(b) => {{ const t = ({OUTPUT_TEXT})(); return t !== b && t.includes('threshold 0.95'); }}",
+                           arg=before, timeout=60_000)
+    # the redrawn figure arrives as a PNG in the same output area
+    page.wait_for_function("() => { const i = document.querySelector('.trustml-explorer .widget-output img');"
+                           " return i && i.complete && i.naturalWidth > 100; }", timeout=30_000)
+    after = page.evaluate(OUTPUT_TEXT)
+    explorer.screenshot(path=str(shots / "explorer_after.png"), timeout=30_000)
+    page.screenshot(path=str(shots / "lab_full_page.png"), timeout=30_000)
+    return {"before": before, "after": after}
+
+
+def test_start_here_widget_renders_and_responds_in_chromium(tmp_path, test_output_dir):
+    _require_chromium()
+    from playwright.sync_api import Error as PlaywrightError, sync_playwright
+
+    shots = test_output_dir / "browser"
+    shutil.rmtree(shots, ignore_errors=True); shots.mkdir(parents=True)
+    served = tmp_path / "served"
+    shutil.copytree(ROOT / "tutorials", served, ignore=shutil.ignore_patterns("_html", ".ipynb_checkpoints"))
+    failures = []
+    for attempt in (1, 2):  # one retry, each with a fresh server and browser
+        log_path = shots / f"jupyterlab_attempt{attempt}.log"
+        with open(log_path, "w") as log:
+            proc, base_url = _start_lab(served, tmp_path / f"jupyter{attempt}", log)
+            try:
+                wait_for_status(base_url, timeout=120, proc=proc)
+                with sync_playwright() as p:
+                    browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS, timeout=60_000)
+                    try:
+                        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                        page.set_default_timeout(60_000)
+                        texts = _run_tutorial(page, base_url, shots)
+                    except (PlaywrightError, AssertionError, TimeoutError) as e:
+                        try: page.screenshot(path=str(shots / f"failure_attempt{attempt}.png"), timeout=10_000)
+                        except Exception: pass
+                        raise
+                    finally:
+                        browser.close()
+                break
+            except (PlaywrightError, AssertionError, TimeoutError, RuntimeError) as e:
+                failures.append(f"attempt {attempt}: {type(e).__name__}: {e}")
+            finally:
+                stop_process_group(proc)
+            assert proc.poll() is not None, "JupyterLab server must be stopped"
+    else:
+        pytest.fail("browser test failed twice:\n" + "\n".join(failures))
+    assert "threshold 0.50" in texts["before"] and "threshold 0.95" in texts["after"]
+    assert texts["before"] != texts["after"]
+    for name in ("explorer_before.png", "explorer_after.png", "lab_full_page.png"):
+        assert (shots / name).stat().st_size > 1000, f"{name} missing or empty"

@@ -1,0 +1,271 @@
+"""Tests for trustml_nb.data: vendored datasets, checksums, loaders and split_features."""
+import gzip
+import hashlib
+import shutil
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from trustml_nb.core import DroppedRowsWarning
+from trustml_nb.data import (ADULT_COLUMNS, DATA_ATTRIBUTION, DATASET_SHA256, ChecksumError, dataset_path,
+                             dataset_summary, load_adult, load_german, split_features, verify_checksum)
+
+ADULT_INT = ['age', 'fnlwgt', 'education_num', 'capital_gain', 'capital_loss', 'hours_per_week']
+ADULT_CAT = [c for c in ADULT_COLUMNS if c not in ADULT_INT + ['income']]
+
+
+def quiet_adult(*args, **kwargs):
+    "load_adult without the expected DroppedRowsWarning."
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', DroppedRowsWarning)
+        return load_adult(*args, **kwargs)
+
+
+@pytest.fixture(scope='module')
+def adult():
+    return quiet_adult()
+
+
+@pytest.fixture(scope='module')
+def german():
+    return load_german()
+
+
+def copy_data(tmp_path, *names):
+    for n in names: shutil.copy(dataset_path(n), tmp_path / n)
+    return tmp_path
+
+
+# --- vendored files ---------------------------------------------------------------------------------------
+
+def test_checksums_in_module_match_shipped_files():
+    for name, sha in DATASET_SHA256.items():
+        assert hashlib.sha256(dataset_path(name).read_bytes()).hexdigest() == sha, name
+        assert verify_checksum(dataset_path(name)) == sha
+
+
+def test_shipped_files_decompress_to_uci_row_counts():
+    lines = lambda n: gzip.decompress(dataset_path(n).read_bytes()).decode('ascii').splitlines()
+    assert len([l for l in lines('adult.data.gz') if l.strip()]) == 32561
+    test = [l for l in lines('adult.test.gz') if l.strip()]
+    assert test[0].startswith('|1x3 Cross validator') and len(test) == 1 + 16281
+    assert len(lines('german.data.gz')) == 1000
+
+
+def test_gzip_headers_are_deterministic():
+    for name in DATASET_SHA256:
+        if name.endswith('.gz'):
+            head = dataset_path(name).read_bytes()[:10]
+            assert head[4:8] == b'\0\0\0\0', f"{name}: gzip mtime must be 0"
+            assert head[3] & 0x08 == 0, f"{name}: no file name in the gzip header"
+
+
+def test_attribution():
+    assert 'CC BY 4.0' in DATA_ATTRIBUTION
+    assert '10.24432/C5XW20' in DATA_ATTRIBUTION and '10.24432/C5NC77' in DATA_ATTRIBUTION
+    text = dataset_path('ATTRIBUTION.txt').read_text()
+    for s in ('CC BY 4.0', 'Becker', 'Kohavi', 'Hofmann', '10.24432/C5XW20', '10.24432/C5NC77', 'gzip'):
+        assert s in text
+
+
+# --- dataset_path / verify_checksum ---------------------------------------------------------------------
+
+def test_dataset_path_missing_file_names_file_and_folder(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"'adult.data.gz' not found in .*" + tmp_path.name):
+        dataset_path('adult.data.gz', tmp_path)
+    with pytest.raises(FileNotFoundError, match="'adult.data.gz' not found"):
+        load_adult(data_home=tmp_path)
+    with pytest.raises(FileNotFoundError, match="'german.data.gz' not found"):
+        load_german(data_home=tmp_path)
+
+
+def test_verify_checksum_unknown_name(tmp_path):
+    p = tmp_path / 'other.csv'; p.write_text('a\n1\n')
+    with pytest.raises(ValueError, match='file name must be one of'): verify_checksum(p)
+    assert verify_checksum(p, hashlib.sha256(b'a\n1\n').hexdigest()) == hashlib.sha256(b'a\n1\n').hexdigest()
+
+
+def test_flipped_byte_raises_checksum_error(tmp_path):
+    copy_data(tmp_path, 'adult.data.gz', 'adult.test.gz')
+    p = tmp_path / 'adult.data.gz'
+    data = bytearray(p.read_bytes()); data[len(data) // 3] ^= 0xFF; p.write_bytes(bytes(data))
+    with pytest.raises(ChecksumError) as e: verify_checksum(p)
+    msg = str(e.value)
+    assert 'adult.data.gz' in msg and DATASET_SHA256['adult.data.gz'] in msg
+    assert hashlib.sha256(bytes(data)).hexdigest() in msg and 'Reinstall' in msg
+    assert isinstance(e.value, ValueError)
+    with pytest.raises(ChecksumError, match='adult.data.gz'): load_adult('train', data_home=tmp_path)
+    with pytest.raises(ChecksumError, match='adult.data.gz'): load_adult('all', data_home=tmp_path)
+    quiet_adult('test', data_home=tmp_path)  # the intact test file still loads
+
+
+def test_truncated_file_raises_checksum_error(tmp_path):
+    copy_data(tmp_path, 'german.data.gz', 'german_codes.json')
+    p = tmp_path / 'german.data.gz'
+    p.write_bytes(p.read_bytes()[:-100])
+    with pytest.raises(ChecksumError, match='german.data.gz'): load_german(data_home=tmp_path)
+
+
+def test_altered_code_table_raises_checksum_error(tmp_path):
+    copy_data(tmp_path, 'german.data.gz', 'german_codes.json')
+    p = tmp_path / 'german_codes.json'
+    p.write_text(p.read_text().replace('"rent"', '"lease"'))
+    with pytest.raises(ChecksumError, match='german_codes.json'): load_german(data_home=tmp_path)
+
+
+def test_data_home_with_intact_copies_loads(tmp_path):
+    copy_data(tmp_path, 'german.data.gz', 'german_codes.json')
+    assert load_german(data_home=tmp_path).equals(load_german())
+    assert load_german(data_home=str(tmp_path)).shape == (1000, 23)
+
+
+# --- load_adult ------------------------------------------------------------------------------------------
+
+def test_adult_train_rows_and_dtypes(adult):
+    assert adult.shape == (30162, 15)
+    assert list(adult.columns) == ADULT_COLUMNS
+    for c in ADULT_INT: assert adult[c].dtype == np.int64, c
+    for c in ADULT_CAT: assert isinstance(adult[c].dtype, pd.CategoricalDtype), c
+    assert adult['income'].dtype == bool
+    assert not adult.isna().any().any()
+    assert list(adult.index) == list(range(len(adult)))
+    assert list(adult['sex'].cat.categories) == ['Female', 'Male']
+    assert '?' not in adult['workclass'].cat.categories
+    assert all(s == s.strip() for c in ADULT_CAT for s in adult[c].cat.categories)
+    assert adult['income'].sum() == 7508
+    assert adult['income'].mean() == pytest.approx(0.24892, abs=1e-5)
+
+
+def test_adult_attrs(adult):
+    a = adult.attrs
+    assert a['label'] == 'income' and a['sensitive'] == ['sex', 'race']
+    assert a['dropped_rows'] == 2399 and a['rows_before_dropna'] == 32561
+    assert '>50K' in a['positive_label'] and 'CC BY 4.0' in a['source'] and a['split'] == 'train'
+
+
+def test_adult_dropped_rows_warning():
+    with pytest.warns(DroppedRowsWarning) as rec: df = load_adult('train')
+    assert len(rec) == 1
+    msg = str(rec[0].message)
+    assert msg == ("load_adult(split='train'): dropped 2,399 of 32,561 rows (7.4%): missing values ('?') in "
+                   "workclass (1,836), occupation (1,843), native_country (583)")
+    assert len(df) == 32561 - 2399
+
+
+def test_adult_test_split():
+    with pytest.warns(DroppedRowsWarning, match=r"dropped 1,221 of 16,281 rows"): df = load_adult('test')
+    assert df.shape == (15060, 15) and df.attrs['dropped_rows'] == 1221
+    assert df['income'].dtype == bool and df['income'].sum() == 3700
+    raw = quiet_adult('test', dropna=False)
+    assert len(raw) == 16281 and raw['income'].sum() == 3846  # the '>50K.' labels are recognised
+    assert raw['age'].iloc[0] == 25  # the junk first line is skipped
+
+
+def test_adult_dropna_false_keeps_rows_with_nan():
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', DroppedRowsWarning)
+        df = load_adult(dropna=False)
+    assert df.shape == (32561, 15) and df.attrs['dropped_rows'] == 0
+    assert df[['workclass', 'occupation', 'native_country']].isna().sum().to_dict() == \
+        {'workclass': 1836, 'occupation': 1843, 'native_country': 583}
+    assert df.isna().any(axis=1).sum() == 2399
+    assert not df[ADULT_INT + ['income']].isna().any().any()
+
+
+def test_adult_all():
+    with pytest.warns(DroppedRowsWarning, match=r"load_adult\(split='all'\): dropped 3,620 of 48,842 rows"):
+        df = load_adult('all')
+    assert df.shape == (45222, 16) and list(df.columns) == ADULT_COLUMNS + ['split']
+    assert df['split'].value_counts().to_dict() == {'train': 30162, 'test': 15060}
+    assert list(df['split'].cat.categories) == ['train', 'test']
+    for c in ADULT_CAT: assert isinstance(df[c].dtype, pd.CategoricalDtype), c
+    assert df.attrs['not_features'] == ['split']
+    assert len(quiet_adult('all', dropna=False)) == 48842
+
+
+@pytest.mark.parametrize('kwargs,msg', [
+    (dict(split='validation'), "split must be one of 'train', 'test', 'all'; got 'validation'"),
+    (dict(split='Train'), "split must be one of"),
+    (dict(dropna='yes'), "dropna must be one of True, False"),
+])
+def test_adult_bad_arguments(kwargs, msg):
+    with pytest.raises(ValueError, match=msg): load_adult(**kwargs)
+
+
+# --- load_german -----------------------------------------------------------------------------------------
+
+def test_german_rows_dtypes_and_label(german):
+    assert german.shape == (1000, 23)
+    assert 'credit' not in german and german['good_credit'].dtype == bool
+    assert german['good_credit'].sum() == 700
+    assert german['age'].dtype == np.int64 and german['credit_amount'].dtype == np.int64
+    assert isinstance(german['purpose'].dtype, pd.CategoricalDtype)
+    assert not german.isna().any().any()
+    assert german.attrs['label'] == 'good_credit' and german.attrs['sensitive'] == ['sex', 'age_group']
+    assert german.attrs['dropped_rows'] == 0 and german.attrs['cost'] == {'bad predicted good': 5, 'good predicted bad': 1}
+
+
+def test_german_decoding(german):
+    first = german.iloc[0]
+    assert first['status'] == '... < 0 DM' and first['purpose'] == 'radio/television'
+    assert first['personal_status_sex'] == 'male : single' and first['age'] == 67 and bool(first['good_credit'])
+    assert list(german['housing'].cat.categories) == ['rent', 'own', 'for free']
+    assert german['foreign_worker'].value_counts().to_dict() == {'yes': 963, 'no': 37}
+    coded = load_german(decode=False)
+    assert coded.iloc[0]['status'] == 'A11' and coded.iloc[0]['personal_status_sex'] == 'A93'
+    assert not any(str(v).startswith('A1') for v in german['status'].cat.categories)
+    # decoding is a relabelling: the category codes agree
+    for c in ('status', 'purpose', 'savings', 'job'):
+        assert (coded[c].cat.codes == german[c].cat.codes).all(), c
+    with pytest.raises(ValueError, match='decode must be one of'): load_german(decode='yes')
+
+
+def test_german_derived_sensitive_attributes(german):
+    assert german['sex'].value_counts().to_dict() == {'male': 690, 'female': 310}
+    female = german['personal_status_sex'].str.startswith('female')
+    assert (female == (german['sex'] == 'female')).all()
+    assert german['age_group'].value_counts(sort=False).to_dict() == {'<25': 149, '>=25': 851}
+    assert ((german['age'] < 25) == (german['age_group'] == '<25')).all()
+    assert german['age_group'].cat.ordered
+    rates = german.groupby('sex', observed=True)['good_credit'].mean()
+    assert rates['female'] == pytest.approx(201 / 310) and rates['male'] == pytest.approx(499 / 690)
+
+
+# --- split_features / dataset_summary -------------------------------------------------------------------
+
+def test_split_features_adult(adult):
+    X, y, A = split_features(adult)
+    assert X.shape == (30162, 12) and y.shape == (30162,) and A.shape == (30162, 2)
+    assert y.name == 'income' and list(A.columns) == ['sex', 'race']
+    assert not {'income', 'sex', 'race'} & set(X.columns)
+
+
+def test_split_features_german(german):
+    X, y, A = split_features(german)
+    assert X.shape == (1000, 18) and y.name == 'good_credit' and list(A.columns) == ['sex', 'age_group']
+    assert not {'personal_status_sex', 'age', 'good_credit', 'sex', 'age_group'} & set(X.columns)
+    assert 'age' in split_features(german, keep=['age'])[0]
+    with pytest.raises(ValueError, match="keep may only name columns"): split_features(german, keep=['duration'])
+
+
+def test_split_features_errors(adult):
+    with pytest.raises(ValueError, match="df.attrs has no 'label' or 'sensitive'"):
+        split_features(pd.DataFrame({'a': [1, 2]}))
+    with pytest.raises(TypeError, match='df must be a pandas DataFrame'): split_features(adult.to_numpy())
+    no_sex = adult.drop(columns=['sex']); no_sex.attrs = dict(adult.attrs)
+    with pytest.raises(ValueError, match=r"df is missing column\(s\) \['sex'\]"): split_features(no_sex)
+
+
+def test_dataset_summary(adult, german):
+    s = dataset_summary(adult)
+    assert s['rows'] == 30162 and s['base_rate'] == pytest.approx(0.24892, abs=1e-5)
+    t = s.to_frame().set_index(['attribute', 'group'])
+    assert t.loc[('sex', 'Male'), 'n'] == 20380
+    assert t.loc[('sex', 'Female'), 'base_rate'] == pytest.approx(0.11368, abs=1e-5)
+    assert t.loc[('sex', 'Male'), 'base_rate'] == pytest.approx(0.31384, abs=1e-5)
+    assert t.xs('race')['n'].sum() == 30162
+    assert any('2,399' in n for n in s.notes)
+    g = dataset_summary(german)
+    assert g['base_rate'] == pytest.approx(0.7) and len(g.to_frame()) == 4

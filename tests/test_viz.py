@@ -1,0 +1,77 @@
+"Headless tests of the shared plots and the Explorer widget scaffold (driven by setting trait values)."
+import ipywidgets as widgets
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+
+from trustml_nb.viz import (Explorer, explorer, new_figure, plot_estimates, plot_group_metric, plot_tradeoff,
+                            set_theme)
+
+
+def test_plots_draw_the_data():
+    set_theme()
+    df = pd.DataFrame({"label": ["a", "b"], "estimate": [0.1, -0.2], "ci_low": [0.0, -0.3], "ci_high": [0.2, -0.1],
+                       "truth": [0.12, -0.25]})
+    ax = plot_estimates(df, truth="truth")
+    assert isinstance(ax.figure, Figure)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
+    np.testing.assert_allclose(ax.collections[-1].get_offsets()[:, 0], [0.12, -0.25])  # truth markers
+    ax = plot_group_metric(pd.DataFrame({"g": ["x", "y", "z"], "v": [0.1, 0.2, 0.3]}), "g", "v")
+    np.testing.assert_allclose([p.get_height() for p in ax.patches], [0.1, 0.2, 0.3])
+    ax = plot_tradeoff(pd.DataFrame({"u": [0.3, 0.1, 0.2], "acc": [0.9, 0.7, 0.8], "m": ["A"] * 3}), "u", "acc", hue="m")
+    np.testing.assert_allclose(ax.lines[0].get_xdata(), [0.1, 0.2, 0.3])  # sorted along x
+
+
+def test_plot_errors_name_missing_columns():
+    with pytest.raises(ValueError, match=r"df is missing column\(s\) \['estimate'\]"):
+        plot_estimates(pd.DataFrame({"label": ["a"]}), lower=None, upper=None)
+
+
+def _slider(**kw): return widgets.IntSlider(min=0, max=10, value=2, **kw)
+
+
+def test_explorer_rerenders_on_every_change():
+    calls = []
+    def render(n, label): calls.append((n, label)); return f"{label}={n * n}"
+    ex = explorer(render, n=_slider(), label=widgets.Text(value="sq"))
+    assert isinstance(ex, widgets.VBox) and ex.output in ex.children and ex.status in ex.children
+    assert ex.result == "sq=4"
+    ex.controls["n"].value = 5
+    assert ex.result == "sq=25" and ex.values == {"n": 5, "label": "sq"}
+    ex.controls["label"].value = "square"
+    assert ex.result == "square=25" and ex.n_renders == 3 and calls[-1] == (5, "square")
+
+
+def test_explorer_run_button_waits_for_click():
+    ex = Explorer(lambda n: n + 1, {"n": _slider()}, run_button=True)
+    assert ex.run_button is not None and ex.result == 3
+    ex.controls["n"].value = 7
+    assert ex.result == 3 and "press Run" in ex.status.value
+    ex.on_run(ex.run_button)
+    assert ex.result == 8 and ex.status.value == ""
+
+
+def test_explorer_shows_errors_and_recovers():
+    def render(n):
+        if n > 5: raise ValueError("n too large")
+        return n
+    ex = explorer(render, n=_slider())
+    ex.controls["n"].value = 9
+    assert isinstance(ex.error, ValueError) and "n too large" in ex.status.value and ex.result == 2
+    ex.controls["n"].value = 4
+    assert ex.error is None and ex.result == 4
+
+
+def test_explorer_figures_and_tuples():
+    def render(n):
+        fig, ax = new_figure(); ax.plot(range(n)); return fig, pd.DataFrame({"n": [n]})
+    ex = explorer(render, n=_slider())
+    fig, table = ex.result
+    assert isinstance(fig, Figure) and len(fig.axes[0].lines[0].get_xdata()) == 2 and table.n[0] == 2
+
+
+def test_explorer_bad_arguments():
+    with pytest.raises(TypeError, match="render must be callable, got int"): Explorer(3, {"n": _slider()})
+    with pytest.raises(ValueError, match="controls must be a non-empty dict"): Explorer(lambda: 1, {})
+    with pytest.raises(TypeError, match="control 'n' must be a widget with a value, got int"): explorer(lambda n: n, n=3)
