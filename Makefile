@@ -13,12 +13,14 @@ PYTEST_ARGS ?=
 # JupyterLab refuses to run as root unless told; CI and containers run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: help install kernel lab test sync-check tour
+.PHONY: help install kernel lab test test-slow sync-check tour bench
 
 help:
 	@echo "make lab   - install if needed and start JupyterLab on tutorials/00_start_here.ipynb (127.0.0.1:$(LAB_PORT))"
 	@echo "make test  - install if needed, then nbdev sync check + notebooks + unit/widget/browser tests"
 	@echo "make tour  - execute every tutorial headless and write HTML copies to tutorials/_html/"
+	@echo "make test-slow - the long studies (tests marked slow: coverage, sweeps)"
+	@echo "make bench - run every benchmark in benchmarks/ (ours vs peers); results go to benchmarks/results/"
 
 $(BIN)/python:
 	@echo ">>> creating the virtual environment $(VENV) with $(PYTHON)"
@@ -27,8 +29,8 @@ $(BIN)/python:
 
 # Re-installs only when pyproject.toml or constraints.txt change: a second run skips this.
 $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	@echo ">>> installing trustml_nb (editable) with its dev extras; torch pinned by constraints.txt"
-	$(BIN)/python -m pip install --progress-bar off -c constraints.txt -e ".[dev]"
+	@echo ">>> installing trustml_nb (editable) with the dev and all method extras; torch pinned by constraints.txt"
+	$(BIN)/python -m pip install --progress-bar off -c constraints.txt -e ".[dev,all]"
 	@touch $@
 	@echo ">>> install finished"
 
@@ -56,3 +58,11 @@ tour: install
 	@echo ">>> executing every tutorial headless; HTML copies go to tutorials/_html/"
 	$(BIN)/jupyter nbconvert --to html --execute --ExecutePreprocessor.timeout=900 \
 	  --output-dir tutorials/_html tutorials/*.ipynb
+
+test-slow: install
+	@echo ">>> pytest: the long studies (tests marked slow)"
+	$(BIN)/python -m pytest --runslow -m slow $(PYTEST_ARGS)
+
+bench: install
+	@echo ">>> running every benchmarks/bench_*.py; tables go to benchmarks/results/"
+	@set -e; for f in benchmarks/bench_*.py; do [ -e "$$f" ] || continue; echo ">>> $$f"; $(BIN)/python "$$f"; done

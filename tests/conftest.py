@@ -21,3 +21,15 @@ def test_output_dir() -> Path:
     out = ROOT / "test-output"
     out.mkdir(exist_ok=True)
     return out
+
+
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", default=False, help="also run tests marked slow")
+
+
+def pytest_collection_modifyitems(config, items):
+    "Tests marked slow run only with --runslow or TRUSTML_NB_SLOW=1 (make test-slow)."
+    if config.getoption("--runslow") or os.environ.get("TRUSTML_NB_SLOW") == "1": return
+    skip = pytest.mark.skip(reason="slow study: run with `make test-slow`")
+    for item in items:
+        if "slow" in item.keywords: item.add_marker(skip)

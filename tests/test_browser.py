@@ -1,8 +1,8 @@
-"""Real-browser test: JupyterLab + Debian chromium (driven by Playwright) run the first tutorial and move its slider.
+"""Real-browser test: JupyterLab + Debian chromium (driven by Playwright) run each tutorial and move its first slider.
 
 Starts a fresh JupyterLab on 127.0.0.1 (free port, test-only empty token) serving a copy of tutorials/, opens
-00_start_here.ipynb, runs all cells, checks that no cell failed, presses End on the threshold slider and waits for
-the explorer's output to change. Screenshots go to test-output/browser/. Every wait has a timeout; a failed attempt
+each lesson in LESSONS, runs all cells, checks that no cell failed, presses End on the threshold slider and waits for
+the explorer's output to change. Screenshots go to test-output/browser/<lesson>/. Every wait has a timeout; a failed attempt
 is retried once with a fresh server; the server is stopped even on failure.
 """
 import os
@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,22 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--disable-dev-shm-usage"]
-NOTEBOOK = "00_start_here.ipynb"
+
+
+@dataclass(frozen=True)
+class Lesson:
+    "A tutorial whose first `Explorer` the browser test drives."
+    notebook: str  # file in tutorials/
+    ready_text: str  # text the explorer's output shows after the first render
+    after_text: str  # text it must show after the first slider is pushed to its maximum (End key)
+    press_run: bool = False  # the explorer has a Run button that must be clicked after moving the slider
+    timeout_s: int = 180  # bound on running all cells
+
+
+# Every tutorial with a widget gets an entry here.
+LESSONS = [
+    Lesson("00_start_here.ipynb", ready_text="demographic parity gap", after_text="threshold 0.95"),
+]
 
 pytestmark = pytest.mark.browser
 
@@ -47,8 +63,8 @@ def _start_lab(root_dir: Path, tmp: Path, log):
 OUTPUT_TEXT = "() => { const o = document.querySelector('.trustml-explorer .widget-output'); return o ? o.innerText : ''; }"
 
 
-def _run_tutorial(page, base_url: str, shots: Path) -> dict:
-    page.goto(f"{base_url}/lab/tree/{NOTEBOOK}", timeout=90_000, wait_until="domcontentloaded")
+def _run_tutorial(page, base_url: str, shots: Path, lesson: Lesson) -> dict:
+    page.goto(f"{base_url}/lab/tree/{lesson.notebook}", timeout=90_000, wait_until="domcontentloaded")
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell && window.jupyterapp.shell.currentWidget"
                            " && window.jupyterapp.shell.currentWidget.sessionContext", timeout=90_000)
     # wait for the kernel to be ready before running anything
@@ -57,11 +73,11 @@ def _run_tutorial(page, base_url: str, shots: Path) -> dict:
                            " && s.session.kernel.status === 'idle'; }", timeout=90_000)
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     # the explorer renders its first output once its cell has run
-    page.wait_for_function(f"() => ({OUTPUT_TEXT})().includes('demographic parity gap')", timeout=180_000)
+    page.wait_for_function(f"(t) => ({OUTPUT_TEXT})().includes(t)", arg=lesson.ready_text, timeout=lesson.timeout_s * 1000)
     # then every cell must finish: the kernel goes idle and no cell shows '[*]'
     page.wait_for_function("() => { const s = window.jupyterapp.shell.currentWidget.sessionContext;"
                            " const busy = [...document.querySelectorAll('.jp-InputPrompt')].some(p => p.innerText.includes('*'));"
-                           " return s.session.kernel.status === 'idle' && !busy; }", timeout=180_000)
+                           " return s.session.kernel.status === 'idle' && !busy; }", timeout=lesson.timeout_s * 1000)
     errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']:has-text('Traceback'), "
                           ".jp-RenderedText[data-mime-type='application/vnd.jupyter.error']")
     assert errors.count() == 0, f"a cell failed in the browser: {errors.first.inner_text()[:2000]}"
@@ -72,8 +88,9 @@ def _run_tutorial(page, base_url: str, shots: Path) -> dict:
     handle = explorer.locator(".noUi-handle").first
     handle.click(timeout=30_000)
     page.keyboard.press("End")
-    page.wait_for_function(f"(b) => {{ const t = ({OUTPUT_TEXT})(); return t !== b && t.includes('threshold 0.95'); }}",
-                           arg=before, timeout=60_000)
+    if lesson.press_run: explorer.locator("button:has-text('Run')").first.click(timeout=30_000)
+    page.wait_for_function(f"([b, want]) => {{ const t = ({OUTPUT_TEXT})(); return t !== b && t.includes(want); }}",
+                           arg=[before, lesson.after_text], timeout=lesson.timeout_s * 1000)
     # the redrawn figure arrives as a PNG in the same output area
     page.wait_for_function("() => { const i = document.querySelector('.trustml-explorer .widget-output img');"
                            " return i && i.complete && i.naturalWidth > 100; }", timeout=30_000)
@@ -83,11 +100,12 @@ def _run_tutorial(page, base_url: str, shots: Path) -> dict:
     return {"before": before, "after": after}
 
 
-def test_start_here_widget_renders_and_responds_in_chromium(tmp_path, test_output_dir):
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda l: l.notebook)
+def test_tutorial_widget_renders_and_responds_in_chromium(lesson, tmp_path, test_output_dir):
     _require_chromium()
     from playwright.sync_api import Error as PlaywrightError, sync_playwright
 
-    shots = test_output_dir / "browser"
+    shots = test_output_dir / "browser" / Path(lesson.notebook).stem
     shutil.rmtree(shots, ignore_errors=True); shots.mkdir(parents=True)
     served = tmp_path / "served"
     shutil.copytree(ROOT / "tutorials", served, ignore=shutil.ignore_patterns("_html", ".ipynb_checkpoints"))
@@ -103,7 +121,7 @@ def test_start_here_widget_renders_and_responds_in_chromium(tmp_path, test_outpu
                     try:
                         page = browser.new_page(viewport={"width": 1400, "height": 1000})
                         page.set_default_timeout(60_000)
-                        texts = _run_tutorial(page, base_url, shots)
+                        texts = _run_tutorial(page, base_url, shots, lesson)
                     except (PlaywrightError, AssertionError, TimeoutError) as e:
                         try: page.screenshot(path=str(shots / f"failure_attempt{attempt}.png"), timeout=10_000)
                         except Exception: pass
@@ -118,7 +136,7 @@ def test_start_here_widget_renders_and_responds_in_chromium(tmp_path, test_outpu
             assert proc.poll() is not None, "JupyterLab server must be stopped"
     else:
         pytest.fail("browser test failed twice:\n" + "\n".join(failures))
-    assert "threshold 0.50" in texts["before"] and "threshold 0.95" in texts["after"]
+    assert lesson.ready_text in texts["before"] and lesson.after_text in texts["after"]
     assert texts["before"] != texts["after"]
     for name in ("explorer_before.png", "explorer_after.png", "lab_full_page.png"):
         assert (shots / name).stat().st_size > 1000, f"{name} missing or empty"
