@@ -241,7 +241,7 @@ def seed_everything(
     except ImportError: pass
     return seed
 
-# %% ../nbs/00_core.ipynb #4b340b3f
+# %% ../nbs/00_core.ipynb #4bfc9ac3
 class Result:
     "A method's output: a tidy table, headline numbers and notes, with a rich notebook display."
     def __init__(self,
@@ -282,7 +282,7 @@ class Result:
                 + self.table.to_html(max_rows=20, float_format=lambda v: f"{v:.4g}")
                 + (f"<p><i>Notes</i></p><ul>{notes}</ul>" if notes else '') + "</div>")
 
-# %% ../nbs/00_core.ipynb #146021d5
+# %% ../nbs/00_core.ipynb #a831a95a
 def progress_enabled()->bool:
     "Whether progress bars are shown (environment variable `TRUSTML_NB_PROGRESS`, default on)."
     return os.environ.get('TRUSTML_NB_PROGRESS', '1').strip().lower() not in ('0', 'false', 'no', 'off')
