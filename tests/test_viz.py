@@ -75,3 +75,11 @@ def test_explorer_bad_arguments():
     with pytest.raises(TypeError, match="render must be callable, got int"): Explorer(3, {"n": _slider()})
     with pytest.raises(ValueError, match="controls must be a non-empty dict"): Explorer(lambda: 1, {})
     with pytest.raises(TypeError, match="control 'n' must be a widget with a value, got int"): explorer(lambda n: n, n=3)
+
+
+def test_new_figure_displays_itself_as_png():
+    "Detached figures are not shown by pyplot's inline backend, so they must carry their own PNG display."
+    fig, ax = new_figure()
+    ax.plot([0, 1], [1, 0])
+    png = fig._repr_png_()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000

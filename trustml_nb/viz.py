@@ -21,7 +21,8 @@ from matplotlib.figure import Figure
 from .core import check_columns, check_option
 
 # %% auto #0
-__all__ = ['PALETTE', 'set_theme', 'new_figure', 'plot_estimates', 'plot_group_metric', 'plot_tradeoff', 'Explorer', 'explorer']
+__all__ = ['PALETTE', 'set_theme', 'NotebookFigure', 'new_figure', 'plot_estimates', 'plot_group_metric', 'plot_tradeoff',
+           'Explorer', 'explorer']
 
 # %% ../nbs/02_viz.ipynb #151893d3
 PALETTE = sns.color_palette('colorblind')
@@ -35,14 +36,20 @@ def set_theme(
     sns.set_theme(context=context, style='whitegrid', palette=PALETTE, font_scale=font_scale,
                   rc={'figure.dpi': 100, 'axes.titleweight': 'bold', 'axes.spines.top': False, 'axes.spines.right': False})
 
-# %% ../nbs/02_viz.ipynb #802b1cb0
+# %% ../nbs/02_viz.ipynb #5b6d34b9
+class NotebookFigure(Figure):
+    "A matplotlib `Figure` detached from pyplot that displays itself as a PNG in notebooks."
+    def _repr_png_(self)->bytes:
+        buf = io.BytesIO(); self.savefig(buf, format='png', bbox_inches='tight')
+        return buf.getvalue()
+
 def new_figure(
     nrows:int=1, ncols:int=1, # grid of axes
     figsize:tuple=(6, 3.6), # inches
     **kwargs, # passed to `Figure.subplots`
 )->tuple: # (figure, axes)
-    "A matplotlib `Figure` and its axes, detached from pyplot's global state."
-    fig = Figure(figsize=figsize, layout='constrained')
+    "A `NotebookFigure` and its axes, detached from pyplot's global state."
+    fig = NotebookFigure(figsize=figsize, layout='constrained')
     return fig, fig.subplots(nrows, ncols, **kwargs)
 
 # %% ../nbs/02_viz.ipynb #31c9d3e2
