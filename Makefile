@@ -63,6 +63,11 @@ test-slow: install
 	@echo ">>> pytest: the long studies (tests marked slow)"
 	$(BIN)/python -m pytest --runslow -m slow $(PYTEST_ARGS)
 
-bench: install
+$(VENV)/.installed-bench: pyproject.toml constraints.txt | $(STAMP)
+	@echo ">>> installing the benchmark-only peers (bench extra)"
+	$(BIN)/python -m pip install --progress-bar off -c constraints.txt -e ".[dev,all,bench]"
+	@touch $@
+
+bench: install $(VENV)/.installed-bench
 	@echo ">>> running every benchmarks/bench_*.py; tables go to benchmarks/results/"
 	@set -e; for f in benchmarks/bench_*.py; do [ -e "$$f" ] || continue; echo ">>> $$f"; $(BIN)/python "$$f"; done

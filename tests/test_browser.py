@@ -41,6 +41,8 @@ LESSONS = [
     Lesson("20_fedfact.ipynb", ready_text="FedFACT-Post, DP", after_text="xi_g=0.100", press_run=True),
     Lesson("10_path_specific_effects.ipynb", ready_text="device bias 1.00", after_text="device bias 2.00", press_run=True),
     Lesson("30_explaining_gams.ipynb", ready_text="n = 6 features", after_text="n = 12 features"),
+    Lesson("50_multicalibration.ipynb", ready_text="learning rate 0.1,", after_text="learning rate 1,", press_run=True),
+    Lesson("60_selective_omniprediction.ipynb", ready_text="fp=1.00", after_text="fp=5.00"),
 ]
 
 pytestmark = pytest.mark.browser

@@ -13,7 +13,7 @@ from scipy.optimize import minimize
 
 from trustml_nb.core import NumericalWarning
 from trustml_nb.fedfact import (NOTIONS, FedData, calibrate, confusion_matrices, cost_matrix, direct_disparities,
-                                dirichlet_partition, disparities, encode_fl, fairness_matrices, fedfact, fl_counts,
+                                dirichlet_partition, disparities, dp_noise_floor, encode_fl, fairness_matrices, fedfact, fl_counts,
                                 hedge_update, heterogeneous_partition, make_fed_data, metrics_from_counts,
                                 positivity_shift, prediction_counts, project_l1_ball, smooth_max, synthetic_conflict)
 
@@ -154,6 +154,50 @@ def test_partitions():
     for i in (0, 1):
         for j in (0, 1):   # every (a, y) cell is fully distributed
             assert np.bincount(kh[(a == i) & (y == j)], minlength=4).sum() == ((a == i) & (y == j)).sum()
+
+
+def _old_dirichlet(a, n_clients, alpha, min_size, seed):
+    "The literal Dir(alpha) split as first implemented (reference for the default scheme)."
+    rng = np.random.default_rng(seed)
+    while True:
+        k = np.empty(len(a), int)
+        for g in np.unique(a):
+            idx = rng.permutation(np.nonzero(a == g)[0])
+            cuts = (np.cumsum(rng.dirichlet(np.full(n_clients, alpha))) * len(idx)).astype(int)[:-1]
+            for c, part in enumerate(np.split(idx, cuts)): k[part] = c
+        n_ka = np.zeros((n_clients, 2), int); np.add.at(n_ka, (k, a), 1)
+        if n_ka.min() >= min_size: return k
+
+
+def test_dirichlet_schemes():
+    rng = np.random.default_rng(1); a = (rng.random(6000) < 0.33).astype(int)
+    for seed in range(3):   # the default scheme is the literal Dir(alpha) split, draw for draw
+        np.testing.assert_array_equal(dirichlet_partition(a, 5, 0.5, min_size=20, seed=seed), _old_dirichlet(a, 5, 0.5, 20, seed))
+    mins = {}
+    for sch in ('as_given', 'logofair'):
+        mins[sch] = []
+        for seed in range(12):
+            k = dirichlet_partition(a, 5, 0.5, min_size=20, seed=seed, scheme=sch)
+            n_ka = np.zeros((5, 2), int); np.add.at(n_ka, (k, a), 1)
+            assert n_ka.min() >= 20 and n_ka.sum() == len(a)
+            if sch == 'logofair': assert (n_ka[:, 0] < len(a) / 5).all()   # balancing: nobody got >= n/N rows of the first group
+            mins[sch].append(n_ka.min())
+        np.testing.assert_array_equal(dirichlet_partition(a, 5, 0.5, seed=3, scheme=sch), dirichlet_partition(a, 5, 0.5, seed=3, scheme=sch))
+    assert np.median(mins['logofair']) > np.median(mins['as_given'])   # Dir(2 alpha) is less lopsided
+    with pytest.raises(ValueError, match="scheme"):
+        dirichlet_partition(a, 5, 0.5, scheme='dir2')
+
+
+def test_dp_noise_floor():
+    c = np.zeros((1, 2, 2, 2)); c[0, :, 0, 0] = 80; c[0, :, 1, 1] = 20     # two groups of 100, both at rate 0.2
+    se = np.sqrt(0.16 * 2 / 100)
+    fl = dp_noise_floor(c, budget=0.04, n_sim=20000, seed=1)
+    assert abs(fl['mean'] - se * np.sqrt(2 / np.pi)) < 0.003 and fl['min_cell'] == 100
+    assert abs(fl['p_within'] - (2 * __import__('scipy').stats.norm.cdf(0.04 / se) - 1)) < 0.05
+    se2 = np.sqrt(0.16 * 2 * (1 / 100 + 1 / 150))
+    assert abs(dp_noise_floor(c, n_sim=20000, fit_counts=1.5 * c)['mean'] - se2 * np.sqrt(2 / np.pi)) < 0.004
+    c5 = np.concatenate([c] * 5)   # the worst of five independent clients is larger
+    assert dp_noise_floor(c5, n_sim=4000)['mean'] > 1.5 * fl['mean']
 
 
 # ---------------------------------------------------------------- end to end (synthetic, small)

@@ -25,7 +25,7 @@ __all__ = ['NOTIONS', 'encode_fl', 'fl_counts', 'fairness_matrices', 'confusion_
            'heterogeneous_partition', 'FedData', 'make_fed_data', 'synthetic_conflict', 'FedProtocol', 'run_inprocess',
            'make_model', 'get_weights', 'set_weights', 'model_logits', 'FedAvgProtocol', 'fit_calibration', 'calibrate',
            'rprop_step', 'FedFactPostProtocol', 'hedge_update', 'FedFactInProtocol', 'metrics_from_counts',
-           'prediction_counts', 'client_counts', 'run_inprocess_eval', 'fedfact', 'adult_fed_data',
+           'prediction_counts', 'dp_noise_floor', 'client_counts', 'run_inprocess_eval', 'fedfact', 'adult_fed_data',
            'fairlearn_baseline', 'tradeoff_curve', 'plot_client_gaps', 'explore_fedfact', 'fedfact_explorer']
 
 # %% ../nbs/20_fedfact.ipynb #1c72f861
@@ -247,7 +247,7 @@ def smooth_max(
     val = (p * z).sum(1)
     return val, p * (1 + (z - val[:, None]) / beta)
 
-# %% ../nbs/20_fedfact.ipynb #f237831a
+# %% ../nbs/20_fedfact.ipynb #e6dc01cc
 def dirichlet_partition(
     a, # sensitive group codes, one per row
     n_clients:int=5, # N
@@ -255,18 +255,27 @@ def dirichlet_partition(
     min_size:int=20, # smallest allowed (client, group) cell
     seed=0, # seed or Generator
     max_tries:int=1000, # redraws before giving up
+    scheme:str='as_given', # 'as_given': shares ~ Dir(alpha); 'logofair': the authors' sibling code (Dir(2 alpha) + balancing)
 )->np.ndarray: # client id per row
     "Split rows across clients: for every group, client shares ~ Dir(alpha); redraw until each cell has min_size rows."
     a = check_array(a, 'a', ndim=1).astype(int)
     check_scalar(n_clients, 'n_clients', int, low=1); check_scalar(alpha, 'alpha', low=0, closed='neither')
+    check_option(scheme, 'scheme', ('as_given', 'logofair'))
+    conc = alpha if scheme == 'as_given' else 2 * alpha
     rng = make_rng(seed)
     groups = np.unique(a)
     for _ in range(max_tries):
-        k = np.empty(len(a), int)
+        k = np.empty(len(a), int); sizes = np.zeros(n_clients)
         for g in groups:
             idx = rng.permutation(np.nonzero(a == g)[0])
-            cuts = (np.cumsum(rng.dirichlet(np.full(n_clients, alpha))) * len(idx)).astype(int)[:-1]
-            for c, part in enumerate(np.split(idx, cuts)): k[part] = c
+            share = rng.dirichlet(np.full(n_clients, conc))
+            if scheme == 'logofair':   # balancing: clients already holding >= n/N rows get no share of this group
+                share = share * (sizes < len(a) / n_clients)
+                if share.sum() <= 0: break
+                share = share / share.sum()
+            cuts = (np.cumsum(share) * len(idx)).astype(int)[:-1]
+            for c, part in enumerate(np.split(idx, cuts)): k[part] = c; sizes[c] += len(part)
+        if sizes.sum() < len(a): continue
         n_ka = np.zeros((n_clients, len(groups)), int); np.add.at(n_ka, (k, np.searchsorted(groups, a)), 1)
         if n_ka.min() >= min_size: return k
     raise ValueError(f"no Dirichlet(alpha={alpha}) split with >= {min_size} rows per (client, group) in {max_tries} tries; "
@@ -293,7 +302,7 @@ def heterogeneous_partition(
             for c, part in enumerate(np.split(idx, np.cumsum(cnts)[:-1])): k[part] = c
     return k
 
-# %% ../nbs/20_fedfact.ipynb #05aee791
+# %% ../nbs/20_fedfact.ipynb #ddcfb072
 @dataclass
 class FedData:
     "Train/test rows of a federation: features X, labels y, groups a, client ids k (all numpy)."
@@ -330,7 +339,7 @@ def make_fed_data(
                    list(class_names) if class_names is not None else [str(c) for c in range(m)],
                    list(feature_names) if feature_names is not None else [f'x{j}' for j in range(X.shape[1])])
 
-# %% ../nbs/20_fedfact.ipynb #4e05761e
+# %% ../nbs/20_fedfact.ipynb #1ccb5563
 def synthetic_conflict(
     n:int=6000, # rows in total (train + test)
     n_classes:int=2, # m
@@ -357,7 +366,7 @@ def synthetic_conflict(
     X, y, a, k, t = (np.concatenate(v) for v in zip(*parts))
     return make_fed_data(X[~t], y[~t], a[~t], k[~t], X[t], y[t], a[t], k[t])
 
-# %% ../nbs/20_fedfact.ipynb #d4ad2f17
+# %% ../nbs/20_fedfact.ipynb #146ca266
 def _rng_for(seed:int, *keys)->np.random.Generator:
     "A Generator determined by the seed and integer keys (stage, round, client)."
     return np.random.default_rng([int(seed), *[int(x) for x in keys]])
@@ -389,7 +398,7 @@ def run_inprocess(
             log.append(dict(stage=proto.name, round=r, seconds=time.perf_counter() - t0, **{k: float(v) for k, v in payload.get('_log', {}).items()}))
     return payload, states, log
 
-# %% ../nbs/20_fedfact.ipynb #b8d1cdbf
+# %% ../nbs/20_fedfact.ipynb #e5a0825d
 @contextlib.contextmanager
 def _torch_single_thread():
     "Run torch on one thread (reproducible, and polite on shared machines); restore afterwards."
@@ -442,7 +451,7 @@ def _local_train(model, X, y, rng, steps, lr, batch_size, row_weights=None, weig
         opt.zero_grad(); loss.backward(); opt.step()
     return model
 
-# %% ../nbs/20_fedfact.ipynb #fdb28afd
+# %% ../nbs/20_fedfact.ipynb #d0729f24
 class FedAvgProtocol(FedProtocol):
     "FedAvg: clients run local Adam steps from the global model; the server averages weights by client size."
     name = 'FedAvg'
@@ -464,7 +473,7 @@ class FedAvgProtocol(FedProtocol):
         new = {k: sum(wi * r[k] for wi, r in zip(w, replies)) for k in replies[0] if k.startswith('w.')}
         return {**payload, **new}
 
-# %% ../nbs/20_fedfact.ipynb #30e65fb8
+# %% ../nbs/20_fedfact.ipynb #1c299030
 def fit_calibration(
     logits:np.ndarray, # base-model logits (n, m)
     y:np.ndarray, # labels (n,)
@@ -488,7 +497,7 @@ def calibrate(logits:np.ndarray, theta:np.ndarray)->np.ndarray:
     z = z - z.max(1, keepdims=True); p = np.exp(z)
     return p / p.sum(1, keepdims=True)
 
-# %% ../nbs/20_fedfact.ipynb #d42b5602
+# %% ../nbs/20_fedfact.ipynb #062a3b3c
 def _client_post_grads(eta, groups, Mk, Dg_k, Dl_k, p_ak_k, n_k, beta):
     "One client's smoothed objective term and its constraint-value gradients (global share, local), for fixed duals."
     G, m = Mk.shape[0], eta.shape[1]
@@ -609,7 +618,7 @@ class FedFactPostProtocol(FedProtocol):
         z = np.einsum('ir,irj->ij', eta, self.M_k(cid, lam, mu)[data['a']])
         return z.argmax(1)
 
-# %% ../nbs/20_fedfact.ipynb #47f29271
+# %% ../nbs/20_fedfact.ipynb #6033f878
 def hedge_update(
     w:float, # current weight of the shared model theta
     loss_theta:float, loss_phi:float, # mean calibrated losses of the two models
@@ -619,7 +628,7 @@ def hedge_update(
     W = (1 - w) / w * np.exp(-eta_w * (loss_phi - loss_theta))
     return float(1 / (1 + W))
 
-# %% ../nbs/20_fedfact.ipynb #588e9b85
+# %% ../nbs/20_fedfact.ipynb #d66ff680
 def _cost_ce(model, X, Wrow):
     "Mean cost-sensitive CE and the probabilities, for numpy inputs (no grad)."
     import torch
@@ -716,7 +725,7 @@ class FedFactInProtocol(FedProtocol):
         "Last-iterate personalised rule (attribute-blind)."
         return self.ensemble_proba(payload, state, data['X']).argmax(1)
 
-# %% ../nbs/20_fedfact.ipynb #5eb01efb
+# %% ../nbs/20_fedfact.ipynb #8c68de12
 def _rates(cnt, notion):
     "Per-group rates (parts, G, m) and overall rates (parts, m) from counts cnt[a, y, yhat] (one population)."
     G, m, _ = cnt.shape
@@ -757,7 +766,32 @@ def prediction_counts(y, pred, a, k, shape)->np.ndarray:
     c = np.zeros((N, G, m, m)); np.add.at(c, (np.asarray(k, int), np.asarray(a, int), np.asarray(y, int), np.asarray(pred, int)), 1)
     return c
 
-# %% ../nbs/20_fedfact.ipynb #19fd56ae
+# %% ../nbs/20_fedfact.ipynb #5b97cdb1
+def dp_noise_floor(
+    counts:np.ndarray, # test counts n[k, a, y, yhat] of shape (N, G, m, m) (`prediction_counts`, `Result.test_counts`)
+    budget:float|None=None, # also return the probability that the worst local gap stays <= budget
+    n_sim:int=4000, # simulated test sets
+    seed:int=0, # seed of the simulation
+    fit_counts:np.ndarray|None=None, # training counts (same layout): also add the noise of rates equalised on the training cells
+)->dict: # mean and 90% quantile of the worst local gap, per-client mean gaps, [p_within]
+    "Worst local pairwise DP gap produced by sampling noise alone, for a rule exactly fair on every client, on these test cells."
+    c = check_array(counts, 'counts', ndim=4).astype(float)
+    N, G, m, _ = c.shape; rng = make_rng(seed)
+    n_ka = c.sum((2, 3)).astype(int)                         # (N, G) test cell sizes
+    f_ka = None if fit_counts is None else check_array(fit_counts, 'fit_counts', shape=c.shape).sum((2, 3)).astype(int)
+    r_k = c.sum((1, 2)) / c.sum((1, 2, 3))[:, None]          # (N, m) each client's prediction rates
+    per = np.zeros((n_sim, N))
+    for k in range(N):
+        rates = np.stack([rng.multinomial(n_ka[k, g], r_k[k], size=n_sim) / max(n_ka[k, g], 1) for g in range(G)], 1)
+        if f_ka is not None:   # a rule fitted to equal rates on the training cells is off by their sampling error in the population
+            rates += np.stack([rng.multinomial(f_ka[k, g], r_k[k], size=n_sim) / max(f_ka[k, g], 1) - r_k[k] for g in range(G)], 1)
+        per[:, k] = (rates.max(1) - rates.min(1)).max(1)
+    worst = per.max(1)
+    out = dict(mean=float(worst.mean()), q90=float(np.quantile(worst, 0.9)), client_mean=per.mean(0), min_cell=int(n_ka.min()))
+    if budget is not None: out['p_within'] = float((worst <= budget).mean())
+    return out
+
+# %% ../nbs/20_fedfact.ipynb #76037f4b
 def _client_data(fd:FedData)->list:
     "Per-client dicts with train (X, y, a) and test (X_test, y_test, a_test) rows."
     out = []
@@ -786,7 +820,7 @@ def run_inprocess_eval(protocols, clients, seed=0, show_progress=True, shape=Non
     evals = [client_counts(protocols[-1], c, payload, states[c], d, shape) for c, d in enumerate(clients)]
     return payload, states, log, evals
 
-# %% ../nbs/20_fedfact.ipynb #a0748905
+# %% ../nbs/20_fedfact.ipynb #e889cfe5
 def _check_budget(xi, name):
     if xi is None: return None
     check_scalar(xi, name, float, low=0)
@@ -862,9 +896,10 @@ def fedfact(
                    constraints_met=met, seconds=seconds, cpu_seconds=cpu_seconds)
     return Result(table, title=f"{label} ({notion.upper()}, xi_g={xi_g}, xi_l={xi_l}, N={N})", summary=summary, notes=notes,
                   payload=payload, states=states, log=pd.DataFrame(log), protocols=protos, train_metrics=tr, test_metrics=te,
+                  test_counts=np.stack([e['test'] for e in evals]), train_counts=np.stack([e['train'] for e in evals]),
                   fedavg_weights=weights, fedavg_protocol=avg, method=method, notion=notion, xi_g=xi_g, xi_l=xi_l)
 
-# %% ../nbs/20_fedfact.ipynb #3e0cc8dd
+# %% ../nbs/20_fedfact.ipynb #02ab6b53
 def adult_fed_data(
     n_clients:int=5, # N
     alpha:float=0.5, # Dirichlet concentration of the sensitive attribute across clients
@@ -875,6 +910,7 @@ def adult_fed_data(
     max_rows:int|None=None, # subsample the data (for quick lessons); None: all rows
     min_size:int=20, # smallest (client, group) cell of the Dirichlet split
     seed:int=0, # seed of the split
+    scheme:str='as_given', # Dirichlet convention: 'as_given' (Dir(alpha)) or 'logofair' (Dir(2 alpha) + balancing; see `dirichlet_partition`)
 )->FedData:
     "UCI Adult split across clients (Dirichlet on the sensitive attribute or the heterogeneous split), 60/40 per client."
     import warnings
@@ -891,7 +927,7 @@ def adult_fed_data(
     else:
         h = df['hours_per_week'].to_numpy(); y = np.where(h < 40, 0, np.where(h == 40, 1, 2)); classes = ['<40h', '40h', '>40h']
     feats = df.drop(columns=['income', 'sex', 'race', 'split'] + (['hours_per_week'] if label == 'hours' else []))
-    if partition == 'dirichlet': k = dirichlet_partition(a_codes, n_clients, alpha, min_size, rng)
+    if partition == 'dirichlet': k = dirichlet_partition(a_codes, n_clients, alpha, min_size, rng, scheme=scheme)
     else:
         if label != 'income' or len(groups) != 2: raise ValueError("partition='heterogeneous' needs label='income' and sensitive='sex'")
         k = heterogeneous_partition(a_codes, y, n_clients, seed=rng)
@@ -906,7 +942,7 @@ def adult_fed_data(
     return make_fed_data(Xv[~test], y[~test], a_codes[~test], k[~test], Xv[test], y[test], a_codes[test], k[test],
                          group_names=list(groups), class_names=classes, feature_names=list(X.columns))
 
-# %% ../nbs/20_fedfact.ipynb #e96ae788
+# %% ../nbs/20_fedfact.ipynb #3dfd1ade
 def _score_model(model):
     "A prefit sklearn classifier around a torch model (for fairlearn)."
     from sklearn.base import BaseEstimator, ClassifierMixin
@@ -947,7 +983,7 @@ def fairlearn_baseline(
                    train_global_subgroup=tr['global_subgroup'], train_local_subgroup=tr['local_subgroup'], seconds=seconds)
     return Result(table, title=f"fairlearn ThresholdOptimizer ({constraints}, pooled data)", summary=summary, estimator=to)
 
-# %% ../nbs/20_fedfact.ipynb #84988d78
+# %% ../nbs/20_fedfact.ipynb #3d304593
 def tradeoff_curve(
     fd:FedData, base:Result, # federation and a result holding the FedAvg model
     budgets=(0.0025, 0.01, 0.03, 0.1), # xi values
@@ -978,7 +1014,7 @@ def plot_client_gaps(
     ax = plot_group_metric(df, 'client', column, hue='method', ax=ax)
     ax.set_ylabel(column.replace('_', ' ')); return ax
 
-# %% ../nbs/20_fedfact.ipynb #8d95c07e
+# %% ../nbs/20_fedfact.ipynb #be45b8fa
 _EXPLORER_CACHE = {}
 
 def _explorer_base(alpha, max_rows, n_clients, seed):
