@@ -18,17 +18,11 @@ import pandas as pd
 
 from trustml_nb.fairdice import behaviour_cloning, fairdice_dual, policy_metrics, train_fairdice
 from trustml_nb.momdp import collect_dataset, random_momdp, spibb_policy
+from trustml_nb.core import markdown_table
 
 OUT = Path(__file__).parent / "results"
 
 
-def to_md(df):
-    "A markdown table without extra dependencies."
-    cols = list(df.columns)
-    fmt = lambda v: f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines)
 
 
 def run(seed, n_traj):
@@ -59,7 +53,7 @@ def main():
     df.to_csv(OUT / "fairdice_dataset.csv", index=False)
     with open(OUT / "fairdice_dataset.md", "w") as f:
         f.write("# FairDICE: neural vs exact as the dataset grows\n\n" + __doc__.split("\n\n")[1] + "\n\n")
-        f.write(df.pipe(to_md) + "\n\nThe machine is a shared 2-core box: timings are noisy.\n")
+        f.write(df.pipe(markdown_table) + "\n\nThe machine is a shared 2-core box: timings are noisy.\n")
 
 
 if __name__ == "__main__":

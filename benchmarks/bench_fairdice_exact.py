@@ -20,17 +20,11 @@ import pandas as pd
 
 from trustml_nb.fairdice import fairdice_dual, fairdice_primal, linear_scalarisation_sweep, policy_metrics
 from trustml_nb.momdp import collect_dataset, random_momdp, spibb_policy
+from trustml_nb.core import markdown_table
 
 OUT = Path(__file__).parent / "results"
 
 
-def to_md(df):
-    "A markdown table without extra dependencies."
-    cols = list(df.columns)
-    fmt = lambda v: f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines)
 
 
 def timed(f, *a, **k):
@@ -79,7 +73,7 @@ def main():
     a.to_csv(OUT / "fairdice_exact_timing.csv", index=False); b.to_csv(OUT / "fairdice_linear_sweep.csv", index=False)
     with open(OUT / "fairdice_exact.md", "w") as f:
         f.write("# FairDICE exact solvers and linear scalarisation\n\n" + __doc__.split("\n\n")[1] + "\n\n## 1. Exact solver time, 100 x 4 x 3\n\n")
-        f.write(a.pipe(to_md) + "\n\n## 2. FairDICE vs linear scalarisation sweep\n\n" + b.pipe(to_md))
+        f.write(a.pipe(markdown_table) + "\n\n## 2. FairDICE vs linear scalarisation sweep\n\n" + b.pipe(markdown_table))
         f.write("\n\nThe machine is a shared 2-core box: timings are noisy.\n")
 
 

@@ -23,15 +23,12 @@ import pandas as pd
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
 warnings.simplefilter("ignore")
 from trustml_nb.fedfact import adult_fed_data, dp_noise_floor, fairlearn_baseline, fedfact, tradeoff_curve
+from trustml_nb.core import markdown_table
 
 OUT = Path(__file__).parent / "results"
 PAPER = {"FedAvg": (84.52, 0.1765, 0.2310), "FedFACT-Post g&l": (82.74, 0.0134, 0.0274), "FedFACT-In g&l": (82.04, 0.0014, 0.0401)}
 
 
-def to_markdown(df):
-    fmt = lambda v: f"{v:.4g}" if isinstance(v, float) else str(v)
-    rows = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
-    return "\n".join(rows + ["| " + " | ".join(fmt(v) for v in r) + " |" for r in df.itertuples(index=False)])
 
 
 def row(seed, name, r):
@@ -91,14 +88,14 @@ def main(n_seeds=5, alpha=0.5, scheme="as_given"):
           "`logofair`: Dir(2 alpha) + FL-bench balancing, the authors' sibling code (LoGoFair).", "",
           f"Seeds 0..{n_seeds-1} of the split (`adult_fed_data(seed=s)`); training seed 0. Accuracy in %, D_* = pairwise DP gaps on test data;",
           "`train_*_subgroup` = the constrained (subgroup) form on the fitted data. Shared 2-core machine: timings are noisy.", "",
-          "## Paper, Table 2 (gamma = 0.5)", "", to_markdown(paper), "", "## Ours: mean and sd over seeds", "", to_markdown(summ), "",
-          "## Per seed", "", to_markdown(df), "", "## Targets for FedFACT-Post g&l per seed", "",
+          "## Paper, Table 2 (gamma = 0.5)", "", markdown_table(paper), "", "## Ours: mean and sd over seeds", "", markdown_table(summ), "",
+          "## Per seed", "", markdown_table(df), "", "## Targets for FedFACT-Post g&l per seed", "",
           "`floor_*`: worst local pairwise test gap that an exactly fair rule would show from sampling noise alone (`dp_noise_floor`), "
           "on the test cells, and on test + training cells (the rule's rates are equalised on training cells); `P_*_le_004`: its chance to stay <= 0.04.", "",
-          to_markdown(targets), "",
+          markdown_table(targets), "",
           "## Matched global disparity vs fairlearn ThresholdOptimizer (pooled)", "",
           "FedFACT-Post with xi_l = 0.01 and the xi_g in {0.001, 0.0025, 0.005, 0.01} whose test global gap is closest to fairlearn's.", "",
-          to_markdown(mt), "", "## Trade-off curves (seed 0)", "", to_markdown(curve)]
+          markdown_table(mt), "", "## Trade-off curves (seed 0)", "", markdown_table(curve)]
     (OUT / f"fedfact_accuracy{sfx}.md").write_text("\n".join(md) + "\n")
     print(summ.round(4).to_string()); print(targets.to_string()); print(mt.round(4).to_string()); print(curve.round(4).to_string())
 

@@ -18,6 +18,7 @@ os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
 warnings.simplefilter("ignore")
 from trustml_nb.fedfact import FedAvgProtocol, FedFactPostProtocol, _client_data, adult_fed_data, fedfact, run_inprocess_eval
 from trustml_nb.fedfact_flower import run_flower
+from trustml_nb.core import markdown_table
 
 OUT = Path(__file__).parent / "results"
 ROUNDS = 5
@@ -56,13 +57,11 @@ def main():
     fits = [r["seconds"] for r in runs]; cpus = [r["cpu_seconds"] for r in runs]
     df = pd.DataFrame(rows)
     OUT.mkdir(exist_ok=True); df.to_csv(OUT / "fedfact_speed.csv", index=False)
-    fmt = lambda v: f"{v:.3g}" if isinstance(v, float) else str(v)
     md = ["# FedFACT: seconds per round, in-process vs Flower simulation", "",
           f"Pipeline: {ROUNDS} FedAvg rounds + {ROUNDS} FedFACT-Post rounds (+ calibration round), then evaluation; per-round = median of",
           "the logged round times (Post's calibration round excluded). Flower: `run_simulation` with Ray, 0.5 CPU per client.",
           "Shared 2-core machine under load from other jobs: noisy.", "",
-          "| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
-    md += ["| " + " | ".join(fmt(v) for v in r) + " |" for r in df.itertuples(index=False)]
+          markdown_table(df, digits=3)]
     md += ["", f"FedFACT-Post fit on Adult (5 clients, 40 rounds x 20 local steps, includes calibration): median {np.median(fits):.2f} s "
            f"wall over 3 runs ({', '.join(f'{f:.2f}' for f in fits)}; CPU time {', '.join(f'{c:.2f}' for c in cpus)} s); target <= 10 s."]
     (OUT / "fedfact_speed.md").write_text("\n".join(md) + "\n")

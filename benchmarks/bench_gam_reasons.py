@@ -12,17 +12,11 @@ import pandas as pd
 
 from trustml_nb.gam_models import random_gam, random_instance
 from trustml_nb.gam_explain import msr, mcr, msr_bf, mcr_bf, csr_bf
+from trustml_nb.core import markdown_table
 
 OUT = Path(__file__).parent / 'results'
 
 
-def md_table(df, fmt='{:.4g}'):
-    "Markdown table (pandas.to_markdown needs the optional tabulate package)."
-    def cell(v):
-        if isinstance(v, float): return '' if v != v else fmt.format(v)
-        return str(v)
-    head = '| ' + ' | '.join(map(str, df.columns)) + ' |\n|' + '---|' * len(df.columns) + '\n'
-    return head + '\n'.join('| ' + ' | '.join(cell(v) for v in row) + ' |' for row in df.itertuples(index=False))
 
 
 def med(f, repeat):
@@ -62,7 +56,7 @@ def main():
         "# MSR / MCR for GAMs over enumerable domains (3 values per feature, lookup tables)\n\n"
         "ours = greedy on sorted gains (A2/A3); brute force = all subsets by size x all completions. "
         "Per-instance time, median; `first_query_incl_setup_ms` = the first MSR on a freshly built model, including the one-off per-feature ranges (then cached on the GAM).\n\n"
-        + md_table(df)
+        + markdown_table(df)
         + f"\n\nTarget: 1,000 features <= 50 ms per instance: MSR {t1000['MSR']:.2f} ms, MCR {t1000['MCR']:.2f} ms -> {verdict}.\n"
         "Shared 2-core machine: numbers are noisy; rerun before quoting.\n")
     print(f"\n1,000 features: MSR {t1000['MSR']:.2f} ms, MCR {t1000['MCR']:.2f} ms per instance (target 50 ms): {verdict}")

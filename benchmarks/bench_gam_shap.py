@@ -19,17 +19,11 @@ import shap
 
 from trustml_nb.gam_models import from_interpret_ebm, random_gam, random_instance
 from trustml_nb.gam_explain import shap_regression, shap_bf, shap_classification
+from trustml_nb.core import markdown_table
 
 OUT = Path(__file__).parent / 'results'
 
 
-def md_table(df, fmt='{:.4g}'):
-    "Markdown table (pandas.to_markdown needs the optional tabulate package)."
-    def cell(v):
-        if isinstance(v, float): return '' if v != v else fmt.format(v)
-        return str(v)
-    head = '| ' + ' | '.join(map(str, df.columns)) + ' |\n|' + '---|' * len(df.columns) + '\n'
-    return head + '\n'.join('| ' + ' | '.join(cell(v) for v in row) + ' |' for row in df.itertuples(index=False))
 warnings.filterwarnings('ignore')
 
 
@@ -86,8 +80,8 @@ def main():
     (OUT / 'gam_shap.md').write_text(
         "# SHAP for regression GAMs: closed form vs shap (EBM regressors, interactions=0)\n\n"
         f"Background: {n_bg} rows, {n_inst} instances per size, Independent masker; ratios = peer time / our time.\n\n"
-        + md_table(df) + "\n\n## Brute force (own oracle) vs closed form (SHAP-R) and the DP (SHAP-C), enumerable table GAMs\n\n"
-        + md_table(bf) + "\n\n" + summary + "\nShared 2-core machine: numbers are noisy; rerun before quoting.\n")
+        + markdown_table(df) + "\n\n## Brute force (own oracle) vs closed form (SHAP-R) and the DP (SHAP-C), enumerable table GAMs\n\n"
+        + markdown_table(bf) + "\n\n" + summary + "\nShared 2-core machine: numbers are noisy; rerun before quoting.\n")
     print(summary)
 
 

@@ -21,6 +21,7 @@ import pandas as pd
 os.environ.setdefault('TRUSTML_NB_PROGRESS', '0')
 from trustml_nb.multicalibration import (adult_mc_data, fit_multicalibration, mc_error, mcboost, saturation_check,
                                          weighted_smooth_ece)
+from trustml_nb.core import markdown_table
 
 OUT = Path(__file__).parent / 'results'
 REPEATS = 3
@@ -33,12 +34,6 @@ def timed(fn):
     return out, float(np.median(times))
 
 
-def to_markdown(df):
-    "A markdown table without the optional `tabulate` dependency."
-    fmt = lambda v: f"{v:.4f}" if isinstance(v, float) else str(v)
-    lines = ['| ' + ' | '.join(df.columns) + ' |', '|' + '---|' * df.shape[1]]
-    lines += ['| ' + ' | '.join(fmt(v) for v in r) + ' |' for r in df.itertuples(index=False)]
-    return '\n'.join(lines)
 
 
 def main():
@@ -97,7 +92,7 @@ def main():
     header = (f"# Multicalibration on Adult (seed-0 split: {len(cal['y']):,} calibration rows, {len(te['y']):,} test rows, "
               f"{data['n_groups']} intersecting groups)\n\nCommand: `.venv/bin/python benchmarks/bench_multicalibration.py`; "
               f"fit times are medians of {REPEATS} fits on a shared 2-core machine (noisy).\n\n")
-    md = header + to_markdown(tab) + '\n\n' + '\n'.join(f"- {n}" for n in notes) + '\n'
+    md = header + markdown_table(tab) + '\n\n' + '\n'.join(f"- {n}" for n in notes) + '\n'
     # sensitivity: MCBoost-style knobs (same split), and our targets on two more splits
     grid_rows = []
     for lv in (10, 20, 50):
@@ -113,9 +108,9 @@ def main():
         seed_rows.append(dict(seed=seed, base_mce_over_ours=mc_error(t['y'], t['p0'], t['groups']) / mc_error(t['y'], po, t['groups']),
                               mse_ours=float(np.mean((t['y'] - po) ** 2)), mse_mcboost_style=float(np.mean((t['y'] - pb) ** 2))))
     seed_tab = pd.DataFrame(seed_rows); seed_tab.to_csv(OUT / 'multicalibration_seeds.csv', index=False)
-    md += ('\n## MCBoost-style knobs (seed-0 split)\n\n' + to_markdown(grid_tab)
+    md += ('\n## MCBoost-style knobs (seed-0 split)\n\n' + markdown_table(grid_tab)
            + f"\n\nLowest MCBoost-style MSE over this grid: {grid_tab.mse.min():.4f} (ours {tab.set_index('model').loc['ERM depth 2 (ours)', 'mse']:.4f}).\n"
-           + '\n## Targets on three splits\n\n' + to_markdown(seed_tab) + '\n')
+           + '\n## Targets on three splits\n\n' + markdown_table(seed_tab) + '\n')
     (OUT / 'multicalibration.md').write_text(md)
     print(md)
 

@@ -21,19 +21,13 @@ import pandas as pd
 
 from trustml_nb.omniprediction import (adult_selective, compare_omniprediction, conformal_sets, coverage_report,
                                        fit_omnipredictor)
+from trustml_nb.core import markdown_table
 
 warnings.filterwarnings('ignore')
 OUT = Path(__file__).parent / 'results'
 ALPHA = 0.1
 
 
-def md_table(df, fmt='{:.4g}'):
-    "Markdown table (pandas.to_markdown needs the optional tabulate package)."
-    def cell(v):
-        if isinstance(v, float): return '' if v != v else fmt.format(v)
-        return str(v)
-    head = '| ' + ' | '.join(map(str, df.columns)) + ' |\n|' + '---|' * len(df.columns) + '\n'
-    return head + '\n'.join('| ' + ' | '.join(cell(v) for v in row) + ' |' for row in df.itertuples(index=False))
 
 
 def loss_part():
@@ -120,9 +114,9 @@ def main():
     loss.to_csv(OUT / 'omniprediction_loss.csv', index=False); cov.to_csv(OUT / 'omniprediction_coverage.csv', index=False)
     with open(OUT / 'omniprediction.md', 'w') as fh:
         fh.write('# Selective omniprediction benchmark (Adult)\n\n' + __doc__.split('Run:')[0].strip() + '\n\n')
-        fh.write('## Loss ratio per seed\n\n' + md_table(loss) + '\n\n## Medians over seeds\n\n' + md_table(summ) + '\n\n')
-        fh.write('## Conformal coverage summary (groups with >= 500 test rows)\n\n' + md_table(csum) + '\n\n')
-        fh.write('## Coverage per group\n\n' + md_table(cov) + '\n')
+        fh.write('## Loss ratio per seed\n\n' + markdown_table(loss) + '\n\n## Medians over seeds\n\n' + markdown_table(summ) + '\n\n')
+        fh.write('## Conformal coverage summary (groups with >= 500 test rows)\n\n' + markdown_table(csum) + '\n\n')
+        fh.write('## Coverage per group\n\n' + markdown_table(cov) + '\n')
     print(f'\ntotal {time.perf_counter() - t0:.1f} s; wrote {OUT}/omniprediction.md and omniprediction_{{loss,coverage}}.csv')
 
 

@@ -23,16 +23,11 @@ import pandas as pd
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
 from trustml_nb.core import progress
 from trustml_nb.pse import pse_effects
+from trustml_nb.core import markdown_table
 
 OUT = Path(__file__).parent / "results"
 
 
-def to_markdown(df):
-    cols = list(df.columns)
-    fmt = lambda v: f"{v:.4g}" if isinstance(v, float) else str(v)
-    rows = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    rows += ["| " + " | ".join(fmt(v) for v in r) + " |" for r in df.itertuples(index=False)]
-    return "\n".join(rows)
 
 
 def simulate(n, rng, kind):
@@ -122,7 +117,7 @@ def main(n_reps=40, n=2_000, seed=0):
             f"every method, truth from 10^6 units. Ours: cross-fitted DR and SN, 5 folds, GLM or HistGradientBoosting "
             f"nuisances. statsmodels: Mediation(parametric, n_rep=50) with OLS models; DoWhy 0.14: "
             f"mediation.two_stage_regression (linear). Nonlinear data: {verdict}. Shared 2-core machine: timings noisy.\n\n")
-    (OUT / "pse_accuracy.md").write_text(head + to_markdown(table.round(4)) + "\n")
+    (OUT / "pse_accuracy.md").write_text(head + markdown_table(table.round(4)) + "\n")
     print(head + table.round(4).to_string(index=False))
 
 

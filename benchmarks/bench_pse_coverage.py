@@ -10,17 +10,11 @@ from pathlib import Path
 
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
 from trustml_nb.pse import coverage_study
+from trustml_nb.core import markdown_table
 
 OUT = Path(__file__).parent / "results"
 
 
-def to_markdown(df):
-    "A pipe table (no tabulate dependency)."
-    cols = list(df.columns)
-    fmt = lambda v: f"{v:.4g}" if isinstance(v, float) else str(v)
-    rows = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    rows += ["| " + " | ".join(fmt(v) for v in r) + " |" for r in df.itertuples(index=False)]
-    return "\n".join(rows)
 
 
 def main(n_reps=200, n=5_000, seed=2026):
@@ -35,7 +29,7 @@ def main(n_reps=200, n=5_000, seed=2026):
             f"{n_reps} replications, n = {n:,}, GLM nuisances, 5 folds, clip 0.01, seed {seed}; "
             f"truth from a 10^6-unit population sample. Monte Carlo s.e. of a coverage near 0.95: "
             f"{(0.95 * 0.05 / n_reps) ** 0.5:.3f}. Wall time {secs:.0f} s on a shared 2-core machine (noisy).\n\n")
-    (OUT / "pse_coverage.md").write_text(head + to_markdown(t) + "\n")
+    (OUT / "pse_coverage.md").write_text(head + markdown_table(t) + "\n")
     print(head + t.round(4).to_string(index=False))
 
 

@@ -18,6 +18,7 @@ import pandas as pd
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
 from trustml_nb.pse import pse_effects
 from trustml_nb.pse_simulator import sim_oximetry
+from trustml_nb.core import markdown_table
 
 OUT = Path(__file__).parent / "results"
 # Threads per learner. n_jobs=2 is fast on an idle 2-core machine but collapses under load (OpenMP spin-waiting:
@@ -25,12 +26,6 @@ OUT = Path(__file__).parent / "results"
 JOBS = tuple(int(j) for j in os.environ.get("PSE_BENCH_JOBS", "1").split(","))
 
 
-def to_markdown(df):
-    cols = list(df.columns)
-    fmt = lambda v: f"{v:.4g}" if isinstance(v, float) else str(v)
-    rows = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    rows += ["| " + " | ".join(fmt(v) for v in r) + " |" for r in df.itertuples(index=False)]
-    return "\n".join(rows)
 
 
 def time_ours(sim, n_jobs):
@@ -76,7 +71,7 @@ def main(sizes=(10_000, 50_000, 200_000)):
             "Oximetry simulator, binary outcome; 5 cross-fitted functionals (14 nuisance fits per fold: 5 propensity models, 9 outcome and nested regressions). Median of 3 runs "
             "at n = 10,000, one run above. DoWhy reference: two-stage linear regression for NDE and NIE only (not "
             f"like-for-like). n_jobs = threads per learner (PSE_BENCH_JOBS). Shared 2-core machine with other jobs running: timings are noisy. Load at start: {os.getloadavg()[0]:.1f}.\n\n")
-    (OUT / "pse_speed.md").write_text(head + to_markdown(df.round(3)) + "\n")
+    (OUT / "pse_speed.md").write_text(head + markdown_table(df.round(3)) + "\n")
     print(head + df.round(2).to_string(index=False))
 
 

@@ -197,3 +197,10 @@ def test_dropped_rows_warn_every_time_not_once_per_location():
         w.filterwarnings("always", category=core.DroppedRowsWarning)  # ... which core overrides for dropped rows
         for _ in range(3): report_dropped(1, 5, "NaN", "loader")
     assert sum(issubclass(c.category, DroppedRowsWarning) for c in caught) == 3
+
+
+def test_markdown_table():
+    from trustml_nb.core import markdown_table
+    df = pd.DataFrame({"method": ["ours", "peer"], "rmse": [0.0123456, np.nan], "n": [10, 20]})
+    assert markdown_table(df, digits=2).split("\n") == ["| method | rmse | n |", "|---|---|---|", "| ours | 0.012 | 10 |", "| peer |  | 20 |"]
+    with pytest.raises(ValueError, match="digits must be in"): markdown_table(df, digits=0)

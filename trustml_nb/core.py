@@ -20,7 +20,8 @@ from tqdm.auto import tqdm
 # %% auto #0
 __all__ = ['TrustMLWarning', 'DroppedRowsWarning', 'NumericalWarning', 'report_dropped', 'report_numerical', 'check_array',
            'check_same_length', 'check_scalar', 'check_option', 'check_probabilities', 'check_binary',
-           'check_sensitive', 'check_columns', 'make_rng', 'seed_everything', 'Result', 'progress_enabled', 'progress']
+           'check_sensitive', 'check_columns', 'make_rng', 'seed_everything', 'Result', 'markdown_table',
+           'progress_enabled', 'progress']
 
 # %% ../nbs/00_core.ipynb #71fb7fb9
 class TrustMLWarning(UserWarning):
@@ -282,7 +283,22 @@ class Result:
                 + self.table.to_html(max_rows=20, float_format=lambda v: f"{v:.4g}")
                 + (f"<p><i>Notes</i></p><ul>{notes}</ul>" if notes else '') + "</div>")
 
-# %% ../nbs/00_core.ipynb #a831a95a
+# %% ../nbs/00_core.ipynb #5221a119
+def markdown_table(
+    df:pd.DataFrame, # the table to write
+    digits:int=4, # significant digits for floats
+)->str:
+    "`df` as a GitHub-flavoured markdown table; floats to `digits` significant digits, NaN as an empty cell."
+    if not isinstance(df, pd.DataFrame): raise TypeError(f"df must be a pandas DataFrame, got {_kind(df)}")
+    check_scalar(digits, 'digits', int, low=1)
+    def cell(v):
+        if isinstance(v, (float, np.floating)): return '' if np.isnan(v) else f"{v:.{digits}g}"
+        return str(v)
+    lines = ['| ' + ' | '.join(map(str, df.columns)) + ' |', '|' + '---|' * len(df.columns)]
+    lines += ['| ' + ' | '.join(cell(v) for v in row) + ' |' for row in df.itertuples(index=False)]
+    return '\n'.join(lines)
+
+# %% ../nbs/00_core.ipynb #f84c40c4
 def progress_enabled()->bool:
     "Whether progress bars are shown (environment variable `TRUSTML_NB_PROGRESS`, default on)."
     return os.environ.get('TRUSTML_NB_PROGRESS', '1').strip().lower() not in ('0', 'false', 'no', 'off')
