@@ -10,7 +10,7 @@ from trustml_nb.omniprediction import (ABSTAIN, ACTIONS, Loss, bayes_action, cal
                                        compare_omniprediction, conformal_sets, coverage_report, expected_losses,
                                        fit_omnipredictor, loss_grid, multiaccuracy_violations, realized_loss,
                                        selective_report, synthetic_groups, synthetic_selective, threshold_action,
-                                       tune_selective)
+                                       tune_selective, select_n_bins, group_ratio_sd)
 
 cost = st.floats(0.01, 10, allow_nan=False)
 
@@ -96,11 +96,47 @@ def test_learner_tolerances_hold():
     assert om.converged
     assert np.abs(multiaccuracy_violations(p, syn['y'], G, T).to_numpy()).max() <= eps + 1e-12
     assert calibration_violation(p, syn['y'], 20) <= eps
-    assert om.calibration <= 1e-9 and om.multiaccuracy <= eps
+    assert om.calibration <= eps and om.multiaccuracy <= eps and om.calibration_kind == 'patch'
+    # every round is a sequence of exact line searches: the squared error never rises
+    assert (np.diff(om.history['squared_error']) <= 1e-12).all()
     # closer to the truth than the base model
     assert np.mean((p - syn['p_true'])**2) < np.mean((base - syn['p_true'])**2)
     # replay is deterministic
     np.testing.assert_array_equal(p, om.predict(base, G, T))
+
+
+def test_binning_is_calibrated_on_level_sets():
+    syn, G, base, T = _syn_fit()
+    om = fit_omnipredictor(base, syn['y'], G, T, eps=0.003, n_bins=15, calibration='binning')
+    p = om.predict(base, G, T)
+    assert om.converged and om.calibration <= 1e-9 and om.multiaccuracy <= 0.003
+    # level-set calibration by brute force: every distinct value is the mean label of the rows that get it
+    for v in np.unique(p): assert abs(syn['y'][p == v].mean() - v) * (p == v).sum() / len(p) <= 1e-9
+    with pytest.raises(ValueError, match='calibration'): fit_omnipredictor(base, syn['y'], G, T, calibration='isotonic')
+
+
+def test_select_n_bins():
+    syn, G, base, T = _syn_fit(4000, seed=5)
+    sel = select_n_bins(base, syn['y'], G, T, candidates=(5, 10, 40), folds=3, seed=1, eps=0.005, show_progress=False)
+    t = sel.to_frame()
+    assert list(t['n_bins']) == [5, 10, 40] and sel['best'] == int(t.loc[t['cv_loss'].idxmin(), 'n_bins'])
+    # cv_loss is the grid-averaged held-out loss: between the loss of always abstaining cheaply and the worst loss
+    assert (t['cv_loss'] > 0).all() and (t['cv_loss'] < max(L.abstain for L in loss_grid())).all()
+    again = select_n_bins(base, syn['y'], G, T, candidates=(5, 10, 40), folds=3, seed=1, eps=0.005, show_progress=False)
+    pd.testing.assert_frame_equal(t, again.to_frame())                   # same seed, same folds, same answer
+    with pytest.raises(ValueError, match='folds'): select_n_bins(base, syn['y'], G, T, folds=1)
+    with pytest.raises(ValueError, match='candidates'): select_n_bins(base, syn['y'], G, T, candidates=(1,))
+    with pytest.raises(ValueError, match='candidates'): select_n_bins(base, syn['y'], G, T, candidates=())
+
+
+def test_group_ratio_sd_matches_binomial_scale():
+    syn, G, base, T = _syn_fit(8000, seed=7)
+    fit = np.arange(len(syn)) < 4000; Gt = G[~fit].reset_index(drop=True)
+    sd = group_ratio_sd(syn['p_true'][~fit].to_numpy(), base[fit], syn['y'][fit], base[~fit], syn['y'][~fit], Gt, n_boot=300)
+    n = Gt.sum()
+    assert (sd > 0).all() and list(sd.index) == list(G.columns)
+    # smaller groups, noisier ratios (roughly 1/sqrt(n))
+    assert sd[n.idxmin()] > sd[n.idxmax()]
 
 
 def test_omnipredictor_competes_on_synthetic():
