@@ -8,6 +8,9 @@ Targets: test global gap <= 0.02, worst local gap <= 0.04, accuracy >= FedAvg - 
 accuracy within 0.5 point of it or better with lower worst local disparity; Post fit <= 10 s.
 Run: .venv/bin/python benchmarks/bench_fedfact_accuracy.py [n_seeds] [alpha] [scheme]
   scheme 'as_given' (default): shares ~ Dir(alpha); 'logofair': the authors' sibling-code convention (Dir(2 alpha) + balancing).
+FedFACT-In rows: the last iterate (N_h = 1, the paper's setting, 40 rounds), and the randomised average of the last
+N_h = 10 rounds (`n_history=10`) with 40 and with 80 rounds; `train_*_expected` = the randomised rule's expected training
+rates (what `fedfact` audits; NaN for the other methods).
 Noise floor: `dp_noise_floor` = the worst local test gap an exactly fair rule would show from sampling noise alone
 (test cells only, and test + training cells).
 """
@@ -34,6 +37,8 @@ PAPER = {"FedAvg": (84.52, 0.1765, 0.2310), "FedFACT-Post g&l": (82.74, 0.0134, 
 def row(seed, name, r):
     return dict(seed=seed, method=name, accuracy=100 * r["accuracy"], D_global=r["global_gap"], D_local=r["local_gap"],
                 train_global_subgroup=r["train_global_subgroup"], train_local_subgroup=r["train_local_subgroup"],
+                train_global_expected=r.summary.get("train_global_subgroup_expected", np.nan),
+                train_local_expected=r.summary.get("train_local_subgroup_expected", np.nan),
                 seconds=r.summary.get("seconds", np.nan), cpu_seconds=r.summary.get("cpu_seconds", np.nan))
 
 
@@ -51,9 +56,12 @@ def main(n_seeds=5, alpha=0.5, scheme="as_given"):
         loc = fedfact(fd, "post", xi_g=None, xi_l=0.01, base=avg, seed=0)
         glo = fedfact(fd, "post", xi_g=0.01, xi_l=None, base=avg, seed=0)
         inp = fedfact(fd, "in", xi_g=0.01, xi_l=0.01, base=avg, seed=0)
+        inp10 = fedfact(fd, "in", xi_g=0.01, xi_l=0.01, base=avg, seed=0, method_kw=dict(n_history=10))
+        inp10_80 = fedfact(fd, "in", xi_g=0.01, xi_l=0.01, base=avg, seed=0, method_kw=dict(n_history=10, n_rounds=80))
         to = fairlearn_baseline(fd, avg, seed=0)
         for name, r in [("FedAvg", avg), ("FedFACT-Post g&l", post), ("FedFACT-Post global only", glo),
-                        ("FedFACT-Post local only", loc), ("FedFACT-In g&l", inp), ("fairlearn ThresholdOptimizer (pooled)", to)]:
+                        ("FedFACT-Post local only", loc), ("FedFACT-In g&l", inp), ("FedFACT-In g&l, N_h = 10", inp10),
+                        ("FedFACT-In g&l, N_h = 10, T = 80", inp10_80), ("fairlearn ThresholdOptimizer (pooled)", to)]:
             rows.append(row(seed, name, r))
         # matched global disparity: FedFACT g&l (xi_l = 0.01) with the xi_g whose test global gap is closest to fairlearn's
         cands = [post] + [fedfact(fd, "post", xi_g=x, xi_l=0.01, base=avg, seed=0) for x in (0.001, 0.0025, 0.005)]
@@ -67,7 +75,7 @@ def main(n_seeds=5, alpha=0.5, scheme="as_given"):
               f"Post {100*post['accuracy']:.2f}/{post['global_gap']:.4f}/{post['local_gap']:.4f} ({post['seconds']:.1f} s)  "
               f"TO {100*to['accuracy']:.2f}/{to['global_gap']:.4f}/{to['local_gap']:.4f}", flush=True)
     df = pd.DataFrame(rows); mt = pd.DataFrame(matched)
-    summ = df.groupby("method", sort=False)[["accuracy", "D_global", "D_local", "train_global_subgroup", "train_local_subgroup", "seconds", "cpu_seconds"]].agg(["mean", "std"])
+    summ = df.groupby("method", sort=False)[["accuracy", "D_global", "D_local", "train_global_subgroup", "train_local_subgroup", "train_global_expected", "train_local_expected", "seconds", "cpu_seconds"]].agg(["mean", "std"])
     summ.columns = [f"{a}_{b}" for a, b in summ.columns]; summ = summ.reset_index()
     paper = pd.DataFrame([dict(method=k, accuracy=v[0], D_global=v[1], D_local=v[2]) for k, v in PAPER.items()])
     post = df[df.method == "FedFACT-Post g&l"].set_index("seed"); avg = df[df.method == "FedAvg"].set_index("seed")
@@ -87,7 +95,10 @@ def main(n_seeds=5, alpha=0.5, scheme="as_given"):
           f"Command: `.venv/bin/python benchmarks/bench_fedfact_accuracy.py {n_seeds} {alpha:g} {scheme}`. Scheme `as_given`: shares ~ Dir(alpha); "
           "`logofair`: Dir(2 alpha) + FL-bench balancing, the authors' sibling code (LoGoFair).", "",
           f"Seeds 0..{n_seeds-1} of the split (`adult_fed_data(seed=s)`); training seed 0. Accuracy in %, D_* = pairwise DP gaps on test data;",
-          "`train_*_subgroup` = the constrained (subgroup) form on the fitted data. Shared 2-core machine: timings are noisy.", "",
+          "`train_*_subgroup` = the constrained (subgroup) form on the fitted data (realised predictions); `train_*_expected` = the expected "
+          "rates of FedFACT-In's randomised rule (N_h > 1; equal to the realised ones for N_h = 1), what `fedfact` audits. "
+          "FedFACT-In, N_h = 10: each prediction uses one of the last 10 rounds' rules, drawn uniformly (seeded). "
+          "Shared 2-core machine: timings are noisy.", "",
           "## Paper, Table 2 (gamma = 0.5)", "", markdown_table(paper), "", "## Ours: mean and sd over seeds", "", markdown_table(summ), "",
           "## Per seed", "", markdown_table(df), "", "## Targets for FedFACT-Post g&l per seed", "",
           "`floor_*`: worst local pairwise test gap that an exactly fair rule would show from sampling noise alone (`dp_noise_floor`), "

@@ -270,6 +270,71 @@ def test_in_processing_reduces_disparity(syn2, base2):
     assert r['train_local_subgroup'] < 0.6 * base2['train_local_subgroup'], (r.summary, base2.summary)
 
 
+IN_KW = dict(n_rounds=4, local_steps=5)
+
+
+def test_in_history_same_seed_same_predictions(syn2, base2):
+    "N_h > 1: a seeded randomised rule; same seed -> same predictions, and the draws do use several rounds."
+    kw = dict(xi_g=0.02, xi_l=0.02, base=base2, **QUIET)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', NumericalWarning)
+        r1 = fedfact(syn2, 'in', seed=5, method_kw=dict(IN_KW, n_history=3), **kw)
+        r2 = fedfact(syn2, 'in', seed=5, method_kw=dict(IN_KW, n_history=3), **kw)
+        r3 = fedfact(syn2, 'in', seed=6, method_kw=dict(IN_KW, n_history=3), **kw)
+    proto = r1.protocols[-1]; used_older = False
+    for c in range(syn2.shape[2]):
+        d = syn2.client(c, 'test')
+        p1, p2 = (r.protocols[-1].predict(c, r.payload, r.states[c], d) for r in (r1, r2))
+        np.testing.assert_array_equal(p1, p2)
+        P = proto.rule_predictions(c, r1.payload, r1.states[c], d)
+        assert P.shape == (3, len(d['y']))
+        assert np.all((P == p1).any(0))                     # every prediction is one of the stored rules' predictions
+        used_older |= bool((p1 != P[-1]).any())            # ... and not always the final rule's
+        np.testing.assert_allclose(proto.predict_dist(c, r1.payload, r1.states[c], d).sum(1), 1.0)
+    assert used_older
+    assert r1.table.equals(r2.table) and np.array_equal(r1.test_counts, r2.test_counts)
+    assert not np.array_equal(r1.test_counts, r3.test_counts)   # another seed, other draws (and another training run)
+
+
+def test_in_history_mixture_rates_are_the_average_of_rounds(syn2, base2):
+    "The randomised rule over the last N_h = T rounds has the average of the per-round rules' training rates."
+    T, kw = 3, dict(xi_g=0.02, xi_l=0.02, base=base2, seed=2, **QUIET)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', NumericalWarning)
+        mix = fedfact(syn2, 'in', method_kw=dict(IN_KW, n_rounds=T, n_history=T), **kw)
+        # the last iterate of a t-round run is round t's rule of the T-round run (same seed: same prefix)
+        last = [fedfact(syn2, 'in', method_kw=dict(IN_KW, n_rounds=t), **kw) for t in range(1, T + 1)]
+    assert not np.array_equal(last[0].train_counts, last[-1].train_counts)   # the rounds' rules do differ
+    avg_counts = np.mean([r.train_counts for r in last], 0)
+    np.testing.assert_allclose(mix.train_counts_expected, avg_counts, atol=1e-9)
+    np.testing.assert_allclose(_expected_train_counts(mix, syn2), avg_counts, atol=1e-9)
+    ex = metrics_from_counts(avg_counts)
+    assert abs(mix['train_global_subgroup_expected'] - ex['global_subgroup']) < 1e-9
+    assert abs(mix['train_local_subgroup_expected'] - ex['local_subgroup']) < 1e-9
+    # the sampled predictions follow the mixture: each cell's positive count is within 4 sd of its expectation
+    exp_c = _expected_train_counts(mix, syn2)
+    n_cell = exp_c.sum(3); p_hat = mix.train_counts[..., 1] / np.maximum(n_cell, 1); p_exp = exp_c[..., 1] / np.maximum(n_cell, 1)
+    assert np.all(np.abs(p_hat - p_exp) <= 4 * np.sqrt(0.25 / np.maximum(n_cell, 1)) + 1e-12)
+
+
+def _expected_train_counts(r, fd):
+    proto = r.protocols[-1]; m, G, N = fd.shape; out = np.zeros((N, G, m, m))
+    for c in range(N):
+        d = fd.client(c, 'train'); P = proto.predict_dist(c, r.payload, r.states[c], d)
+        for j in range(m): np.add.at(out[c, :, :, j], (d['a'], d['y']), P[:, j])
+    return out
+
+
+def test_bad_n_history():
+    fd = synthetic_conflict(n=400, seed=0)
+    for bad, err, msg in [(0, ValueError, r'n_history must be in \[1, inf\], got 0'), (-2, ValueError, r'n_history must be in \[1, inf\], got -2'),
+                          (2.5, TypeError, 'n_history must be an integer'), ('3', TypeError, 'n_history must be an integer')]:
+        with pytest.raises(err, match=msg):
+            fedfact(fd, 'in', method_kw=dict(n_history=bad), **QUIET)
+    with pytest.raises(ValueError, match="dual_audit must be one of 'last', 'mixture'"):
+        fedfact(fd, 'in', method_kw=dict(dual_audit='avg'), **QUIET)
+
+
 def test_same_seed_same_result(syn2, base2):
     r1 = fedfact(syn2, 'post', base=base2, seed=4, **QUIET); r2 = fedfact(syn2, 'post', base=base2, seed=4, **QUIET)
     np.testing.assert_array_equal(r1.payload['lam'], r2.payload['lam'])
@@ -327,5 +392,38 @@ def test_flower_matches_inprocess():
         r_fl = fedfact(fd, 'post', seed=3, backend='flower', **kw)
     for key in ('w.weight', 'w.bias', 'lam'):
         np.testing.assert_array_equal(r_fl.payload[key], r_in.payload[key])
+    assert r_fl.table.equals(r_in.table)
+    assert not ray.is_initialized()
+
+
+def test_in_history_survives_flower_records(syn2, base2):
+    "Cheap check of the Flower path without Ray: a client's state with its N_h history round-trips through ArrayRecord."
+    pytest.importorskip('flwr')
+    from trustml_nb.fedfact_flower import from_record, to_record
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', NumericalWarning)
+        r = fedfact(syn2, 'in', xi_g=0.02, xi_l=0.02, base=base2, seed=1, method_kw=dict(IN_KW, n_history=3), **QUIET)
+    proto = r.protocols[-1]; pay = from_record(to_record(r.payload))
+    for c, st in enumerate(r.states):
+        st2 = from_record(to_record(st)); d = {**syn2.client(c, 'test'), 'stream': 1}
+        np.testing.assert_array_equal(proto.rule_predictions(c, pay, st2, d), proto.rule_predictions(c, r.payload, st, d))
+        np.testing.assert_array_equal(proto.predict(c, pay, st2, d), proto.predict(c, r.payload, st, d))
+
+
+@pytest.mark.slow
+def test_flower_matches_inprocess_in_history():
+    "FedFACT-In with N_h = 3 under Flower (about 30 s: a second Ray start): histories in context.state; the draws agree too."
+    pytest.importorskip('flwr')
+    import ray
+    fd = synthetic_conflict(n=1200, sizes=(0.6, 0.4), group_share=(0.8, 0.3), bias=(1.0, -1.0), seed=0)
+    kw = dict(fedavg_kw=dict(n_rounds=1, local_steps=5), method_kw=dict(n_rounds=3, local_steps=5, n_history=3), **QUIET)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', NumericalWarning)
+        r_in = fedfact(fd, 'in', seed=3, **kw)
+        r_fl = fedfact(fd, 'in', seed=3, backend='flower', **kw)
+    for key in ('w.weight', 'w.bias', 'lam'):
+        np.testing.assert_array_equal(r_fl.payload[key], r_in.payload[key])
+    np.testing.assert_array_equal(r_fl.test_counts, r_in.test_counts)
+    np.testing.assert_array_equal(r_fl.train_counts_expected, r_in.train_counts_expected)
     assert r_fl.table.equals(r_in.table)
     assert not ray.is_initialized()

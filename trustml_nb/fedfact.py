@@ -628,7 +628,7 @@ def hedge_update(
     W = (1 - w) / w * np.exp(-eta_w * (loss_phi - loss_theta))
     return float(1 / (1 + W))
 
-# %% ../nbs/20_fedfact.ipynb #d66ff680
+# %% ../nbs/20_fedfact.ipynb #f4c00a0b
 def _cost_ce(model, X, Wrow):
     "Mean cost-sensitive CE and the probabilities, for numpy inputs (no grad)."
     import torch
@@ -637,11 +637,13 @@ def _cost_ce(model, X, Wrow):
     return float(-(Wrow * logp).sum(1).mean()), np.exp(logp)
 
 class FedFactInProtocol(FedProtocol):
-    "FedFACT-In: shared model theta (FedAvg) + private phi_k, Hedge ensemble, cost-sensitive CE, server/client dual ascent."
+    "FedFACT-In: shared theta + private phi_k, Hedge ensemble, cost-sensitive CE, dual ascent; predicts with the last N_h rounds' rules (n_history)."
     name = 'FedFACT-In'
     def __init__(self, n_features, n_classes, counts, notion='dp', xi_g=0.01, xi_l=0.01, n_rounds=40, local_steps=20,
                  lr=0.01, batch_size=256, hidden=0, dual_lr=1.0, max_step=0.1, eta_w=0.3, bound=5.0, kappa_eps=1e-4,
-                 init_seed=0, init_weights=None, optimizer='rprop'):
+                 init_seed=0, init_weights=None, optimizer='rprop', n_history=1, dual_audit='last'):
+        self.n_history = check_scalar(n_history, 'n_history', int, low=1)
+        self.dual_audit = check_option(dual_audit, 'dual_audit', ('last', 'mixture'))
         self.n_features, self.m, self.n_rounds, self.local_steps = n_features, n_classes, n_rounds, local_steps
         self.lr, self.batch_size, self.hidden, self.dual_lr, self.eta_w = lr, batch_size, hidden, dual_lr, eta_w
         self.bound, self.kappa_eps, self.init_seed, self.init_weights = bound, kappa_eps, init_seed, init_weights
@@ -669,28 +671,57 @@ class FedFactInProtocol(FedProtocol):
         M = np.eye(self.m) - Bk / self.p_ak[cid][:, None, None]
         return positivity_shift(M[None], self.kappa_eps, per='row')[0]
     def ensemble_proba(self, payload, state, X):
-        theta = set_weights(self.model(), payload); phi = set_weights(self.model(), state['phi'])
+        "Probabilities of the last iterate's ensemble w f_theta + (1 - w) f_phi."
+        return self._proba(payload, state['phi'], state['w'], X)
+    def _proba(self, theta_w, phi_w, w, X):
+        theta = set_weights(self.model(), theta_w); phi = set_weights(self.model(), phi_w)
         import torch
         with torch.no_grad(), _torch_single_thread():
             Xt = torch.as_tensor(np.asarray(X, float))
             pt, pp = torch.softmax(theta(Xt), 1).numpy(), torch.softmax(phi(Xt), 1).numpy()
-        return state['w'] * pt + (1 - state['w']) * pp
+        return float(w) * pt + (1 - float(w)) * pp
+    def rules(self, payload, state)->list:
+        "The last N_h personalised rules (theta, phi, w), oldest first; the last one is the final iterate."
+        out, H = [], state.get('hist')
+        if self.n_history > 1 and H is not None:
+            keys = [k[6:] for k in H if k.startswith('theta.')]
+            for j in range(len(np.atleast_1d(H['w']))):
+                out.append(({k: H['theta.' + k][j] for k in keys}, {k: H['phi.' + k][j] for k in keys}, float(np.atleast_1d(H['w'])[j])))
+        out.append(({k: v for k, v in payload.items() if k.startswith('w.')}, state['phi'], float(state['w'])))
+        return out[-self.n_history:]
+    def rule_predictions(self, cid, payload, state, data)->np.ndarray:
+        "Hard predictions of each of the last N_h rules, shape (N_h, n) (oldest first)."
+        return np.stack([self._proba(t, p, w, data['X']).argmax(1) for t, p, w in self.rules(payload, state)])
+    def _remember(self, state, theta_w, phi_w, w, C):
+        "Append round t's rule (and its audited confusion matrices) to the client's bounded history."
+        H = dict(state.get('hist', {})); keep = self.n_history - 1
+        new = {**{'theta.' + k: v for k, v in theta_w.items()}, **{'phi.' + k: v for k, v in phi_w.items()}, 'w': np.array(w, float), 'C': C}
+        for k, v in new.items():
+            old = np.asarray(H[k]) if k in H else np.zeros((0, *np.shape(v)))
+            H[k] = np.concatenate([old.reshape(-1, *np.shape(v)), np.asarray(v, float)[None]])[-max(keep, 1):]
+        return H
     def client_round(self, rnd, cid, payload, state, data, seed):
         state = dict(state)
         if 'phi' not in state:
             z = np.zeros((2, self.Ul))
             state.update(phi={k: v for k, v in payload.items() if k.startswith('w.')}, w=0.5, mu=z, mu_prev=z, mu_step=z + self.max_step / 5)
+        state['seed'] = float(seed)
         X, y, a = data['X'], data['y'], data['a']
         lam, mu = payload['lam'], state['mu']
         Mbar = self.Mbar_k(cid, lam, mu); Wrow = Mbar[a, y]          # row y of Mbar(a, k) per sample
         theta = set_weights(self.model(), payload); phi = set_weights(self.model(), state['phi'])
         # 1, 3: ensemble and Hedge weight
         L_t, p_t = _cost_ce(theta, X, Wrow); L_p, p_p = _cost_ce(phi, X, Wrow)
-        pred = (state['w'] * p_t + (1 - state['w']) * p_p).argmax(1)
-        state['w'] = hedge_update(state['w'], L_t, L_p, self.eta_w)
-        # 4: fairness audit on local training data
+        w_t = float(state['w']); pred = (w_t * p_t + (1 - w_t) * p_p).argmax(1)
+        state['w'] = hedge_update(w_t, L_t, L_p, self.eta_w)
+        # 4: fairness audit on local training data (of h^t, or of the mixture of the last N_h rules)
         C = np.zeros((self.G, self.m, self.m)); np.add.at(C, (a, y, pred), 1.0)
         C /= np.bincount(a, minlength=self.G)[:, None, None]
+        C_rule = C
+        if self.n_history > 1:
+            if self.dual_audit == 'mixture' and 'hist' in state:   # the mixture's rates are the mean of its rules' rates
+                C = np.concatenate([np.asarray(state['hist']['C']).reshape(-1, *C.shape)[-(self.n_history - 1):], C[None]]).mean(0)
+            state['hist'] = self._remember(state, {k: v for k, v in payload.items() if k.startswith('w.')}, state['phi'], w_t, C_rule)
         rep = {'n': np.array(float(len(y)))}
         if self.Dg is not None: rep['dglob'] = np.einsum('uaij,aij->u', self.Dg[:, cid], C)
         if self.Dl is not None:
@@ -721,9 +752,16 @@ class FedFactInProtocol(FedProtocol):
             else: out['lam'] = project_l1_ball(payload['lam'] - self.sg * np.clip(self.dual_lr * g, -self.max_step, self.max_step), self.bound)
             out['_log'] = {'max_global_violation': float(np.abs(disp).max() - self.xi_g)}
         return out
+    def predict_dist(self, cid, payload, state, data)->np.ndarray:
+        "Exact prediction distribution of the randomised rule: share of the last N_h rules predicting each class, (n, m)."
+        P = self.rule_predictions(cid, payload, state, data)
+        return np.stack([(P == j).mean(0) for j in range(self.m)], 1)
     def predict(self, cid, payload, state, data):
-        "Last-iterate personalised rule (attribute-blind)."
-        return self.ensemble_proba(payload, state, data['X']).argmax(1)
+        "Randomised personalised rule (attribute-blind): each row uses one of the last N_h rules, drawn uniformly (seeded)."
+        if self.n_history == 1: return self.ensemble_proba(payload, state, data['X']).argmax(1)
+        P = self.rule_predictions(cid, payload, state, data)
+        rng = _rng_for(int(state.get('seed', 0)), 7919, cid, int(data.get('stream', 0)))   # same seed, client, split -> same draws
+        return P[rng.integers(0, len(P), P.shape[1]), np.arange(P.shape[1])]
 
 # %% ../nbs/20_fedfact.ipynb #8c68de12
 def _rates(cnt, notion):
@@ -791,7 +829,7 @@ def dp_noise_floor(
     if budget is not None: out['p_within'] = float((worst <= budget).mean())
     return out
 
-# %% ../nbs/20_fedfact.ipynb #76037f4b
+# %% ../nbs/20_fedfact.ipynb #543cc97b
 def _client_data(fd:FedData)->list:
     "Per-client dicts with train (X, y, a) and test (X_test, y_test, a_test) rows."
     out = []
@@ -805,9 +843,13 @@ def client_counts(proto, cid, payload, state, data, shape)->dict:
     m, G, _ = shape
     out = {}
     for split, sfx in (('train', ''), ('test', '_test')):
-        d = {'X': data['X' + sfx], 'y': data['y' + sfx], 'a': data['a' + sfx]}
+        d = {'X': data['X' + sfx], 'y': data['y' + sfx], 'a': data['a' + sfx], 'stream': int(split == 'test')}
         pred = proto.predict(cid, payload, state, d)
         c = np.zeros((G, m, m)); np.add.at(c, (d['a'], d['y'], pred), 1); out[split] = c
+        if getattr(proto, 'n_history', 1) > 1:       # a randomised rule: also its expected counts (exact rates of the mixture)
+            P = proto.predict_dist(cid, payload, state, d); e = np.zeros((G, m, m))
+            for j in range(m): np.add.at(e[:, :, j], (d['a'], d['y']), P[:, j])
+            out[split + '_expected'] = e
     return out
 
 def _fedavg_predict(self, cid, payload, state, data):
@@ -820,7 +862,7 @@ def run_inprocess_eval(protocols, clients, seed=0, show_progress=True, shape=Non
     evals = [client_counts(protocols[-1], c, payload, states[c], d, shape) for c, d in enumerate(clients)]
     return payload, states, log, evals
 
-# %% ../nbs/20_fedfact.ipynb #e889cfe5
+# %% ../nbs/20_fedfact.ipynb #8dda9410
 def _check_budget(xi, name):
     if xi is None: return None
     check_scalar(xi, name, float, low=0)
@@ -876,11 +918,13 @@ def fedfact(
     if method == 'in': weights = base.fedavg_weights if base is not None else None
     tr = metrics_from_counts(np.stack([e['train'] for e in evals]), notion)
     te = metrics_from_counts(np.stack([e['test'] for e in evals]), notion)
+    # a randomised rule (FedFACT-In with n_history > 1) is audited on its expected rates, which the constraints are about
+    tr_ex = metrics_from_counts(np.stack([e['train_expected'] for e in evals]), notion) if 'train_expected' in evals[0] else tr
     notes, met = [], True
     if method != 'fedavg':
         bad = []
-        if xi_g is not None and tr['global_subgroup'] > xi_g + tol: bad.append(f"global {tr['global_subgroup']:.4f} > xi_g={xi_g}")
-        if xi_l is not None and tr['local_subgroup'] > xi_l + tol: bad.append(f"worst local {tr['local_subgroup']:.4f} > xi_l={xi_l}")
+        if xi_g is not None and tr_ex['global_subgroup'] > xi_g + tol: bad.append(f"global {tr_ex['global_subgroup']:.4f} > xi_g={xi_g}")
+        if xi_l is not None and tr_ex['local_subgroup'] > xi_l + tol: bad.append(f"worst local {tr_ex['local_subgroup']:.4f} > xi_l={xi_l}")
         if bad:
             met = False
             msg = (f"FedFACT-{method.capitalize()}: budget not met on the training data ({'; '.join(bad)}, tolerance {tol}). "
@@ -894,12 +938,14 @@ def fedfact(
                    global_subgroup=te['global_subgroup'], local_subgroup=te['local_subgroup'],
                    train_global_subgroup=tr['global_subgroup'], train_local_subgroup=tr['local_subgroup'],
                    constraints_met=met, seconds=seconds, cpu_seconds=cpu_seconds)
+    if method == 'in': summary.update(train_global_subgroup_expected=tr_ex['global_subgroup'], train_local_subgroup_expected=tr_ex['local_subgroup'])
     return Result(table, title=f"{label} ({notion.upper()}, xi_g={xi_g}, xi_l={xi_l}, N={N})", summary=summary, notes=notes,
                   payload=payload, states=states, log=pd.DataFrame(log), protocols=protos, train_metrics=tr, test_metrics=te,
+                  train_expected_metrics=tr_ex, train_counts_expected=np.stack([e.get('train_expected', e['train']) for e in evals]),
                   test_counts=np.stack([e['test'] for e in evals]), train_counts=np.stack([e['train'] for e in evals]),
                   fedavg_weights=weights, fedavg_protocol=avg, method=method, notion=notion, xi_g=xi_g, xi_l=xi_l)
 
-# %% ../nbs/20_fedfact.ipynb #02ab6b53
+# %% ../nbs/20_fedfact.ipynb #239ee5a4
 def adult_fed_data(
     n_clients:int=5, # N
     alpha:float=0.5, # Dirichlet concentration of the sensitive attribute across clients
@@ -942,7 +988,7 @@ def adult_fed_data(
     return make_fed_data(Xv[~test], y[~test], a_codes[~test], k[~test], Xv[test], y[test], a_codes[test], k[test],
                          group_names=list(groups), class_names=classes, feature_names=list(X.columns))
 
-# %% ../nbs/20_fedfact.ipynb #3dfd1ade
+# %% ../nbs/20_fedfact.ipynb #24a7926f
 def _score_model(model):
     "A prefit sklearn classifier around a torch model (for fairlearn)."
     from sklearn.base import BaseEstimator, ClassifierMixin
@@ -983,7 +1029,7 @@ def fairlearn_baseline(
                    train_global_subgroup=tr['global_subgroup'], train_local_subgroup=tr['local_subgroup'], seconds=seconds)
     return Result(table, title=f"fairlearn ThresholdOptimizer ({constraints}, pooled data)", summary=summary, estimator=to)
 
-# %% ../nbs/20_fedfact.ipynb #3d304593
+# %% ../nbs/20_fedfact.ipynb #18ea9b74
 def tradeoff_curve(
     fd:FedData, base:Result, # federation and a result holding the FedAvg model
     budgets=(0.0025, 0.01, 0.03, 0.1), # xi values
@@ -1014,7 +1060,7 @@ def plot_client_gaps(
     ax = plot_group_metric(df, 'client', column, hue='method', ax=ax)
     ax.set_ylabel(column.replace('_', ' ')); return ax
 
-# %% ../nbs/20_fedfact.ipynb #be45b8fa
+# %% ../nbs/20_fedfact.ipynb #b6269958
 _EXPLORER_CACHE = {}
 
 def _explorer_base(alpha, max_rows, n_clients, seed):
