@@ -19,9 +19,9 @@ from .core import (Result, check_array, check_binary, check_option, check_probab
 __all__ = ['ABSTAIN', 'ACTIONS', 'EMPTY', 'Loss', 'expected_losses', 'bayes_action', 'loss_grid', 'realized_loss', 'check_groups',
            'selective_report', 'multiaccuracy_violations', 'calibration_violation', 'OmniPredictor',
            'fit_omnipredictor', 'tune_selective', 'threshold_action', 'compare_omniprediction', 'synthetic_selective',
-           'synthetic_groups', 'conformal_sets', 'coverage_report', 'adult_groups', 'adult_tests', 'adult_selective',
-           'select_n_bins', 'fit_on_split', 'plot_omni_ratios', 'group_ratio_sd', 'explore_losses', 'omni_explorer',
-           'coverage_explorer']
+           'synthetic_groups', 'quantile_fit', 'conformal_sets', 'coverage_report', 'adult_groups', 'adult_tests',
+           'adult_selective', 'select_n_bins', 'fit_on_split', 'plot_omni_ratios', 'group_ratio_sd', 'explore_losses',
+           'omni_explorer', 'coverage_explorer']
 
 # %% ../nbs/60_selective_omniprediction.ipynb #8c4574f0
 ABSTAIN = -1 # the action code for "abstain"; a prediction set {0, 1} also maps to it
@@ -348,8 +348,21 @@ def synthetic_groups(
     f, yg = df['female'].to_numpy(bool), df['young'].to_numpy(bool)
     return pd.DataFrame({'all': np.ones(len(df), bool), 'female': f, 'male': ~f, 'young': yg, 'old': ~yg, 'female & young': f & yg})
 
-# %% ../nbs/60_selective_omniprediction.ipynb #35c58676
+# %% ../nbs/60_selective_omniprediction.ipynb #fedf1948
 EMPTY = -2 # the action code of an empty prediction set
+
+def quantile_fit(
+    Phi, # (n, d) design (here: group indicators)
+    s, # (n,) responses (scores)
+    tau:float, # quantile level in (0, 1)
+)->np.ndarray: # (d,) coefficients theta of the tau-quantile regression without intercept
+    "Linear quantile regression through its dual LP: max s'l s.t. Phi'l = 0, tau - 1 <= l <= tau; theta are the multipliers."
+    from scipy.optimize import linprog
+    Phi = check_array(Phi, 'Phi', ndim=2); s = check_array(s, 's', ndim=1); check_same_length(Phi=Phi, s=s)
+    check_scalar(tau, 'tau', float, 0, 1, closed='neither')
+    r = linprog(-s, A_eq=Phi.T, b_eq=np.zeros(Phi.shape[1]), bounds=(tau - 1, tau), method='highs')
+    if r.status != 0: raise RuntimeError(f"quantile_fit: the LP solver failed ({r.message})")
+    return -r.eqlin.marginals
 
 def conformal_sets(
     p_cal, # probabilities on the calibration data
@@ -358,12 +371,12 @@ def conformal_sets(
     p_test, # probabilities on test data
     groups_test, # boolean DataFrame of test groups (same columns)
     alpha:float=0.1, # miscoverage level, in (0, 1)
-    method:str='max', # 'max' (coverage >= 1 - alpha guaranteed in every group) or 'qr' (quantile regression, close to exact)
+    method:str='max', # 'max' (guaranteed, conservative), 'qr' (quantile regression, close to exact) or 'conditional' (guaranteed, close to exact)
     allow_empty:bool=True, # False: always keep the more likely label (sets are {0}, {1} or {0, 1})
     seed=0, # seed of the tie-breaking jitter
 )->pd.DataFrame: # columns has0, has1 (booleans), action (0, 1, ABSTAIN for {0,1}, EMPTY), q
     "Group-conditional split-conformal prediction sets for binary labels with intersecting groups."
-    check_scalar(alpha, 'alpha', float, 0, 1, closed='neither'); check_option(method, 'method', ('max', 'qr'))
+    check_scalar(alpha, 'alpha', float, 0, 1, closed='neither'); check_option(method, 'method', ('max', 'qr', 'conditional'))
     pc = check_probabilities(check_array(p_cal, 'p_cal', ndim=1), 'p_cal'); yc = check_binary(y_cal, 'y_cal'); check_same_length(p_cal=pc, y_cal=yc)
     pt = check_probabilities(check_array(p_test, 'p_test', ndim=1), 'p_test')
     gc = check_groups(groups_cal, len(yc), 'groups_cal'); gt = check_groups(groups_test, len(pt), 'groups_test')
@@ -376,10 +389,13 @@ def conformal_sets(
             s = np.sort(sc[gc[c].to_numpy()]); k = int(np.ceil((len(s) + 1) * (1 - alpha)))
             qg = s[k - 1] if k <= len(s) else np.inf
             q = np.where(gt[c].to_numpy(), np.maximum(q, qg), q)
-    else:
-        from sklearn.linear_model import QuantileRegressor
-        qr = QuantileRegressor(quantile=1 - alpha, alpha=0, fit_intercept=False, solver='highs').fit(gc.to_numpy(float), sc)
-        q = gt.to_numpy(float) @ qr.coef_
+    elif method == 'qr':
+        q = gt.to_numpy(float) @ quantile_fit(gc.to_numpy(float), sc, 1 - alpha)
+    else:   # the test point joins the regression with its score imputed at +inf: one fit per membership pattern
+        Phi = gc.to_numpy(float); pats, inv = np.unique(gt.to_numpy(float), axis=0, return_inverse=True); big = sc.max() + 1
+        qp = np.array([phi @ quantile_fit(np.vstack([Phi, phi]), np.append(sc, big), 1 - alpha)
+                       for phi in progress(pats, desc='conditional conformal: one fit per group pattern', disable=None if len(pats) > 20 else True)])
+        q = qp[inv.ravel()]
     u = jit * rng.uniform(size=len(pt))
     has1, has0 = (1 - pt) + u <= q, pt + u <= q
     if not allow_empty:
@@ -405,7 +421,7 @@ def coverage_report(
     if alpha is not None: t['gap'] = t['coverage'] - (1 - alpha)
     return t
 
-# %% ../nbs/60_selective_omniprediction.ipynb #e68b3fa5
+# %% ../nbs/60_selective_omniprediction.ipynb #4f75ae11
 def adult_groups(
     df:pd.DataFrame, # rows of `load_adult`
 )->pd.DataFrame: # twelve intersecting boolean groups
@@ -499,7 +515,7 @@ def fit_on_split(
     om.selection = sel
     return om, {k: om.predict(d['p0'], d['groups'], d['tests']) for k, d in data.items()}
 
-# %% ../nbs/60_selective_omniprediction.ipynb #4c776923
+# %% ../nbs/60_selective_omniprediction.ipynb #13564c18
 def plot_omni_ratios(
     byg:pd.DataFrame, # per-group table with a column 'ratio' (and optionally 'ratio_in_group')
     ax=None, # matplotlib axes
@@ -513,7 +529,7 @@ def plot_omni_ratios(
     ax.set_xlabel('omnipredictor loss / tuned loss (mean over losses)'); ax.invert_yaxis()
     return ax
 
-# %% ../nbs/60_selective_omniprediction.ipynb #7d90ece1
+# %% ../nbs/60_selective_omniprediction.ipynb #92a0e984
 def group_ratio_sd(
     p_test, # omnipredictor probabilities on test data
     score_fit, y_fit, # competitor score and labels on the fitting data
@@ -535,7 +551,7 @@ def group_ratio_sd(
         out[c] = float(np.std(omni[idx].mean(1) / tuned[idx].mean(1)))
     return pd.Series(out, name='ratio_sd')
 
-# %% ../nbs/60_selective_omniprediction.ipynb #d7eb348e
+# %% ../nbs/60_selective_omniprediction.ipynb #b5d90df5
 def explore_losses(
     p, # learned probabilities on test data
     y, # test labels
@@ -585,4 +601,4 @@ def coverage_explorer(
         ax.set_xlim(max(0, 1 - 3 * alpha), 1); ax.invert_yaxis(); ax.set_ylabel(''); ax.set_title('coverage per group; dotted: 1 - alpha')
         return f"alpha={alpha:.2f} {method}: worst gap {cr['gap'].min():+.3f}, mean set size {cr.loc[0, 'set_size']:.3f}", fig
     return explorer(render, alpha=W.FloatSlider(value=0.1, min=0.02, max=0.3, step=0.01, description='alpha', continuous_update=False),
-                    method=W.Dropdown(options=['max', 'qr'], value='max', description='method'))
+                    method=W.Dropdown(options=['max', 'qr', 'conditional'], value='max', description='method'))
