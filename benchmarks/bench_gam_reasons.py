@@ -13,17 +13,11 @@ import pandas as pd
 from trustml_nb.gam_models import random_gam, random_instance
 from trustml_nb.gam_explain import msr, mcr, msr_bf, mcr_bf, csr_bf
 from trustml_nb.core import markdown_table
+from timing import median_time
 
 OUT = Path(__file__).parent / 'results'
 
 
-
-
-def med(f, repeat):
-    ts = []
-    for _ in range(repeat):
-        t0 = time.perf_counter(); out = f(); ts.append(time.perf_counter() - t0)
-    return float(np.median(ts)), out
 
 
 def main():
@@ -31,8 +25,8 @@ def main():
     for n in (8, 10, 12):       # brute force: 3^n inputs x 2^n subsets
         gam = random_gam(n, 'table', 'enumerable', seed=n); x = random_instance(gam, 1)
         for q, fast, bf in (('MSR', msr, msr_bf), ('MCR', mcr, mcr_bf)):
-            tf, of = med(lambda: fast(gam, x), 5)
-            tb, ob = med(lambda: bf(gam, x, max_points=600_000), 1)
+            tf, of = median_time(lambda: fast(gam, x), 5)
+            tb, ob = median_time(lambda: bf(gam, x, max_points=600_000), 1)
             assert (of is None) == (ob is None) and (of is None or len(of) == len(ob))
             if q == 'MSR': assert csr_bf(gam, x, of, max_points=600_000)
             rows.append({'query': q, 'n_features': n, 'ours_ms': tf * 1e3, 'bruteforce_ms': tb * 1e3, 'ratio': tb / tf, 'size': len(of or [])})
@@ -44,7 +38,7 @@ def main():
         for q, fast in (('MSR', msr), ('MCR', mcr)):
             # a fresh instance each repeat: the per-instance cost (contributions, sort, prefix)
             xs = [random_instance(gam, s) for s in range(7)]; it = iter(xs)
-            tf, of = med(lambda: fast(gam, next(it)), 7)
+            tf, of = median_time(lambda: fast(gam, next(it)), 7)
             rows.append({'query': q, 'n_features': n, 'ours_ms': tf * 1e3, 'bruteforce_ms': np.nan, 'ratio': np.nan,
                          'size': len(of or []), 'first_query_incl_setup_ms': t_first * 1e3})
     df = pd.DataFrame(rows)

@@ -20,6 +20,7 @@ import shap
 from trustml_nb.gam_models import from_interpret_ebm, random_gam, random_instance
 from trustml_nb.gam_explain import shap_regression, shap_bf, shap_classification
 from trustml_nb.core import markdown_table
+from timing import median_time
 
 OUT = Path(__file__).parent / 'results'
 
@@ -34,28 +35,21 @@ def fit_ebm(n, rows=400, seed=0, rounds=60):
     return ExplainableBoostingRegressor(interactions=0, outer_bags=1, max_rounds=rounds, n_jobs=1, random_state=seed).fit(X, y), X
 
 
-def med(f, repeat):
-    ts = []
-    for _ in range(repeat):
-        t0 = time.perf_counter(); out = f(); ts.append(time.perf_counter() - t0)
-    return float(np.median(ts)), out
-
-
 def main():
     rows = []
     n_bg, n_inst = 20, 3
     for n in (8, 10, 12, 14, 16, 20, 100, 200):
         ebm, X = fit_ebm(n, seed=n); gam = from_interpret_ebm(ebm); bg = X[:n_bg]; xs = X[100:100 + n_inst]
-        t_ours, ours = med(lambda: np.array([shap_regression(gam, x, background=bg) for x in xs]), 5)
-        t_data, _ = med(lambda: [shap_regression(gam, x, dist='data') for x in xs], 5)
+        t_ours, ours = median_time(lambda: np.array([shap_regression(gam, x, background=bg) for x in xs]), 5)
+        t_data, _ = median_time(lambda: [shap_regression(gam, x, dist='data') for x in xs], 5)
         add = shap.explainers.Additive(ebm.predict, shap.maskers.Independent(bg, max_samples=n_bg))
-        t_add, sv_add = med(lambda: add(xs).values, 3)
+        t_add, sv_add = median_time(lambda: add(xs).values, 3)
         row = {'n_features': n, 'ours_ms_per_inst': t_ours / n_inst * 1e3, 'ours_data_weights_ms': t_data / n_inst * 1e3,
                'additive_ms_per_inst': t_add / n_inst * 1e3, 'additive_ratio': t_add / t_ours,
                'additive_max_abs_diff': float(np.abs(sv_add - ours).max())}
         if n <= 16:
             ex = shap.explainers.Exact(ebm.predict, shap.maskers.Independent(bg, max_samples=n_bg))
-            t_ex, sv_ex = med(lambda: ex(xs).values, 1 if n >= 14 else 3)
+            t_ex, sv_ex = median_time(lambda: ex(xs).values, 1 if n >= 14 else 3)
             row.update({'exact_ms_per_inst': t_ex / n_inst * 1e3, 'exact_ratio': t_ex / t_ours, 'exact_max_abs_diff': float(np.abs(sv_ex - ours).max())})
         rows.append(row); print(row, flush=True)
     df = pd.DataFrame(rows)
@@ -63,8 +57,8 @@ def main():
     bf_rows = []
     for n in (4, 6, 8, 9):
         gam = random_gam(n, 'table', 'enumerable', seed=n); x = random_instance(gam, 1)
-        t_o, o = med(lambda: shap_regression(gam, x), 5); t_b, b = med(lambda: shap_bf(gam, x, 'score', max_points=10**6), 1)
-        t_c, c = med(lambda: shap_classification(gam, x), 3); t_cb, cb = med(lambda: shap_bf(gam, x, 'class', max_points=10**6), 1)
+        t_o, o = median_time(lambda: shap_regression(gam, x), 5); t_b, b = median_time(lambda: shap_bf(gam, x, 'score', max_points=10**6), 1)
+        t_c, c = median_time(lambda: shap_classification(gam, x), 3); t_cb, cb = median_time(lambda: shap_bf(gam, x, 'class', max_points=10**6), 1)
         assert np.allclose(o, b, atol=1e-9) and np.allclose(c, cb, atol=1e-9)
         bf_rows.append({'n_features': n, 'shap_r_ms': t_o * 1e3, 'shap_r_bruteforce_ms': t_b * 1e3, 'ratio_r': t_b / t_o,
                         'shap_c_dp_ms': t_c * 1e3, 'shap_c_bruteforce_ms': t_cb * 1e3, 'ratio_c': t_cb / t_c})
