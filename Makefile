@@ -29,8 +29,8 @@ $(BIN)/python:
 
 # Re-installs only when pyproject.toml or constraints.txt change: a second run skips this.
 $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	@echo ">>> installing trustml_nb (editable) with the dev and all method extras; torch pinned by constraints.txt"
-	$(BIN)/python -m pip install --progress-bar off -c constraints.txt -e ".[dev,all]"
+	@echo ">>> installing trustml_nb (editable) with the dev, lab and all method extras; torch pinned by constraints.txt"
+	$(BIN)/python -m pip install --progress-bar off -c constraints.txt -e ".[dev,lab,all]"
 	@touch $@
 	@echo ">>> install finished"
 
@@ -65,7 +65,7 @@ test-slow: install
 
 $(VENV)/.installed-bench: pyproject.toml constraints.txt | $(STAMP)
 	@echo ">>> installing the benchmark-only peers (bench extra)"
-	$(BIN)/python -m pip install --progress-bar off -c constraints.txt -e ".[dev,all,bench]"
+	$(BIN)/python -m pip install --progress-bar off -c constraints.txt -e ".[dev,lab,all,bench]"
 	@touch $@
 
 bench: install $(VENV)/.installed-bench

@@ -33,3 +33,24 @@ def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason="slow study: run with `make test-slow`")
     for item in items:
         if "slow" in item.keywords: item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter):
+    "Totals of the bad-input sweep (tests/badinput.py), when any sweep ran."
+    try: import badinput
+    except ImportError: return
+    s = badinput.summary()
+    if not s['calls']: return
+    c = s['counts']
+    terminalreporter.write_sep('-', 'bad-input sweep')
+    terminalreporter.write_line(
+        f"{s['calls']} calls: {c.get(badinput.CLEAR, 0)} clear trustml_nb errors naming the argument, "
+        f"{c.get(badinput.CORRECT, 0)} correct results; ended well: {s['ok_share']:.1%}; "
+        f"silent wrong results {c.get(badinput.SILENT, 0) + c.get(badinput.FAILED_CHECK, 0)}, "
+        f"deep third-party tracebacks {c.get(badinput.DEEP, 0)}, errors not naming the argument {c.get(badinput.UNNAMED, 0)}, "
+        f"wrong exception type {c.get(badinput.WRONG_TYPE, 0)}")
+    by_mod = {}
+    for m, _, o in badinput.OUTCOMES: by_mod.setdefault(m or '?', []).append(o)
+    for m, outs in sorted(by_mod.items()):
+        ok = sum(o in (badinput.CLEAR, badinput.CORRECT) for o in outs)
+        terminalreporter.write_line(f"  {m}: {len(outs)} calls, {ok} ended well")

@@ -1,4 +1,4 @@
-"""The shared pieces every method in `trustml_nb` builds on: input checks with clear errors, reproducible seeding, a result container, warnings for dropped rows and numerical trouble, and a progress bar.
+"""The shared pieces every method in `trustml_nb` builds on: input checks with clear errors, warnings that say what happened, the typed report every fit returns, the estimator rules every method follows, optional extras, reproducible seeding and a progress bar.
 
 Docs: https://trustml-nb.github.io/trustml_nb/core.html.md"""
 
@@ -7,21 +7,30 @@ Docs: https://trustml-nb.github.io/trustml_nb/core.html.md"""
 # %% ../nbs/00_core.ipynb #b337e804
 from __future__ import annotations
 
+import contextlib
+import importlib
+import inspect
+import linecache
 import os
 import random
+import re
+import sys
 import warnings
+from dataclasses import dataclass, fields, is_dataclass
 from html import escape
 from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
 from tqdm.auto import tqdm
 
 # %% auto #0
-__all__ = ['TrustMLWarning', 'DroppedRowsWarning', 'NumericalWarning', 'report_dropped', 'report_numerical', 'check_array',
-           'check_same_length', 'check_scalar', 'check_option', 'check_probabilities', 'check_binary',
-           'check_sensitive', 'check_columns', 'make_rng', 'seed_everything', 'Result', 'markdown_table',
-           'progress_enabled', 'progress']
+__all__ = ['TrustMLWarning', 'DroppedRowsWarning', 'NumericalWarning', 'SmallGroupWarning', 'report_dropped', 'report_numerical',
+           'quiet', 'check_array', 'check_same_length', 'check_scalar', 'check_option', 'check_probabilities',
+           'check_binary', 'check_columns', 'require', 'make_rng', 'seed_everything', 'Report', 'report',
+           'check_is_fitted', 'PrefitClassifier', 'markdown_table', 'progress_enabled', 'progress']
 
 # %% ../nbs/00_core.ipynb #71fb7fb9
 class TrustMLWarning(UserWarning):
@@ -31,7 +40,10 @@ class DroppedRowsWarning(TrustMLWarning):
     "Rows were removed from the input (missing values, filters); the message says how many and why."
 
 class NumericalWarning(TrustMLWarning):
-    "Numerical trouble: positivity violations, extreme weights, non-convergence, infeasible constraints."
+    "Numerical trouble: positivity violations, extreme weights, non-convergence, infeasible constraints, unmet budgets."
+
+class SmallGroupWarning(TrustMLWarning):
+    "Groups with too few members were left out; the message says how many and which."
 
 # Python shows a warning once per code location by default; a second load that drops rows must say so too.
 warnings.filterwarnings('always', category=DroppedRowsWarning)
@@ -58,6 +70,22 @@ def report_numerical(
     warnings.warn(msg, NumericalWarning, stacklevel=2)
     return msg
 
+# %% ../nbs/00_core.ipynb #221503ce
+@contextlib.contextmanager
+def quiet(
+    *categories:type, # warning classes to hide inside the block, e.g. DroppedRowsWarning
+):
+    "Context manager hiding only the given warning categories (never all warnings)."
+    if not categories: raise TypeError("quiet needs at least one warning category, e.g. quiet(DroppedRowsWarning); it never hides all warnings")
+    for c in categories:
+        if not (isinstance(c, type) and issubclass(c, Warning)):
+            raise TypeError(f"categories must be Warning subclasses, got {c!r}")
+        if c in (Warning, UserWarning, TrustMLWarning):
+            raise TypeError(f"quiet({c.__name__}) would hide every warning of the package; name the specific category instead")
+    with warnings.catch_warnings():
+        for c in categories: warnings.filterwarnings('ignore', category=c)
+        yield
+
 # %% ../nbs/00_core.ipynb #1926cdb8
 def _kind(x)->str:
     "Short description of `x` for error messages."
@@ -74,16 +102,25 @@ def check_array(
     numeric:bool=True, # require a numeric (or boolean) dtype
     allow_nan:bool=False, # allow NaN values (infinities are never allowed in numeric input)
     min_rows:int=1, # minimum length of the first axis
+    max_abs:float|None=1e150, # largest magnitude allowed (squares of larger numbers overflow); None: no limit
 )->np.ndarray:
     "Convert `x` to a numpy array and check its dimensions, shape, dtype and finiteness."
     if x is None: raise TypeError(f"{name} must be array-like, got None")
-    if isinstance(x, (str, bytes, dict, set)): raise TypeError(f"{name} must be array-like, got {type(x).__name__}")
+    if isinstance(x, (str, bytes, dict, set)) or np.isscalar(x) and not isinstance(x, np.ndarray):
+        raise TypeError(f"{name} must be array-like, got {type(x).__name__}")
     try:
-        if isinstance(x, (pd.Series, pd.DataFrame)): arr = x.to_numpy()
+        if isinstance(x, pd.DataFrame) and x.columns.duplicated().any():
+            raise ValueError(f"{name} has duplicate column name(s) {sorted(map(str, x.columns[x.columns.duplicated()].unique()))}")
+        if isinstance(x, (pd.Series, pd.DataFrame)):
+            cat = [c for c, t in (x.dtypes.items() if isinstance(x, pd.DataFrame) else [(x.name, x.dtype)]) if isinstance(t, pd.CategoricalDtype)]
+            if cat and numeric: raise TypeError(f"{name} must be numeric, got categorical column(s) {cat[:5]}; encode them first")
+            arr = x.to_numpy()
         # lists of labels keep None/NaN as missing instead of becoming the string 'nan'
         elif not numeric and not isinstance(x, np.ndarray): arr = np.asarray(x, dtype=object)
         else: arr = np.asarray(x)
-    except Exception as e: raise TypeError(f"{name} must be array-like, got {_kind(x)} ({e})") from None
+    except (TypeError, ValueError) as e:
+        if str(e).startswith(name): raise
+        raise TypeError(f"{name} must be array-like, got {_kind(x)} ({e})") from None
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if arr.ndim not in allowed:
@@ -96,16 +133,22 @@ def check_array(
         raise ValueError(f"{name} must have at least {min_rows} row(s), got {arr.shape[0]}")
     if numeric:
         if arr.dtype == object:
+            if any(isinstance(v, (str, bytes)) for v in arr.ravel()[:1000]):
+                raise TypeError(f"{name} must be numeric, got dtype object with text values such as {next(v for v in arr.ravel() if isinstance(v, (str, bytes)))!r}")
             try: arr = arr.astype(float)
             except (TypeError, ValueError):
                 raise TypeError(f"{name} must be numeric, got dtype object with non-numeric values") from None
+        if np.issubdtype(arr.dtype, np.complexfloating): raise TypeError(f"{name} must be real numbers, got dtype {arr.dtype}")
         if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
             raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
-        if np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.complexfloating):
+        if np.issubdtype(arr.dtype, np.floating):
             nan = np.isnan(arr)
             if nan.any() and not allow_nan:
                 raise ValueError(f"{name} contains {int(nan.sum())} NaN value(s); remove or impute them first")
             if np.isinf(arr).any(): raise ValueError(f"{name} contains {int(np.isinf(arr).sum())} infinite value(s)")
+        if max_abs is not None and arr.size and arr.dtype != bool:
+            big = float(np.nanmax(np.abs(arr.astype(float)))) if not np.all(np.isnan(arr.astype(float))) else 0.0
+            if big > max_abs: raise ValueError(f"{name} has values as large as {big:.3g} in magnitude (limit {max_abs:.0e}); rescale it first")
     elif not allow_nan and pd.isna(arr).any():
         raise ValueError(f"{name} contains {int(pd.isna(arr).sum())} missing value(s); remove or impute them first")
     return arr
@@ -128,11 +171,13 @@ def check_scalar(
     low:float|None=None, # lower bound
     high:float|None=None, # upper bound
     closed:str='both', # which bounds are inclusive: 'both', 'left', 'right' or 'neither'
+    allow_inf:bool=False, # accept +-inf (if the bounds allow it)
 ):
     "Check that `x` is a number of the right kind within bounds; return it."
-    ok_type = (isinstance(x, Integral) if kind is int else isinstance(x, Real)) and not isinstance(x, bool)
+    ok_type = (isinstance(x, (Integral, np.integer)) if kind is int else isinstance(x, (Real, np.integer, np.floating))) and not isinstance(x, (bool, np.bool_))
     if not ok_type: raise TypeError(f"{name} must be {'an integer' if kind is int else 'a real number'}, got {type(x).__name__} {x!r}")
-    if isinstance(x, Real) and np.isnan(x): raise ValueError(f"{name} must be a number, got NaN")
+    if np.isnan(x): raise ValueError(f"{name} must be a number, got NaN")
+    if np.isinf(x) and not allow_inf: raise ValueError(f"{name} must be finite, got {x}")
     lo_ok = low is None or (x >= low if closed in ('both', 'left') else x > low)
     hi_ok = high is None or (x <= high if closed in ('both', 'right') else x < high)
     if not (lo_ok and hi_ok):
@@ -148,8 +193,10 @@ def check_option(
     options, # the allowed values
 ):
     "Check that `value` is one of `options`; return it."
-    if value not in options:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}; got {value!r}")
+    try: ok = not isinstance(value, np.ndarray) and value in options
+    except (TypeError, ValueError): ok = False    # values that cannot be compared with an option
+    if not ok:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}; got {value!r:.80}")
     return value
 
 # %% ../nbs/00_core.ipynb #dab43b56
@@ -175,6 +222,7 @@ def check_probabilities(
 def check_binary(
     y, # labels that must be 0/1 or boolean
     name:str, # argument name, used in error messages
+    both_classes:bool=False, # also require that both 0 and 1 occur
 )->np.ndarray:
     "Check that `y` is a vector of 0/1 (or boolean) values; return it as an int array."
     arr = check_array(y, name, ndim=1)
@@ -182,28 +230,9 @@ def check_binary(
     if not np.isin(vals, [0, 1]).all():
         shown = ', '.join(map(str, vals[:5])) + (', ...' if len(vals) > 5 else '')
         raise ValueError(f"{name} must contain only 0 and 1 (or True/False), got values {{{shown}}}")
+    if both_classes and len(vals) < 2:
+        raise ValueError(f"{name} must contain both classes 0 and 1, got only {int(vals[0])} ({len(arr):,} rows)")
     return arr.astype(int)
-
-# %% ../nbs/00_core.ipynb #e9b461cc
-def check_sensitive(
-    a, # sensitive attribute: one label per row (strings, categories, ints or booleans)
-    name:str='sensitive', # argument name, used in error messages
-    kind:str='categorical', # 'binary' (exactly two groups) or 'categorical' (two or more)
-    min_group_size:int=1, # smallest allowed group
-)->tuple: # (codes: int array of 0..k-1, groups: array of the k labels, sorted)
-    "Check a sensitive attribute and encode it as integer group codes."
-    check_option(kind, 'kind', ('binary', 'categorical'))
-    arr = check_array(a, name, ndim=1, numeric=False)
-    groups, codes = np.unique(arr, return_inverse=True)
-    k = len(groups)
-    if kind == 'binary' and k != 2:
-        raise ValueError(f"{name} must be binary (exactly 2 groups), got {k} group(s): {list(groups)[:6]}")
-    if k < 2: raise ValueError(f"{name} must contain at least 2 groups to compare, got {k}: {list(groups)}")
-    sizes = np.bincount(codes, minlength=k)
-    if sizes.min() < min_group_size:
-        small = {str(g): int(s) for g, s in zip(groups, sizes) if s < min_group_size}
-        raise ValueError(f"every group in {name} needs at least {min_group_size} rows; too small: {small}")
-    return codes.astype(int), groups
 
 # %% ../nbs/00_core.ipynb #847a3b8b
 def check_columns(
@@ -211,23 +240,39 @@ def check_columns(
     columns, # column names that must be present
     name:str='df', # argument name, used in error messages
 )->pd.DataFrame:
-    "Check that `df` is a DataFrame containing every name in `columns`."
+    "Check that `df` is a DataFrame with unique column names containing every name in `columns`."
     if not isinstance(df, pd.DataFrame): raise TypeError(f"{name} must be a pandas DataFrame, got {_kind(df)}")
+    dup = df.columns[df.columns.duplicated()].unique()
+    if len(dup): raise ValueError(f"{name} has duplicate column name(s) {sorted(map(str, dup))}; rename them first")
     missing = [c for c in columns if c not in df.columns]
     if missing: raise ValueError(f"{name} is missing column(s) {missing}; it has {list(df.columns)[:12]}")
     return df
 
+# %% ../nbs/00_core.ipynb #9f221855
+def require(
+    module:str, # the import name, e.g. 'lightgbm'
+    extra:str, # the extra that installs it, e.g. 'mc'
+    purpose:str='', # what needs it, e.g. 'Multicalibrator'
+):
+    "Import `module`, or raise an `ImportError` that says which extra of trustml_nb installs it."
+    try: return importlib.import_module(module)
+    except ImportError as e:
+        who = f"{purpose} needs" if purpose else "this needs"
+        raise ImportError(f"{who} the optional package {module.split('.')[0]!r}, which is not installed: "
+                          f"pip install 'trustml_nb[{extra}]' (or 'trustml_nb[all]') ({e})") from None
+
 # %% ../nbs/00_core.ipynb #b7c0000a
 def make_rng(
     seed=None, # None (fresh entropy), an int >= 0, or an existing `np.random.Generator`
+    name:str='seed', # argument name, used in error messages
 )->np.random.Generator:
     "Return a numpy `Generator` from `seed`."
     if isinstance(seed, np.random.Generator): return seed
     if seed is None: return np.random.default_rng()
-    if isinstance(seed, (Integral, np.integer)) and not isinstance(seed, bool):
-        if seed < 0: raise ValueError(f"seed must be >= 0, got {seed}")
+    if isinstance(seed, (Integral, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        if seed < 0: raise ValueError(f"{name} must be >= 0, got {seed}")
         return np.random.default_rng(int(seed))
-    raise TypeError(f"seed must be None, a non-negative int or a numpy Generator, got {type(seed).__name__}")
+    raise TypeError(f"{name} must be None, a non-negative int or a numpy Generator, got {type(seed).__name__}")
 
 # %% ../nbs/00_core.ipynb #3e7e17b5
 def seed_everything(
@@ -243,45 +288,127 @@ def seed_everything(
     return seed
 
 # %% ../nbs/00_core.ipynb #4bfc9ac3
-class Result:
-    "A method's output: a tidy table, headline numbers and notes, with a rich notebook display."
-    def __init__(self,
-                 table:pd.DataFrame, # tidy results, one row per estimate/group/round
-                 title:str='Result', # shown as the heading
-                 summary:dict|None=None, # headline numbers, e.g. {'accuracy': 0.84}
-                 notes=(), # sentences a reader must see (warnings, caveats)
-                 **extras): # other objects to keep (models, histories), stored as attributes
-        if not isinstance(table, pd.DataFrame): raise TypeError(f"table must be a pandas DataFrame, got {_kind(table)}")
-        self.table, self.title = table, title
-        self.summary, self.notes = dict(summary or {}), list(notes)
-        for k, v in extras.items(): setattr(self, k, v)
-        self._extras = list(extras)
+_FIELD_DOC = re.compile(r"^\s+([A-Za-z_]\w*)\s*:[^#]*#\s*(.+?)\s*$")
+
+def _is_scalar(v)->bool:
+    return v is None or isinstance(v, (str, bool, Integral, Real, np.generic))
+
+class Report:
+    "Base of the report every fit returns: frozen fields with names and docs, `to_frame()` and a rich display."
+    title = 'Report' # heading of the display; subclasses override it (a class attribute or a property)
+
+    @classmethod
+    def field_docs(cls)->dict:
+        "The one-line documentation of every field, read from the comment after it in the class body."
+        names, docs = [f.name for f in fields(cls)], {}
+        for klass in reversed(cls.__mro__):
+            if klass is object or not is_dataclass(klass): continue
+            src = klass.__dict__.get('_report_source')
+            if src is None:
+                try: src = inspect.getsource(klass)
+                except (OSError, TypeError): continue   # no source to read (e.g. built with make_dataclass)
+            for line in src.splitlines():
+                m = _FIELD_DOC.match(line)
+                if m and m.group(1) in names: docs[m.group(1)] = m.group(2)
+        return docs
+
+    def summary(self)->dict:
+        "The scalar fields (numbers, text, flags) as a dict."
+        return {f.name: getattr(self, f.name) for f in fields(self) if _is_scalar(getattr(self, f.name))}
 
     def to_frame(self)->pd.DataFrame:
-        "A copy of the tidy table."
-        return self.table.copy()
+        "The report's main table (a copy): the field `table` if there is one, else the scalar fields as one row."
+        t = getattr(self, 'table', None)
+        return t.copy() if isinstance(t, pd.DataFrame) else pd.DataFrame([self.summary()])
 
-    def __getitem__(self, key):
-        "Headline number `key` from `summary`."
-        if key not in self.summary: raise KeyError(f"{key!r} is not in this result's summary; it has {list(self.summary)}")
-        return self.summary[key]
+    def _notes(self)->list: return [n for n in (getattr(self, 'notes', None) or ()) if n]
 
-    def _fmt(self, v): return f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v)
+    @staticmethod
+    def _fmt(v)->str: return f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v)
 
     def __repr__(self):
         lines = [self.title, '=' * len(self.title)]
-        lines += [f"{k}: {self._fmt(v)}" for k, v in self.summary.items()]
-        lines += [self.table.to_string(max_rows=20)]
-        lines += [f"note: {n}" for n in self.notes]
+        lines += [f"{k}: {self._fmt(v)}" for k, v in self.summary().items()]
+        lines += [self.to_frame().to_string(max_rows=20)]
+        lines += [f"note: {n}" for n in self._notes()]
         return '\n'.join(lines)
 
     def _repr_html_(self):
-        summ = ''.join(f"<li><b>{escape(str(k))}</b>: {escape(self._fmt(v))}</li>" for k, v in self.summary.items())
-        notes = ''.join(f"<li>{escape(n)}</li>" for n in self.notes)
-        return (f"<div class='trustml-result'><h4>{escape(self.title)}</h4>"
-                + (f"<ul>{summ}</ul>" if summ else '')
-                + self.table.to_html(max_rows=20, float_format=lambda v: f"{v:.4g}")
+        docs = self.field_docs()
+        rows = ''.join(f"<tr><td><code>{escape(k)}</code></td><td>{escape(self._fmt(v))}</td><td><i>{escape(docs.get(k, ''))}</i></td></tr>"
+                       for k, v in self.summary().items())
+        notes = ''.join(f"<li>{escape(n)}</li>" for n in self._notes())
+        return (f"<div class='trustml-report'><h4>{escape(self.title)}</h4>"
+                + (f"<table><tr><th>field</th><th>value</th><th>meaning</th></tr>{rows}</table>" if rows else '')
+                + self.to_frame().to_html(max_rows=20, float_format=lambda v: f"{v:.4g}")
                 + (f"<p><i>Notes</i></p><ul>{notes}</ul>" if notes else '') + "</div>")
+
+def _class_source(frame)->str|None:
+    "Source of the class decorated at `frame`'s current line (works in modules and in notebook cells alike)."
+    lines = linecache.getlines(frame.f_code.co_filename)
+    i = frame.f_lineno - 1
+    while i < len(lines) and not lines[i].lstrip().startswith('class '): i += 1
+    if i >= len(lines): return None
+    indent, body = len(lines[i]) - len(lines[i].lstrip()), [lines[i]]
+    for line in lines[i + 1:]:
+        if line.strip() and len(line) - len(line.lstrip()) <= indent: break
+        body.append(line)
+    return ''.join(body)
+
+def report(cls):
+    "Class decorator: make `cls` (a `Report` subclass) a frozen dataclass report."
+    if not (isinstance(cls, type) and issubclass(cls, Report)):
+        raise TypeError(f"@report applies to subclasses of Report, got {getattr(cls, '__name__', cls)!r}")
+    cls._report_source = _class_source(sys._getframe(1))  # the field comments are the fields' documentation
+    return dataclass(frozen=True, repr=False, eq=False)(cls)
+
+# %% ../nbs/00_core.ipynb #eb9da663
+def check_is_fitted(
+    estimator, # the estimator to check
+    attributes=('report_',), # fitted attributes that must exist
+)->None:
+    "Raise scikit-learn's `NotFittedError` (a `ValueError`) naming the estimator if `fit` has not been called."
+    missing = [a for a in ([attributes] if isinstance(attributes, str) else attributes) if not hasattr(estimator, a)]
+    if missing:
+        name = type(estimator).__name__
+        raise NotFittedError(f"this {name} is not fitted yet: call {name}(...).fit(...) before using it")
+
+# %% ../nbs/00_core.ipynb #7dc3001e
+class PrefitClassifier(ClassifierMixin, BaseEstimator):
+    "A fixed scoring function as a prefit scikit-learn classifier (for peers that post-process one)."
+    def __init__(self,
+                 proba_fn=None, # callable X -> (n, n_classes) probabilities; None: X's last column is P(y = 1)
+                 classes=(0, 1), # the class labels, in the order of the probability columns
+                ):
+        self.proba_fn, self.classes = proba_fn, classes
+
+    def fit(self, X=None, y=None):
+        "Nothing to learn: record the classes (so peers see a fitted estimator) and return self."
+        if self.proba_fn is not None and not callable(self.proba_fn):
+            raise TypeError(f"proba_fn must be callable or None, got {type(self.proba_fn).__name__}")
+        classes = np.asarray(self.classes)
+        if classes.ndim != 1 or len(classes) < 2 or len(np.unique(classes)) != len(classes):
+            raise ValueError(f"classes must list at least 2 distinct labels, got {self.classes!r}")
+        self.classes_ = classes
+        return self
+
+    def predict_proba(self, X)->np.ndarray:
+        "Class probabilities, shape (n, n_classes)."
+        check_is_fitted(self, 'classes_')
+        if self.proba_fn is None:
+            if len(self.classes_) != 2: raise ValueError("without proba_fn the classifier is binary: classes must have 2 labels")
+            X = check_array(X, 'X', ndim=(1, 2))
+            p = check_probabilities(X if X.ndim == 1 else X[:, -1], 'X (last column: P(y = 1))')
+            return np.column_stack([1 - p, p])
+        P = check_probabilities(self.proba_fn(X), 'proba_fn(X)', rows_sum_to_one=True)
+        if P.ndim != 2 or P.shape[1] != len(self.classes_):
+            raise ValueError(f"proba_fn(X) must have shape (n, {len(self.classes_)}), got {P.shape}")
+        return P
+
+    def predict(self, X)->np.ndarray:
+        "The most probable class of every row."
+        P = self.predict_proba(X)
+        return self.classes_[P.argmax(1)]
 
 # %% ../nbs/00_core.ipynb #5221a119
 def markdown_table(
