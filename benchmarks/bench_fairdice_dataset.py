@@ -9,37 +9,33 @@ Run: .venv/bin/python benchmarks/bench_fairdice_dataset.py     (about 5 minutes 
 """
 import os
 import time
-import warnings
 from pathlib import Path
 
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
 import numpy as np
 import pandas as pd
 
-from trustml_nb.fairdice import behaviour_cloning, fairdice_dual, policy_metrics, train_fairdice
+from trustml_nb.fairdice import FairDICE, NeuralFairDICE, behaviour_cloning, policy_metrics
 from trustml_nb.momdp import collect_dataset, random_momdp, spibb_policy
 from trustml_nb.core import markdown_table
 
 OUT = Path(__file__).parent / "results"
 
 
-
-
 def run(seed, n_traj):
     det = random_momdp(n_states=15, n_actions=3, n_objectives=3, gamma=0.9, deterministic=True, seed=seed)
     D = collect_dataset(det, spibb_policy(det, 0.5, seed=seed), n_traj, 40, seed=seed)
     t = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ex = fairdice_dual(D, welfare="nsw", divergence="softchi", beta=0.05, gamma=det.gamma)
+    ex = FairDICE(welfare="nsw", divergence="softchi", beta=0.05, gamma=det.gamma).fit(D)
     t_ex = time.perf_counter() - t
     t = time.perf_counter()
-    nn_ = train_fairdice(D, welfare="nsw", divergence="softchi", beta=0.05, gamma=det.gamma, steps=3000, seed=0)
+    nn_ = NeuralFairDICE(welfare="nsw", divergence="softchi", beta=0.05, gamma=det.gamma, steps=3000, seed=0).fit(D)
     t_nn = time.perf_counter() - t
-    w_ex, w_nn, w_bc = (policy_metrics(det, p)["nsw"] for p in (ex.pi, nn_.pi, behaviour_cloning(D)))
+    m = policy_metrics(det, {"exact": ex.policy_, "neural": nn_.policy_, "bc": behaviour_cloning(D)}).set_index("policy")
+    w_ex, w_nn, w_bc = m.nash_welfare[["exact", "neural", "bc"]]
     return {"seed": seed, "trajectories": n_traj, "transitions": len(D), "nsw_exact": w_ex, "nsw_neural": w_nn, "nsw_bc": w_bc,
             "gap_neural_%": 100 * (w_ex - w_nn) / abs(w_ex), "gap_bc_%": 100 * (w_ex - w_bc) / abs(w_ex),
-            "mu_rel_err": float(np.abs(nn_.mu / ex.mu - 1).max()), "exact_s": t_ex, "neural_s": t_nn,
+            "mu_rel_err": float(np.abs(nn_.objective_weights_ / ex.objective_weights_ - 1).max()), "exact_s": t_ex, "neural_s": t_nn,
             "time_ratio_neural_over_exact": t_nn / t_ex}
 
 

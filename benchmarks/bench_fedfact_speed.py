@@ -8,17 +8,15 @@ Shared, loaded 2-core machine: numbers are noisy. Run: .venv/bin/python benchmar
 """
 import os
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
-warnings.simplefilter("ignore")
-from trustml_nb.fedfact import FedAvgProtocol, FedFactPostProtocol, _client_data, adult_fed_data, fedfact, run_inprocess_eval
+from trustml_nb.core import DroppedRowsWarning, markdown_table, quiet
+from trustml_nb.fedfact import FedAvg, FedAvgProtocol, FedFactPost, FedFactPostProtocol, _client_data, adult_fed_data, run_inprocess
 from trustml_nb.fedfact_flower import run_flower
-from trustml_nb.core import markdown_table
 
 OUT = Path(__file__).parent / "results"
 ROUNDS = 5
@@ -39,22 +37,25 @@ def main():
     rows = []
     for name, kw in [("Adult sample (3 clients, 3,000 rows)", dict(n_clients=3, max_rows=3000)),
                      ("Adult (5 clients, 45,222 rows)", dict(n_clients=5))]:
-        fd = adult_fed_data(alpha=0.5, seed=0, **kw); clients = _client_data(fd)
-        run_inprocess_eval(pipeline(fd), clients, 0, False, fd.shape)                       # warm-up (imports, allocators)
-        t0 = time.perf_counter(); p_in, _, log_in, ev_in = run_inprocess_eval(pipeline(fd), clients, 0, False, fd.shape); t_in = time.perf_counter() - t0
-        t0 = time.perf_counter(); p_fl, log_fl, ev_fl = run_flower(pipeline(fd), clients, 0, fd.shape); t_fl = time.perf_counter() - t0
-        same = all(np.array_equal(p_in[k], p_fl[k]) for k in ('w.weight', 'lam')) and all(
-            np.array_equal(a['test'], b['test']) for a, b in zip(ev_in, ev_fl))
+        with quiet(DroppedRowsWarning):
+            fd = adult_fed_data(alpha=0.5, seed=0, **kw)
+        clients = _client_data(fd)
+        run_inprocess(pipeline(fd), clients, 0, False, fd.shape)                             # warm-up (imports, allocators)
+        t0 = time.perf_counter(); r_in = run_inprocess(pipeline(fd), clients, 0, False, fd.shape); t_in = time.perf_counter() - t0
+        t0 = time.perf_counter(); r_fl = run_flower(pipeline(fd), clients, 0, fd.shape); t_fl = time.perf_counter() - t0
+        same = all(np.array_equal(r_in.payload[k], r_fl.payload[k]) for k in ('w.weight', 'lam')) and all(
+            np.array_equal(a['test'], b['test']) for a, b in zip(r_in.evals, r_fl.evals))
         for stage in ('FedAvg', 'FedFACT-Post'):
-            a, b = per_round(log_in, stage), per_round(log_fl, stage)
+            a, b = per_round(r_in.log, stage), per_round(r_fl.log, stage)
             rows.append(dict(data=name, stage=stage, inprocess_s_per_round=a, flower_s_per_round=b, ratio=b / a,
                              flower_overhead_s=t_fl - t_in, inprocess_total_s=t_in, flower_total_s=t_fl,
                              identical_results=same))
             print(rows[-1], flush=True)
-    fd = adult_fed_data(n_clients=5, alpha=0.5, seed=0)
-    avg = fedfact(fd, "fedavg", seed=0, show_progress=False)
-    runs = [fedfact(fd, "post", xi_g=0.01, xi_l=0.01, base=avg, seed=0, show_progress=False) for _ in range(3)]
-    fits = [r["seconds"] for r in runs]; cpus = [r["cpu_seconds"] for r in runs]
+    with quiet(DroppedRowsWarning):
+        fd = adult_fed_data(n_clients=5, alpha=0.5, seed=0)
+    avg = FedAvg(seed=0, show_progress=False).fit(fd)
+    runs = [FedFactPost(xi_g=0.01, xi_l=0.01, base_model=avg, seed=0, show_progress=False).fit(fd).report_ for _ in range(3)]
+    fits = [r.seconds for r in runs]; cpus = [r.cpu_seconds for r in runs]
     df = pd.DataFrame(rows)
     OUT.mkdir(exist_ok=True); df.to_csv(OUT / "fedfact_speed.csv", index=False)
     md = ["# FedFACT: seconds per round, in-process vs Flower simulation", "",

@@ -7,7 +7,6 @@ Run: .venv/bin/python benchmarks/bench_gam_shap.py   (writes benchmarks/results/
 Timings are medians on a shared, noisy 2-core machine.
 """
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -24,8 +23,6 @@ from timing import median_time
 
 OUT = Path(__file__).parent / 'results'
 
-
-warnings.filterwarnings('ignore')
 
 
 def fit_ebm(n, rows=400, seed=0, rounds=60):

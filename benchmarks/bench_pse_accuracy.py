@@ -8,24 +8,22 @@ exact truth from shared noise (10^6-unit Monte Carlo):
              Y = 0.5X + 1.5 max(M, 0) + 0.5 X M + sin(2 z1) + 0.3 z2^2 + U_Y
 NDE = E[Y(1, M(0))] - E[Y(0, M(0))] (statsmodels' ADE (control)), NIE = E[Y(1, M(1))] - E[Y(1, M(0))] (ACME (treated)).
 Target (issue #3): on the nonlinear data, lower RMSE than DoWhy's two-stage regression for NDE and NIE.
-Run: .venv/bin/python benchmarks/bench_pse_accuracy.py [n_reps] [n]
+Run: .venv/bin/python benchmarks/bench_pse_accuracy.py [n_reps] [n]   (results go to benchmarks/results, or to $PSE_BENCH_OUT)
 """
 import logging
 import os
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
-from trustml_nb.core import progress
-from trustml_nb.pse import pse_effects
-from trustml_nb.core import markdown_table
+from trustml_nb.core import markdown_table, progress, quiet
+from trustml_nb.pse import PathSpecificEffects
 
-OUT = Path(__file__).parent / "results"
+OUT = Path(os.environ.get("PSE_BENCH_OUT", Path(__file__).parent / "results"))
 
 
 
@@ -54,8 +52,7 @@ def truth(kind, n=1_000_000):
 def dowhy_fit(df):
     from dowhy import CausalModel
     g = "digraph{z1->x; z2->x; z1->m; z2->m; z1->y; z2->y; x->m; x->y; m->y;}"
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore')
+    with quiet(DeprecationWarning):   # DoWhy 0.14 triggers pandas' and pyparsing's deprecation warnings
         model = CausalModel(data=df, treatment='x', outcome='y', graph=g)
         out = {}
         for eff, et in (('NDE', 'nonparametric-nde'), ('NIE', 'nonparametric-nie')):
@@ -76,8 +73,8 @@ def statsmodels_fit(df, seed):
 
 
 def ours_fit(df, learners, seed):
-    t = pse_effects(df, 'x', ['z1', 'z2'], [], ['m'], 'y', learners=learners, estimators=('DR', 'SN'), seed=seed,
-                    warn=False).to_frame().set_index(['estimator', 'effect']).estimate
+    est = PathSpecificEffects(x='x', z=['z1', 'z2'], w=[], v=['m'], y='y', learners=learners, estimators=('DR', 'SN'), seed=seed, warn=False)
+    t = est.fit(df).report_.to_frame().set_index(['estimator', 'effect']).estimate
     return {est: {'NDE': t[(est, 'NDE')], 'NIE': t[(est, 'NIE')]} for est in ('DR', 'SN')}
 
 
@@ -114,7 +111,7 @@ def main(n_reps=40, n=2_000, seed=0):
     nl = table[(table.data == 'nonlinear') & (table.method == 'ours hgb DR')].set_index('effect').rmse_ratio_vs_dowhy
     verdict = ', '.join(f"{e}: ours hgb DR RMSE / DoWhy RMSE = {v:.2f}" for e, v in nl.items())
     head = (f"# NDE / NIE accuracy vs DoWhy and statsmodels\n\n{n_reps} replications per data set, n = {n:,}, same data for "
-            f"every method, truth from 10^6 units. Ours: cross-fitted DR and SN, 5 folds, GLM or HistGradientBoosting "
+            f"every method, truth from 10^6 units. Ours: cross-fitted DR and SN, 5 folds, GLM (statsmodels) or HistGradientBoosting "
             f"nuisances. statsmodels: Mediation(parametric, n_rep=50) with OLS models; DoWhy 0.14: "
             f"mediation.two_stage_regression (linear). Nonlinear data: {verdict}. Shared 2-core machine: timings noisy.\n\n")
     (OUT / "pse_accuracy.md").write_text(head + markdown_table(table.round(4)) + "\n")

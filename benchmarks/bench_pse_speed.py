@@ -1,26 +1,25 @@
-"""Speed of the full path-specific effects table (trustml_nb.pse.pse_effects): TE, NDE, NIE, VDE, NIE*, TV with DR and SN,
+"""Speed of the full path-specific effects table (trustml_nb.pse.PathSpecificEffects): TE, NDE, NIE, VDE, NIE*, TV with DR and SN,
 gradient-boosting nuisances (sklearn HistGradientBoosting), 5 folds, binary outcome, on the oximetry simulator.
 
 Target (issue #3): n = 50,000 in at most 60 s on 2 cores. Reference: DoWhy's mediation.two_stage_regression (NDE and NIE
 only, linear, one mediator column, no cross-fitting) on the same rows: not like-for-like, shown for scale.
-Run: .venv/bin/python benchmarks/bench_pse_speed.py [sizes...]
+Run: .venv/bin/python benchmarks/bench_pse_speed.py [sizes...]   (results go to benchmarks/results, or to $PSE_BENCH_OUT)
 """
 import logging
 import os
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
-from trustml_nb.pse import pse_effects
+from trustml_nb.core import markdown_table, quiet
+from trustml_nb.pse import PathSpecificEffects
 from trustml_nb.pse_simulator import sim_oximetry
-from trustml_nb.core import markdown_table
 
-OUT = Path(__file__).parent / "results"
+OUT = Path(os.environ.get("PSE_BENCH_OUT", Path(__file__).parent / "results"))
 # Threads per learner. n_jobs=2 is fast on an idle 2-core machine but collapses under load (OpenMP spin-waiting:
 # 109 s instead of 4 s at n = 10,000 when other jobs shared the cores), so the default measures n_jobs=1 only.
 JOBS = tuple(int(j) for j in os.environ.get("PSE_BENCH_JOBS", "1").split(","))
@@ -30,10 +29,11 @@ JOBS = tuple(int(j) for j in os.environ.get("PSE_BENCH_JOBS", "1").split(","))
 
 def time_ours(sim, n_jobs):
     R = sim.roles
+    est = PathSpecificEffects(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y='vented', learners='hgb', n_folds=5,
+                              estimators=('DR', 'SN'), n_jobs=n_jobs, warn=False)
     t = time.perf_counter()
-    res = pse_effects(sim.data, R['x'], R['z'], R['w'], R['v'], 'vented', learners='hgb', n_folds=5,
-                      estimators=('DR', 'SN'), n_jobs=n_jobs, warn=False)
-    return time.perf_counter() - t, res
+    est.fit(sim.data)
+    return time.perf_counter() - t, est.report_
 
 
 def time_dowhy(sim):
@@ -42,8 +42,7 @@ def time_dowhy(sim):
     d = sim.data[['age', 'sex', 'cci', 'race', 'spo2', 'vented']]
     g = "digraph{age->race; cci->race; age->spo2; sex->spo2; cci->spo2; age->vented; sex->vented; cci->vented; race->spo2; race->vented; spo2->vented;}"
     t = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore')
+    with quiet(DeprecationWarning):   # DoWhy 0.14 triggers pandas' and pyparsing's deprecation warnings
         model = CausalModel(data=d, treatment='race', outcome='vented', graph=g)
         for et in ('nonparametric-nde', 'nonparametric-nie'):
             est = model.identify_effect(estimand_type=et, proceed_when_unidentifiable=True)

@@ -33,9 +33,9 @@ def _raised_in_package(exc: BaseException) -> tuple:
 def _record(module, label, outcome): OUTCOMES.append((module, label, outcome))
 
 
-def expect_error(fn, *args, arg: str, module: str = '', label: str = '', exc=(ValueError, TypeError), **kwargs):
+def expect_error(fn, *args, arg: str, module: str = '', case: str = '', exc=(ValueError, TypeError), **kwargs):
     "Call fn(*args, **kwargs): it must raise `exc` from trustml_nb code with `arg` in the message. Returns the exception."
-    label = label or getattr(fn, '__name__', repr(fn))
+    label = case or getattr(fn, '__name__', repr(fn))
     try: out = fn(*args, **kwargs)
     except exc as e:
         ok, where = _raised_in_package(e)
@@ -55,9 +55,9 @@ def expect_error(fn, *args, arg: str, module: str = '', label: str = '', exc=(Va
     raise AssertionError(f"{label}: no error; the call returned {_short(out)}")
 
 
-def expect_ok(fn, *args, check, module: str = '', label: str = '', **kwargs):
+def expect_ok(fn, *args, check, module: str = '', case: str = '', **kwargs):
     "Call fn(*args, **kwargs): it must return a value for which check(value) is true (a correct result). Returns it."
-    label = label or getattr(fn, '__name__', repr(fn))
+    label = case or getattr(fn, '__name__', repr(fn))
     try: out = fn(*args, **kwargs)
     except Exception as e:
         ok, where = _raised_in_package(e)

@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
-from trustml_nb.core import (DroppedRowsWarning, NumericalWarning, Result, check_array, check_binary, check_columns,
-                             check_option, check_probabilities, check_same_length, check_scalar, check_sensitive,
+from trustml_nb.core import (DroppedRowsWarning, NumericalWarning, PrefitClassifier, Report, SmallGroupWarning, check_array,
+                             check_binary, check_columns, check_is_fitted, check_option, check_probabilities,
+                             check_same_length, check_scalar, quiet, report, require,
                              make_rng, progress, report_dropped, report_numerical, seed_everything)
 
 
@@ -90,35 +91,12 @@ def test_check_binary():
         check_binary([-1, 1], "y_pred")
 
 
-def test_check_sensitive_binary_and_categorical():
-    codes, groups = check_sensitive(pd.Series(["b", "a", "b"]), "race", kind="binary")
-    np.testing.assert_array_equal(codes, [1, 0, 1]); assert list(groups) == ["a", "b"]
-    codes, groups = check_sensitive([2, 0, 1, 1], "region")
-    assert len(groups) == 3 and codes.max() == 2
-    with pytest.raises(ValueError, match=r"race must be binary \(exactly 2 groups\), got 3 group\(s\)"):
-        check_sensitive(["a", "b", "c"], "race", kind="binary")
-    with pytest.raises(ValueError, match="sex must contain at least 2 groups to compare, got 1"):
-        check_sensitive(["F", "F"], "sex")
-    with pytest.raises(ValueError, match="sex contains 1 missing value"):
-        check_sensitive(["F", np.nan, "M"], "sex")
-    with pytest.raises(ValueError, match="kind must be one of 'binary', 'categorical'; got 'multi'"):
-        check_sensitive(["F", "M"], "sex", kind="multi")
-    with pytest.raises(ValueError, match=r"sex must have 1 dimension\(s\), got 2"):
-        check_sensitive(np.array([["F", "M"]]), "sex")
-
-
-@given(st.lists(st.sampled_from(["A", "B", "C", "D"]), min_size=2, max_size=40))
-def test_check_sensitive_codes_reconstruct_labels(labels):
-    if len(set(labels)) < 2: return
-    codes, groups = check_sensitive(labels, "g")
-    assert list(groups[codes]) == labels
-    assert list(groups) == sorted(set(labels))
-
-
 def test_check_scalar_option_columns():
     assert check_scalar(0, "n", int, low=0) == 0
     with pytest.raises(ValueError, match=r"n must be in \(0, inf\], got 0"): check_scalar(0, "n", int, low=0, closed="right")
     with pytest.raises(TypeError, match="flag must be a real number, got bool True"): check_scalar(True, "flag")
+    with pytest.raises(ValueError, match="beta0 must be finite, got inf"): check_scalar(np.inf, "beta0")
+    assert check_scalar(np.float32(0.5), "lr") == np.float32(0.5) and check_scalar(np.int64(3), "n", int) == 3
     with pytest.raises(ValueError, match="lr must be a number, got NaN"): check_scalar(float("nan"), "lr")
     with pytest.raises(ValueError, match="welfare must be one of 'nash', 'maxmin'; got 'utilitarian'"):
         check_option("utilitarian", "welfare", ("nash", "maxmin"))
@@ -161,22 +139,75 @@ def test_seed_everything_repeats_torch_and_numpy():
 
 # ---- results and progress -------------------------------------------------------------------------
 
-def test_result_container():
+@report
+class RatesReport(Report):
+    "Rates per group (a test report)."
+    title = 'Rates'
+    table: pd.DataFrame # one row per group
+    rate_gap: float # largest minus smallest rate
+    label: str # a label with <html> in it
+    notes: tuple = () # sentences a reader must see
+
+
+def test_report_is_frozen_documented_and_displays():
+    from dataclasses import FrozenInstanceError
     table = pd.DataFrame({"group": ["a", "b"], "rate": [0.25, 0.5]})
-    res = Result(table, title="Rates", summary={"gap": 0.25}, notes=["2 rows dropped"], history=[1, 2])
-    assert res["gap"] == 0.25 and res.history == [1, 2]
-    out = res.to_frame(); out.loc[0, "rate"] = 9
-    assert res.table.loc[0, "rate"] == 0.25, "to_frame must return a copy"
-    html = res._repr_html_()
-    assert "<h4>Rates</h4>" in html and "2 rows dropped" in html and "0.25" in html
-    assert "gap: 0.25" in repr(res)
-    with pytest.raises(TypeError, match="table must be a pandas DataFrame, got list"): Result([1, 2])
-    with pytest.raises(KeyError, match="'acc' is not in this result's summary"): res["acc"]
+    rep = RatesReport(table, rate_gap=0.25, label="<script>", notes=("2 rows dropped",))
+    assert rep.summary() == {"rate_gap": 0.25, "label": "<script>"}
+    out = rep.to_frame(); out.loc[0, "rate"] = 9
+    assert rep.table.loc[0, "rate"] == 0.25, "to_frame must return a copy"
+    with pytest.raises(FrozenInstanceError): rep.rate_gap = 0.0
+    assert RatesReport.field_docs() == {"table": "one row per group", "rate_gap": "largest minus smallest rate",
+                                        "label": "a label with <html> in it", "notes": "sentences a reader must see"}
+    html = rep._repr_html_()
+    assert "<h4>Rates</h4>" in html and "2 rows dropped" in html and "largest minus smallest rate" in html
+    assert "<script>" not in html and "&lt;script&gt;" in html, "user text must be escaped"
+    assert "rate_gap: 0.25" in repr(rep)
+    assert RatesReport(table, 0.1, "x") is not RatesReport(table, 0.1, "x") and rep == rep  # identity equality (no DataFrame ==)
+    with pytest.raises(TypeError, match="@report applies to subclasses of Report"): report(dict)
 
 
-def test_result_html_escapes_user_text():
-    res = Result(pd.DataFrame({"x": [1]}), title="<script>", notes=["a < b"])
-    assert "<script>" not in res._repr_html_() and "&lt;script&gt;" in res._repr_html_()
+def test_report_field_docs_follow_inheritance():
+    @report
+    class More(RatesReport):
+        "With one more field."
+        n_groups: int = 2 # number of groups
+    docs = More.field_docs()
+    assert docs["rate_gap"] == "largest minus smallest rate" and docs["n_groups"] == "number of groups"
+
+
+def test_check_is_fitted_and_prefit_classifier():
+    from sklearn.exceptions import NotFittedError
+    from sklearn.base import clone
+    clf = PrefitClassifier()
+    with pytest.raises(NotFittedError, match="this PrefitClassifier is not fitted yet"): check_is_fitted(clf, "classes_")
+    assert clf.fit() is clf
+    np.testing.assert_array_equal(clf.predict(np.array([[0.1], [0.9]])), [0, 1])
+    three = PrefitClassifier(lambda X: np.tile([0.2, 0.5, 0.3], (len(X), 1)), classes=("a", "b", "c")).fit()
+    assert list(three.predict(np.zeros((2, 1)))) == ["b", "b"]
+    assert clone(three).get_params()["classes"] == ("a", "b", "c")
+    with pytest.raises(ValueError, match="classes must list at least 2 distinct labels"): PrefitClassifier(classes=(1, 1)).fit()
+    with pytest.raises(TypeError, match="proba_fn must be callable"): PrefitClassifier(proba_fn=3).fit()
+    bad = PrefitClassifier(lambda X: np.full((len(X), 2), 0.7)).fit()
+    with pytest.raises(ValueError, match="each row of proba_fn"): bad.predict_proba(np.zeros((2, 1)))
+
+
+def test_require_names_the_extra():
+    import math
+    assert require("math", "core") is math
+    with pytest.raises(ImportError, match=r"Thing needs the optional package 'no_such_pkg_42'.*pip install 'trustml_nb\[fl\]'"):
+        require("no_such_pkg_42.sub", "fl", "Thing")
+
+
+def test_quiet_hides_only_the_named_categories():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with quiet(DroppedRowsWarning, SmallGroupWarning):
+            report_dropped(1, 2, "x"); warnings.warn("small", SmallGroupWarning); report_numerical("bad")
+    assert [c.category for c in caught] == [NumericalWarning]
+    for bad in ((), (Warning,), (UserWarning,), ("DroppedRowsWarning",)):
+        with pytest.raises(TypeError):
+            with quiet(*bad): pass
 
 
 def test_progress_counts_and_can_be_silenced(monkeypatch):
@@ -190,13 +221,12 @@ def test_progress_counts_and_can_be_silenced(monkeypatch):
 
 
 def test_dropped_rows_warn_every_time_not_once_per_location():
-    import warnings as w
-    with w.catch_warnings(record=True) as caught:
-        w.simplefilter("default")  # Python's default: once per location ...
-        import trustml_nb.core as core
-        w.filterwarnings("always", category=core.DroppedRowsWarning)  # ... which core overrides for dropped rows
+    with warnings.catch_warnings(record=True) as caught:
+        # no filter of the test's own: only the package's 'always' filter can make all three dropped-row warnings show
         for _ in range(3): report_dropped(1, 5, "NaN", "loader")
-    assert sum(issubclass(c.category, DroppedRowsWarning) for c in caught) == 3
+        for _ in range(3): warnings.warn("plain", UserWarning)   # control: Python shows this once per location
+    assert sum(c.category is DroppedRowsWarning for c in caught) == 3
+    assert sum(c.category is UserWarning for c in caught) == 1
 
 
 def test_markdown_table():

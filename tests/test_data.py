@@ -8,9 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from trustml_nb.core import DroppedRowsWarning
-from trustml_nb.data import (ADULT_COLUMNS, DATA_ATTRIBUTION, DATASET_SHA256, ChecksumError, dataset_path,
-                             dataset_summary, load_adult, load_german, split_features, verify_checksum)
+from trustml_nb.core import DroppedRowsWarning, SmallGroupWarning, quiet
+from trustml_nb.data import (ADULT_COLUMNS, DATA_ATTRIBUTION, DATASET_SHA256, ChecksumError, Task, adult_attributes,
+                             adult_task, dataset_path, dataset_summary, encode_features, load_adult, load_german,
+                             split_features, verify_checksum)
+from trustml_nb.groups import intersect
 
 ADULT_INT = ['age', 'fnlwgt', 'education_num', 'capital_gain', 'capital_loss', 'hours_per_week']
 ADULT_CAT = [c for c in ADULT_COLUMNS if c not in ADULT_INT + ['income']]
@@ -18,8 +20,7 @@ ADULT_CAT = [c for c in ADULT_COLUMNS if c not in ADULT_INT + ['income']]
 
 def quiet_adult(*args, **kwargs):
     "load_adult without the expected DroppedRowsWarning."
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore', DroppedRowsWarning)
+    with quiet(DroppedRowsWarning):
         return load_adult(*args, **kwargs)
 
 
@@ -260,7 +261,7 @@ def test_split_features_errors(adult):
 
 def test_dataset_summary(adult, german):
     s = dataset_summary(adult)
-    assert s['rows'] == 30162 and s['base_rate'] == pytest.approx(0.24892, abs=1e-5)
+    assert s.n_rows == 30162 and s.base_rate == pytest.approx(0.24892, abs=1e-5) and s.dropped_rows == 2399
     t = s.to_frame().set_index(['attribute', 'group'])
     assert t.loc[('sex', 'Male'), 'n'] == 20380
     assert t.loc[('sex', 'Female'), 'base_rate'] == pytest.approx(0.11368, abs=1e-5)
@@ -268,4 +269,130 @@ def test_dataset_summary(adult, german):
     assert t.xs('race')['n'].sum() == 30162
     assert any('2,399' in n for n in s.notes)
     g = dataset_summary(german)
-    assert g['base_rate'] == pytest.approx(0.7) and len(g.to_frame()) == 4
+    assert g.base_rate == pytest.approx(0.7) and len(g.to_frame()) == 4
+
+
+# --- adult_task: the one task builder -----------------------------------------------------------------------
+
+def quiet_task(*args, **kwargs):
+    with quiet(DroppedRowsWarning, SmallGroupWarning):
+        return adult_task(*args, **kwargs)
+
+
+@pytest.fixture(scope='module')
+def pooled():
+    return quiet_task({'base': 0.3, 'calib': 0.4, 'test': 0.3}, sensitive=('sex', 'race', 'age_group'), min_group_size=100,
+                      base_model='logistic', exclude=('fnlwgt', 'age'), seed=3)
+
+
+def test_task_splits_partition_the_rows(pooled, adult):
+    both = quiet_adult('all')
+    rows = np.concatenate([s.rows for s in pooled.splits.values()])
+    assert sorted(rows) == list(range(len(both))), "the splits must partition the rows, each exactly once"
+    for s in pooled.splits.values():   # every split's labels and features are those rows of the loaded table
+        np.testing.assert_array_equal(s.y, both['income'].to_numpy()[s.rows].astype(int))
+        np.testing.assert_array_equal(s.X['education_num'].to_numpy(), both['education_num'].to_numpy()[s.rows])
+        assert list(s.X.columns) == [c for c in ADULT_COLUMNS if c not in ('income', 'sex', 'race', 'fnlwgt', 'age')]
+    assert isinstance(pooled, Task) and pooled.n_rows == len(both) and pooled.dropped_rows == 3620
+
+
+def test_task_groups_are_the_intersections_of_its_attributes(pooled):
+    A = pd.concat([s.A for s in pooled.splits.values()], ignore_index=True)
+    with quiet(SmallGroupWarning):
+        G = intersect(A, min_size=100)
+    got = pd.concat([s.groups for s in pooled.splits.values()], ignore_index=True)
+    assert list(got.columns) == list(G.columns)
+    assert got.equals(G)
+    assert all(s.groups.any(axis=0).all() for s in pooled.splits.values()), "no group may be empty in a split"
+
+
+def test_task_base_model_scores_are_the_model_refitted(pooled):
+    from sklearn.base import clone
+    m = clone(pooled.base_model).fit(pooled.base.X, pooled.base.y)
+    np.testing.assert_allclose(m.predict_proba(pooled.test.X)[:, 1], pooled.test.score, atol=1e-12)
+    assert pooled.base_split == 'base'
+
+
+def test_task_same_seed_same_task_other_seed_other_split(pooled):
+    again = quiet_task({'base': 0.3, 'calib': 0.4, 'test': 0.3}, sensitive=('sex', 'race', 'age_group'), min_group_size=100,
+                       base_model='logistic', exclude=('fnlwgt', 'age'), seed=3)
+    other = quiet_task({'base': 0.3, 'calib': 0.4, 'test': 0.3}, sensitive='sex', seed=4)
+    np.testing.assert_array_equal(again.test.rows, pooled.test.rows)
+    np.testing.assert_array_equal(again.test.score, pooled.test.score)
+    assert not np.array_equal(other.test.rows, pooled.test.rows)
+
+
+def test_task_official_test_and_counts(adult):
+    t = quiet_task({'fit': 1000, 'cal': None}, official_test=True, sensitive=('sex', 'race_binary'), max_rows=3000, seed=0,
+                   max_order=1, keep_groups=['all', 'sex=Female', 'race_binary=non-White'])
+    test = quiet_adult('test')
+    np.testing.assert_array_equal(t.test.y, test['income'].to_numpy().astype(int))
+    assert (len(t.fit), len(t.cal), len(t.test)) == (1000, 2000, 15060)
+    assert list(t.test.groups.columns) == ['all', 'sex=Female', 'race_binary=non-White']
+    assert t.test.groups['all'].all()
+    np.testing.assert_array_equal(t.test.groups['sex=Female'].to_numpy(), (test['sex'] == 'Female').to_numpy())
+
+
+def test_task_with_a_generator_continues_the_stream():
+    g1, g2 = np.random.default_rng(7), np.random.default_rng(7)
+    t = quiet_task(sensitive='sex', max_rows=500, seed=g1)
+    both = quiet_adult('all')
+    idx = np.sort(g2.choice(len(both), 500, replace=False))
+    np.testing.assert_array_equal(t.all.y, both['income'].to_numpy()[idx].astype(int))
+    assert g1.random() == g2.random(), "after the task, the caller's generator is where a direct draw would leave it"
+
+
+def test_task_reports_dropped_rows_and_left_out_groups():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        adult_task(sensitive=('sex', 'race'), min_group_size=50, max_rows=2000, seed=1)
+    cats = [c.category for c in caught]
+    assert cats.count(DroppedRowsWarning) == 1 and cats.count(SmallGroupWarning) >= 1
+    assert 'adult_task: dropped 3,620 of 48,842 rows' in str(caught[cats.index(DroppedRowsWarning)].message)
+
+
+@pytest.mark.parametrize('kw,exc,msg', [
+    (dict(splits={'a': 0.7, 'b': 0.7}), ValueError, "splits ask for"),
+    (dict(splits={'a': None, 'b': 0.2}), ValueError, "only the last split may be"),
+    (dict(splits={'a': -0.1}), ValueError, "splits['a'] must be in (0, 1]"),
+    (dict(splits={'a': True}), TypeError, "splits['a'] must be a share"),
+    (dict(splits=[0.5, 0.5]), TypeError, "splits must be a non-empty dict"),
+    (dict(splits={'test': 0.5}, official_test=True), ValueError, "do not name a split 'test'"),
+    (dict(label='wage'), ValueError, "label must be one of 'income', 'hours'"),
+    (dict(sensitive=()), ValueError, "sensitive must name at least one"),
+    (dict(sensitive=('sex', 'sex')), ValueError, "sensitive names an attribute twice"),
+    (dict(exclude=('income',)), ValueError, "exclude names column(s) that are not features"),
+    (dict(max_rows=5), ValueError, "max_rows must be in [10, inf]"),
+    (dict(max_rows=2.5), TypeError, "max_rows must be an integer"),
+    (dict(base_model='svm'), ValueError, "base_model must be one of 'logistic', 'hgb'"),
+    (dict(base_model='hgb', label='hours'), ValueError, "base_model needs binary labels"),
+    (dict(base_split='all'), ValueError, "base_split is set but base_model is None"),
+    (dict(seed=-1), ValueError, "seed must be >= 0"),
+    (dict(keep_groups=['sex=X']), ValueError, "keep names group(s) that do not exist"),
+    (dict(max_order=5), ValueError, "max_order must be in [1, 2]"),
+])
+def test_task_refuses_bad_settings(kw, exc, msg):
+    kw.setdefault('max_rows', 500)
+    with pytest.raises(exc) as e: quiet_task(**kw)
+    assert msg in str(e.value)
+
+
+def test_encode_features_standardises_on_the_fit_rows_only(pooled):
+    X = pooled.test.X
+    fit = np.zeros(len(X), bool); fit[:500] = True
+    Z, cols = encode_features(X, fit=fit)
+    j = cols.index('hours_per_week')
+    raw = X['hours_per_week'].to_numpy(float)
+    np.testing.assert_allclose(Z[:, j], (raw - raw[:500].mean()) / raw[:500].std(ddof=1))
+    onehot = [c for c in cols if c.startswith('workclass_')]
+    assert len(onehot) == len(X['workclass'].cat.categories)
+    np.testing.assert_array_equal(Z[:, [cols.index(c) for c in onehot]].sum(1), np.ones(len(X)))
+    with pytest.raises(TypeError, match='X must be a pandas DataFrame'): encode_features(X.to_numpy())
+    with pytest.raises(ValueError, match='fit must be a mask of'): encode_features(X, fit=np.ones(3, bool))
+
+
+def test_adult_attributes(adult):
+    A = adult_attributes(adult)
+    assert ((A['age_group'] == '<30') == (adult['age'] < 30)).all()
+    assert ((A['age_group'] == '50+') == (adult['age'] >= 50)).all()
+    assert ((A['race_binary'] == 'White') == (adult['race'] == 'White')).all()

@@ -1,17 +1,23 @@
-"""FairDICE and its environments: exact routes against each other and closed forms, neural against exact, bad inputs.
+"""FairDICE and its environments: exact routes against each other and closed forms, neural against exact, the estimator
+contract, and the issue-12 findings.
 
 Run: .venv/bin/python -m pytest tests/test_fairdice.py -q   (the three-MOMDP neural study: --runslow)
+The bad-input sweep of every public entry point is tests/test_bad_input_fairdice.py.
 """
+import pickle
 import warnings
 
 import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings, strategies as st
+from sklearn.base import clone
 
-from trustml_nb.fairdice import (Divergence, FairDICE, Welfare, behaviour_cloning, buggy_weighted_bc_loss, fairdice_dual,
-                                 fairdice_explorer, fairdice_primal, get_welfare, jain_index, policy_metrics,
-                                 solve_unregularised, train_fairdice, weighted_bc_loss)
+from contract import check_estimator_contract, check_report
+from trustml_nb.core import NumericalWarning
+from trustml_nb.fairdice import (Divergence, FairDICE, FairDICENetwork, FairDICEReport, NeuralFairDICE, NeuralFairDICEReport,
+                                 behaviour_cloning, buggy_weighted_bc_loss, fairdice_explorer, get_welfare, jain_index,
+                                 policy_metrics, render_fairdice, solve_unregularised, weighted_bc_loss)
 from trustml_nb.momdp import (OfflineDataset, collect_dataset, counterexample_momdp, empirical_mdp, four_room,
                               from_mo_gymnasium, optimal_policy, random_momdp, spibb_policy, uniform_policy)
 
@@ -24,10 +30,13 @@ def rm_data():
     return rm, collect_dataset(rm, spibb_policy(rm, 0.5, seed=3), 100, 50, seed=3)
 
 
-def quiet(f, *a, **k):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return f(*a, **k)
+def exact(data, dD=None, **settings):
+    "The exact solver's report (dual route unless solver='primal' is given)."
+    return FairDICE(**settings).fit(data, state_action_distribution=dD).report_
+
+
+def nsw_of(mdp, pi):
+    return float(policy_metrics(mdp, pi).nash_welfare.iloc[0])
 
 
 # ---------------------------------------------------------------- exact routes
@@ -36,71 +45,89 @@ def quiet(f, *a, **k):
                                               ("utilitarian", "chi2", 0.1)])
 def test_primal_and_dual_agree_to_1e6(rm_data, welfare, div, beta):
     rm, D = rm_data
-    du = quiet(fairdice_dual, D, welfare=welfare, divergence=div, beta=beta, gamma=rm.gamma)
-    pr = quiet(fairdice_primal, D, welfare=welfare, divergence=div, beta=beta, gamma=rm.gamma)
-    assert abs(du["objective"] - pr["objective"]) < 1e-6
-    assert abs(du["dual_value"] - pr["objective"]) < 1e-6          # strong duality across the routes
-    assert np.abs(du.d - pr.d).max() < 1e-6
-    assert du["flow_residual"] < 1e-6 and pr["flow_residual"] < 1e-6
+    du = exact(D, welfare=welfare, divergence=div, beta=beta, gamma=rm.gamma)
+    pr = exact(D, welfare=welfare, divergence=div, beta=beta, gamma=rm.gamma, solver="primal")
+    assert abs(du.objective - pr.objective) < 1e-6
+    assert abs(du.dual_value - pr.objective) < 1e-6          # strong duality across the routes
+    assert np.abs(du.occupancy - pr.occupancy).max() < 1e-6
+    assert du.flow_residual < 1e-6 and pr.flow_residual < 1e-6
+    assert du.status == "converged" and pr.status in ("optimal", "optimal_inaccurate") and pr.dual_value is None
+    assert (pr.status == "optimal") == (not pr.notes)                # an inaccurate primal says so in its notes
 
 
 def test_fixed_mu_routes_agree_and_proposition_1(rm_data):
     rm, D = rm_data
-    fd = quiet(fairdice_dual, D, welfare="nsw", divergence="softchi", beta=0.1, gamma=rm.gamma)
-    fx_d = quiet(fairdice_dual, D, divergence="softchi", beta=0.1, gamma=rm.gamma, mu=fd.mu)
-    fx_p = quiet(fairdice_primal, D, divergence="softchi", beta=0.1, gamma=rm.gamma, mu=fd.mu)
-    assert np.abs(fx_d.d - fd.d).max() < 1e-6 and np.abs(fx_p.d - fd.d).max() < 1e-6
+    fd = exact(D, welfare="nsw", divergence="softchi", beta=0.1, gamma=rm.gamma)
+    fx_d = exact(D, divergence="softchi", beta=0.1, gamma=rm.gamma, objective_weights=fd.objective_weights)
+    fx_p = exact(D, divergence="softchi", beta=0.1, gamma=rm.gamma, objective_weights=fd.objective_weights, solver="primal")
+    assert np.abs(fx_d.occupancy - fd.occupancy).max() < 1e-6 and np.abs(fx_p.occupancy - fd.occupancy).max() < 1e-6
+    assert fx_d.welfare == "linear (fixed weights)"
 
 
 def test_nash_optimum_has_mu_equal_one_over_J(rm_data):
     rm, D = rm_data
-    for f in (fairdice_dual, fairdice_primal):
-        r = quiet(f, D, welfare="nsw", divergence="softchi", beta=0.05, gamma=rm.gamma)
-        np.testing.assert_allclose(r.mu * r.k, 1.0, atol=1e-6)
-    a = quiet(fairdice_dual, D, welfare=0.5, divergence="softchi", beta=0.1, gamma=rm.gamma)
-    np.testing.assert_allclose(a.mu, a.k ** -0.5, rtol=1e-6)
-    m = quiet(fairdice_dual, D, welfare="maxmin", divergence="softchi", beta=0.1, gamma=rm.gamma)
-    np.testing.assert_allclose(m.k, m.k.mean(), rtol=1e-6)
+    for solver in ("dual", "primal"):
+        r = exact(D, welfare="nsw", divergence="softchi", beta=0.05, gamma=rm.gamma, solver=solver)
+        np.testing.assert_allclose(r.objective_weights * r.returns, 1.0, atol=1e-6)
+    a = exact(D, welfare=0.5, divergence="softchi", beta=0.1, gamma=rm.gamma)
+    np.testing.assert_allclose(a.objective_weights, a.returns ** -0.5, rtol=1e-6)
+    m = exact(D, welfare="maxmin", divergence="softchi", beta=0.1, gamma=rm.gamma)
+    np.testing.assert_allclose(m.returns, m.returns.mean(), rtol=1e-6)
 
 
 def test_nsw_scale_invariance(rm_data):
     rm, D = rm_data
     c = np.array([2.0, 0.5, 7.0])
     D2 = OfflineDataset(D.states, D.actions, D.rewards * c, D.next_states, D.dones, D.traj, D.n_states, D.n_actions)
-    a = quiet(fairdice_dual, D, welfare="nsw", divergence="softchi", beta=0.1, gamma=rm.gamma)
-    b = quiet(fairdice_dual, D2, welfare="nsw", divergence="softchi", beta=0.1, gamma=rm.gamma)
-    assert np.abs(a.d - b.d).max() < 1e-6
-    np.testing.assert_allclose(b.mu, a.mu / c, rtol=1e-5)
+    a = exact(D, welfare="nsw", divergence="softchi", beta=0.1, gamma=rm.gamma)
+    b = exact(D2, welfare="nsw", divergence="softchi", beta=0.1, gamma=rm.gamma)
+    assert np.abs(a.occupancy - b.occupancy).max() < 1e-6
+    np.testing.assert_allclose(b.objective_weights, a.objective_weights / c, rtol=1e-5)
 
 
 def test_large_beta_returns_the_behaviour_policy(rm_data):
     rm, D = rm_data
-    r = quiet(fairdice_dual, D, welfare="nsw", divergence="softchi", beta=1e4, gamma=rm.gamma, data_distribution="occupancy")
-    np.testing.assert_allclose(rm.returns(r.pi), rm.returns(behaviour_cloning(D)), rtol=2e-3)
+    r = exact(D, welfare="nsw", divergence="softchi", beta=1e4, gamma=rm.gamma, data_distribution="occupancy")
+    np.testing.assert_allclose(rm.returns(r.policy), rm.returns(behaviour_cloning(D)), rtol=2e-3)
+
+
+def test_report_fields_are_consistent(rm_data):
+    "density_ratios, values and the policy agree with the occupancy they come from."
+    rm, D = rm_data
+    r = exact(D, welfare="nsw", divergence="softchi", beta=0.1, gamma=rm.gamma)
+    np.testing.assert_allclose(r.density_ratios * r.data_distribution, r.occupancy, atol=1e-15)
+    live = r.occupancy.sum(1) > 1e-12
+    np.testing.assert_allclose(r.policy[live], r.occupancy[live] / r.occupancy[live].sum(1, keepdims=True))
+    np.testing.assert_allclose((r.occupancy[..., None] * r.model.R).sum((0, 1)), r.returns, atol=1e-12)
+    assert r.values.shape == (rm.n_states,) and r.values[r.model.absorbing].max() == 0
+    assert list(r.to_frame().columns) == ["objective", "return", "objective_weight", "demanded_return"]
 
 
 # ---------------------------------------------------------------- counterexample (App. B, C.1)
 def test_counterexample_unregularised_exact_numbers():
     un = solve_unregularised(counterexample_momdp(), "nsw")
-    np.testing.assert_allclose(un.d[0], [7 / 12, 5 / 12], atol=1e-4)
-    np.testing.assert_allclose(un.k, [11 / 6, 11 / 4], atol=1e-4)
-    np.testing.assert_allclose(un.mu, [6 / 11, 4 / 11], atol=1e-4)
-    assert abs(un["objective"] - 1.61774) < 1e-4
+    np.testing.assert_allclose(un.occupancy[0], [7 / 12, 5 / 12], atol=1e-4)
+    np.testing.assert_allclose(un.returns, [11 / 6, 11 / 4], atol=1e-4)
+    np.testing.assert_allclose(un.objective_weights, [6 / 11, 4 / 11], atol=1e-4)
+    assert abs(un.objective - 1.61774) < 1e-4
     # linear MORL with mu* is degenerate: both actions score 2
     np.testing.assert_allclose(counterexample_momdp().R[0] @ np.array([6 / 11, 4 / 11]), [2.0, 2.0], atol=1e-9)
+    mm = solve_unregularised(counterexample_momdp(), "maxmin")      # 3 - 2p = 1 + 3p at p = 2/5
+    np.testing.assert_allclose(mm.returns, [2.2, 2.2], atol=1e-6)
+    assert np.isfinite(mm.objective_weights).all()
 
 
 def test_counterexample_regularised_and_beta_table():
     cx = counterexample_momdp()
-    for f in (fairdice_dual, fairdice_primal):
-        r = f(cx, CX_DD, welfare="nsw", divergence="chi2", beta=1.0)
-        np.testing.assert_allclose(r.d[0], [0.6609, 0.3391], atol=1e-4)
-        np.testing.assert_allclose(r.mu, [0.5959, 0.3353], atol=1e-4)
-    fx = fairdice_dual(cx, CX_DD, divergence="chi2", beta=1.0, mu=[0.5959, 0.3353])
-    assert abs(fx.d[0, 0] - 0.6609) < 1e-4                          # Proposition 1
+    for solver in ("dual", "primal"):
+        r = exact(cx, CX_DD, welfare="nsw", divergence="chi2", beta=1.0, solver=solver)
+        np.testing.assert_allclose(r.occupancy[0], [0.6609, 0.3391], atol=1e-4)
+        np.testing.assert_allclose(r.objective_weights, [0.5959, 0.3353], atol=1e-4)
+    fx = exact(cx, CX_DD, divergence="chi2", beta=1.0, objective_weights=[0.5959, 0.3353])
+    assert abs(fx.occupancy[0, 0] - 0.6609) < 1e-4                          # Proposition 1
     table = {0.01: 0.5856, 0.05: 0.5939, 0.1: 0.6028, 0.2: 0.6166, 0.5: 0.6416, 1.0: 0.6609}
     for b, d1 in table.items():
-        assert abs(fairdice_dual(cx, CX_DD, divergence="chi2", beta=b).d[0, 0] - d1) < 1e-4
+        assert abs(exact(cx, CX_DD, divergence="chi2", beta=b).occupancy[0, 0] - d1) < 1e-4
 
 
 # ---------------------------------------------------------------- conjugates
@@ -123,12 +150,16 @@ def test_welfare_conjugate_term_and_kstar(spec):
         gain = u - mu * ks
         assert abs(float(W.conj(np.array([mu]))) - gain.max()) < 1e-4
         assert abs(float(W.kstar(np.array([mu]))[0]) - ks[gain.argmax()]) < 1e-3
+    assert get_welfare(np.inf).kind == "maxmin"
 
 
 def test_metrics():
     assert jain_index([1, 1, 1]) == pytest.approx(1.0) and jain_index([1, 0, 0]) == pytest.approx(1 / 3)
-    m = policy_metrics(counterexample_momdp(), [[7 / 12, 5 / 12], [1, 0]])
-    assert m["nsw"] == pytest.approx(1.61774, abs=1e-5)
+    m = policy_metrics(counterexample_momdp(), {"NSW optimum": [[7 / 12, 5 / 12], [1, 0]], "always a1": [[1, 0], [1, 0]]})
+    assert list(m.policy) == ["NSW optimum", "always a1"]
+    assert m.nash_welfare[0] == pytest.approx(1.61774, abs=1e-5) and m.nash_welfare[1] == pytest.approx(np.log(4))
+    assert m.utilitarian_welfare[1] == pytest.approx(5.0) and m.min_return[1] == pytest.approx(1.0)
+    assert m.jain_index[1] == pytest.approx(jain_index([1, 4]))
 
 
 # ---------------------------------------------------------------- environments and data
@@ -148,38 +179,80 @@ def test_policy_evaluation_matches_flow_and_monte_carlo():
 def test_empirical_mdp_is_exact_for_deterministic_models():
     rd = random_momdp(n_states=12, n_actions=3, deterministic=True, seed=1)
     D = collect_dataset(rd, uniform_policy(rd), 200, 30, seed=0)
-    mh, dD = quiet(empirical_mdp, D, rd.gamma)
+    mh, dD = empirical_mdp(D, rd.gamma)
     np.testing.assert_allclose(mh.T[dD > 0], rd.T[dD > 0])
     np.testing.assert_allclose(dD.sum(), 1.0)
+    short = collect_dataset(rd, uniform_policy(rd), 5, 2, seed=0)       # cut by the horizon: states without outgoing data
+    with pytest.warns(NumericalWarning, match="only as next states"):    # the warning stays visible
+        empirical_mdp(short, rd.gamma)
+    r = exact(short, gamma=rd.gamma, welfare="utilitarian")              # the estimator records the same fact in its notes
+    assert any("only as next states" in n for n in r.notes)
 
 
 def test_four_room_and_mo_gymnasium_adapters():
     fr = four_room()
     assert (fr.n_states, fr.n_actions, fr.n_objectives) == (105, 4, 3)
-    ft = from_mo_gymnasium("fruit-tree-v0", depth=5, gamma=0.9)
+    with warnings.catch_warnings(record=True) as caught:                 # gymnasium's float32 notes are filtered by name
+        ft = from_mo_gymnasium("fruit-tree-v0", depth=5, gamma=0.9)
+    assert not [w for w in caught if "precision lowered" in str(w.message)]
     assert (ft.n_states, ft.n_objectives) == (32, 6)
     rg = from_mo_gymnasium("resource-gathering-v0")
     np.testing.assert_allclose(rg.T.sum(2), 1.0)
     dst = from_mo_gymnasium("deep-sea-treasure-v0", reward_shift=[0, 1])
     J = dst.returns(optimal_policy(dst, [1, 0])[0])
     assert J[0] > 0 and J[1] == pytest.approx(0.0, abs=1e-12)
+    assert from_mo_gymnasium("fruit-tree-v0", depth=5, keep_objectives=[4, 1]).objectives == ("obj4", "obj1")
 
 
-# ---------------------------------------------------------------- bad inputs
+# ---------------------------------------------------------------- clear errors (the issue-12 findings and the old checks)
+def test_negative_fixed_weights_are_an_error_not_a_nan_dual_value():
+    "Issue 12, finding 4: fairdice_dual(..., mu=-np.ones(2)) reported dual_value nan beside plausible-looking numbers."
+    cx = counterexample_momdp()
+    for bad in (-np.ones(2), [0.0, 1.0], [np.nan, 1.0], [np.inf, 1.0]):
+        for solver in ("dual", "primal"):
+            with pytest.raises(ValueError, match="objective_weights"):
+                FairDICE(divergence="chi2", beta=1.0, objective_weights=bad, solver=solver).fit(cx, state_action_distribution=CX_DD)
+    with pytest.raises(ValueError, match="objective_weights"):
+        NeuralFairDICE(gamma=0.9, objective_weights=-np.ones(2), steps=2).fit(collect_dataset(cx, [[0.5, 0.5], [1, 0]], 5, 1))
+
+
+def test_unknown_solver_names_never_reach_cvxpy():
+    "Issue 12: unknown solver= names reached cvxpy (or scipy) and failed deep inside them."
+    cx = counterexample_momdp()
+    with pytest.raises(ValueError, match="solver must be one of 'dual', 'primal'"):
+        FairDICE(solver="ECOS").fit(cx, state_action_distribution=CX_DD)
+    with pytest.raises(ValueError, match="cvxpy_solver must be one of"):
+        FairDICE(solver="primal", cvxpy_solver="NO_SUCH_SOLVER").fit(cx, state_action_distribution=CX_DD)
+    with pytest.raises(ValueError, match="cvxpy_solver must be one of"):
+        solve_unregularised(cx, cvxpy_solver="clarabel")
+    with pytest.raises(ValueError, match="method must be one of"):
+        FairDICE(method="bfgs").fit(cx, state_action_distribution=CX_DD)
+
+
+@pytest.mark.parametrize("name,value", [("lr", 0.0), ("lr", -0.1), ("lr", np.nan), ("lr", np.inf), ("policy_lr", 0.0),
+                                        ("policy_lr", np.nan), ("batch_size", 0), ("steps", 0), ("seed", -1)])
+def test_torch_trainer_refuses_bad_learning_settings(name, value):
+    "Issue 12: lr <= 0 or NaN in the torch trainer (and batch_size=0, which silently meant the full batch)."
+    rd = random_momdp(n_states=8, n_actions=2, deterministic=True, seed=0)
+    D = collect_dataset(rd, uniform_policy(rd), 20, 10, seed=0)
+    with pytest.raises(ValueError, match=name):
+        NeuralFairDICE(gamma=rd.gamma, **{"steps": 2, name: value}).fit(D)
+
+
 def test_bad_inputs_give_clear_errors(rm_data):
     rm, D = rm_data
     no_obj2 = OfflineDataset(D.states, D.actions, D.rewards * [1, 1, 0], D.next_states, D.dones, D.traj, D.n_states, D.n_actions)
-    for f in (fairdice_dual, fairdice_primal):
+    for solver in ("dual", "primal"):
         with pytest.raises(ValueError, match="non-positive returns under log welfare"):
-            quiet(f, no_obj2, welfare="nsw", gamma=rm.gamma)
+            FairDICE(welfare="nsw", gamma=rm.gamma, solver=solver).fit(no_obj2)
     with pytest.raises(ValueError, match="non-positive returns under log welfare"):
-        train_fairdice(no_obj2, steps=2)
+        NeuralFairDICE(gamma=rm.gamma, steps=2).fit(no_obj2)
     with pytest.raises(ValueError, match="Nash welfare needs strictly positive returns"):
         get_welfare("nsw")([0.3, 0.0])
     with pytest.raises(ValueError, match="dataset is empty"):
         OfflineDataset([], [], np.zeros((0, 2)), [], [], [], 3, 2)
-    with pytest.raises(ValueError, match="dD is all zero"):
-        fairdice_dual(counterexample_momdp(), np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="state_action_distribution .d_D. is all zero"):
+        FairDICE().fit(counterexample_momdp(), state_action_distribution=np.zeros((2, 2)))
     with pytest.raises(ValueError, match=r"states must be indices in \[0, 2\], found 3"):
         OfflineDataset([0, 3], [0, 1], np.zeros((2, 2)), [1, 2], [False, True], [0, 0], 3, 2)
     with pytest.raises(ValueError, match=r"next_states must be indices in \[0, 2\], found 7"):
@@ -187,16 +260,54 @@ def test_bad_inputs_give_clear_errors(rm_data):
     with pytest.raises(ValueError, match=r"actions must be indices in \[0, 1\], found 2"):
         OfflineDataset([0, 1], [0, 2], np.zeros((2, 2)), [1, 2], [False, True], [0, 0], 3, 2)
     for b in (0.0, -1.0):
+        for solver in ("dual", "primal"):
+            with pytest.raises(ValueError, match="beta must be in"):
+                FairDICE(beta=b, gamma=rm.gamma, solver=solver).fit(D)
         with pytest.raises(ValueError, match="beta must be in"):
-            fairdice_dual(D, beta=b, gamma=rm.gamma)
-        with pytest.raises(ValueError, match="beta must be in"):
-            fairdice_primal(D, beta=b, gamma=rm.gamma)
-        with pytest.raises(ValueError, match="beta must be in"):
-            train_fairdice(D, beta=b, steps=2)
+            NeuralFairDICE(beta=b, gamma=rm.gamma, steps=2).fit(D)
     with pytest.raises(ValueError, match="gamma is required"):
-        fairdice_dual(D)
+        FairDICE().fit(D)
     with pytest.raises(ValueError, match="divergence must be one of"):
-        fairdice_dual(D, gamma=0.9, divergence="tv")
+        FairDICE(gamma=0.9, divergence="tv").fit(D)
+
+
+def test_warnings_that_matter_stay_visible(rm_data):
+    "Positivity is an error; a spurious dual point and a stalled solver are NumericalWarnings, recorded in the notes too."
+    rm, D = rm_data
+    with pytest.warns(NumericalWarning) as caught:
+        r = exact(D, welfare=5.0, divergence="softchi", beta=0.1, gamma=rm.gamma)
+    said = " ".join(str(w.message) for w in caught)
+    for what in ("spurious", "stopped with gradient"):
+        assert what in said and any(what in n for n in r.notes)
+    assert r.status == "not converged"
+
+
+# ---------------------------------------------------------------- the estimator contract
+def test_fairdice_estimator_contract(rm_data):
+    rm, D = rm_data
+    for solver in ("dual", "primal"):
+        check_estimator_contract(FairDICE(gamma=rm.gamma, solver=solver), fit=lambda est: est.fit(D),
+                                 output=lambda est: est.policy_)
+    cx = counterexample_momdp()
+    check_estimator_contract(FairDICE(divergence="chi2", beta=1.0, objective_weights=(0.6, 0.3)),
+                             fit=lambda est: est.fit(cx, state_action_distribution=CX_DD), output=lambda est: est.occupancy_)
+    assert isinstance(FairDICE(gamma=rm.gamma).fit(D).report_, FairDICEReport)
+
+
+def test_neural_fairdice_estimator_contract():
+    rd = random_momdp(n_states=8, n_actions=2, deterministic=True, seed=0)
+    D = collect_dataset(rd, uniform_policy(rd), 60, 20, seed=0)
+    check_estimator_contract(NeuralFairDICE(gamma=rd.gamma, steps=30, seed=5, refit_steps=5, show_progress=False),
+                             fit=lambda e: e.fit(D), output=lambda e: e.policy_)
+    assert isinstance(NeuralFairDICE(gamma=rd.gamma, steps=3).fit(D).report_, NeuralFairDICEReport)
+
+
+def test_set_params_cannot_bypass_validation(rm_data):
+    rm, D = rm_data
+    est = FairDICE(gamma=rm.gamma).set_params(beta=-1.0)
+    with pytest.raises(ValueError, match="beta"):
+        est.fit(D)
+    assert not hasattr(est, "report_")
 
 
 # ---------------------------------------------------------------- neural FairDICE and the official-code switches
@@ -212,6 +323,7 @@ def test_broadcasting_bug_lesson():
     g_good = torch.autograd.grad(weighted_bc_loss(w, logp), logits, retain_graph=True)[0]
     g_bc = torch.autograd.grad(-logp.mean(), logits)[0]
     assert (g_good / g_good.norm() - g_bc / g_bc.norm()).abs().max() > 0.1
+    assert weighted_bc_loss(w, logp, torch.zeros(8)).item() == 0.0     # an all-masked batch: 0, not NaN
 
 
 def test_official_switches_make_documented_differences():
@@ -219,34 +331,39 @@ def test_official_switches_make_documented_differences():
     e = torch.tensor([-0.2, 0.0, 0.3, 0.5])
     code = sc.wstar((e - e.max()) / 0.1)
     assert torch.allclose(code / code.sum(), torch.softmax(e / 0.1, 0), atol=1e-6)
-    m = FairDICE(4, 2, 2, beta=0.1, gamma=0.9, terminal="official")
+    m = FairDICENetwork(4, 2, 2, beta=0.1, gamma=0.9, terminal="official")
     s, s2 = torch.tensor([0, 1]), torch.tensor([1, 3]); r = torch.ones(2, 2); done = torch.tensor([0.0, 1.0])
     e_off = m.advantage(s, r, s2, done); m.terminal = "mask"; e_mask = m.advantage(s, r, s2, done)
     assert torch.allclose(e_off[0], e_mask[0]) and not torch.allclose(e_off[1], e_mask[1]) or m.nu(s2[1:]).abs().item() == 0
     rd = random_momdp(n_states=10, n_actions=3, deterministic=True, seed=4)
     D = collect_dataset(rd, uniform_policy(rd), 100, 20, seed=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        raw = train_fairdice(D, beta=0.05, gamma=rd.gamma, steps=150, lr=3.0, mu_param="raw", seed=0, refit_steps=0)
-        ok = train_fairdice(D, beta=0.05, gamma=rd.gamma, steps=150, lr=3.0, seed=0, refit_steps=0)
-    assert raw.history[["mu0", "mu1", "mu2"]].min().min() <= 0 or not np.isfinite(raw.history.loss).all()
-    assert (ok.mu > 0).all()
+    settings = dict(beta=0.05, gamma=rd.gamma, steps=150, lr=3.0, seed=0, refit_steps=0)
+    with warnings.catch_warnings(record=True) as caught:
+        raw = NeuralFairDICE(weight_parametrisation="raw", **settings).fit(D).report_
+        ok = NeuralFairDICE(**settings).fit(D)
+    weights = raw.history[["weight_0", "weight_1", "weight_2"]]
+    assert weights.min().min() <= 0 or not np.isfinite(raw.history.loss).all()
+    assert (ok.objective_weights_ > 0).all()
+    if raw.completed_steps < 150:                       # stopped at a non-finite loss: warned, noted, the policy kept finite
+        assert any(issubclass(w.category, NumericalWarning) for w in caught) and raw.notes
+    assert np.isfinite(raw.policy).all() and np.isfinite(raw.final_loss)
 
 
 def test_training_is_seeded():
     rd = random_momdp(n_states=8, n_actions=2, deterministic=True, seed=0)
     D = collect_dataset(rd, uniform_policy(rd), 60, 20, seed=0)
-    a = train_fairdice(D, gamma=rd.gamma, steps=30, seed=5, refit_steps=5)
-    b = train_fairdice(D, gamma=rd.gamma, steps=30, seed=5, refit_steps=5)
-    np.testing.assert_array_equal(a.pi, b.pi)
+    a = NeuralFairDICE(gamma=rd.gamma, steps=30, seed=5, refit_steps=5).fit(D)
+    b = clone(a).fit(D)
+    np.testing.assert_array_equal(a.policy_, b.policy_)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(a)).policy_, a.policy_)
 
 
 def _neural_gap(seed, steps=3000):
     det = random_momdp(n_states=15, n_actions=3, n_objectives=3, gamma=0.9, deterministic=True, seed=seed)
     D = collect_dataset(det, spibb_policy(det, 0.5, seed=seed), 300, 40, seed=seed)
-    ex = quiet(fairdice_dual, D, welfare="nsw", divergence="softchi", beta=0.05, gamma=det.gamma)
-    nn_ = train_fairdice(D, welfare="nsw", divergence="softchi", beta=0.05, gamma=det.gamma, steps=steps, seed=0)
-    w_ex, w_nn = policy_metrics(det, ex.pi)["nsw"], policy_metrics(det, nn_.pi)["nsw"]
+    ex = FairDICE(welfare="nsw", divergence="softchi", beta=0.05, gamma=det.gamma).fit(D)
+    nn_ = NeuralFairDICE(welfare="nsw", divergence="softchi", beta=0.05, gamma=det.gamma, steps=steps, seed=0).fit(D)
+    w_ex, w_nn = nsw_of(det, ex.policy_), nsw_of(det, nn_.policy_)
     return (w_ex - w_nn) / abs(w_ex)
 
 
@@ -263,11 +380,22 @@ def test_neural_fairdice_within_2pct_on_three_momdps(seed):
 # ---------------------------------------------------------------- widget
 def test_explorer_responds_to_its_controls():
     ex = fairdice_explorer()
-    assert "quality 0.00" in ex.result[0].data and ex.error is None
+    assert ex.error is None and ex.report.quality == 0.0 and ex.report.welfare == "Nash"
+    check_report(ex.report)
     ex.controls["welfare"].value = "utilitarian"
-    assert "utilitarian" in ex.result[0].data
+    assert ex.report.welfare == "utilitarian" and ex.report.fit.welfare == "utilitarian"
     ex.controls["beta"].value = 1.0
-    assert "beta 1" in ex.result[0].data and ex.error is None
+    assert ex.report.beta == pytest.approx(1.0) and ex.error is None
+    ex.controls["quality"].value = ex.controls["quality"].max            # what the browser test does (End on the first slider)
+    assert ex.report.quality == 1.0 and ex.error is None
+
+
+def test_render_returns_a_report_with_exact_numbers():
+    rep, fig = render_fairdice(0.0, "nsw", 0.01)
+    fr = four_room()
+    np.testing.assert_allclose(rep.returns, fr.returns(rep.fit.policy))
+    assert rep.jain_index == pytest.approx(jain_index(rep.returns)) and rep.total_return == pytest.approx(rep.returns.sum())
+    assert rep.jain_index > 0.95 and fig is not None
 
 
 @pytest.mark.parametrize("welfare,div", [(0.5, "softchi"), ("utilitarian", "chi2"),
@@ -275,6 +403,6 @@ def test_explorer_responds_to_its_controls():
 def test_lbfgs_dual_agrees_with_primal(rm_data, welfare, div):
     "The dual by L-BFGS (preconditioned; thousands of iterations for Nash, hence slow) against the cvxpy primal."
     rm, D = rm_data
-    a = quiet(fairdice_dual, D, welfare=welfare, divergence=div, beta=0.1, gamma=rm.gamma, method="lbfgs", newton_polish=False)
-    pr = quiet(fairdice_primal, D, welfare=welfare, divergence=div, beta=0.1, gamma=rm.gamma)
-    assert a["lbfgs_iterations"] > 0 and np.abs(a.d - pr.d).max() < 1e-6
+    a = exact(D, welfare=welfare, divergence=div, beta=0.1, gamma=rm.gamma, method="lbfgs", newton_polish=False)
+    pr = exact(D, welfare=welfare, divergence=div, beta=0.1, gamma=rm.gamma, solver="primal")
+    assert a.lbfgs_iterations > 0 and np.abs(a.occupancy - pr.occupancy).max() < 1e-6

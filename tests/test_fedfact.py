@@ -3,21 +3,27 @@
 Exact identities first (D matrices against directly computed rates, cost matrix, projection, smoothing gradient,
 bi-level split, binary threshold reduction, dual direction), then small end-to-end runs on synthetic federations
 (constraints met on the fitted data, large budgets recover the unconstrained rule, multi-class, infeasible budgets
-reported), bad inputs, and Flower == in-process on two clients.
+reported), the estimator contract, the issue's findings, bad inputs, and Flower == in-process on two clients.
 """
 import warnings
 
 import numpy as np
 import pytest
+from contract import check_estimator_contract
 from scipy.optimize import minimize
 
-from trustml_nb.core import NumericalWarning
-from trustml_nb.fedfact import (NOTIONS, FedData, calibrate, confusion_matrices, cost_matrix, direct_disparities,
-                                dirichlet_partition, disparities, dp_noise_floor, encode_fl, fairness_matrices, fedfact, fl_counts,
-                                hedge_update, heterogeneous_partition, make_fed_data, metrics_from_counts,
-                                positivity_shift, prediction_counts, project_l1_ball, smooth_max, synthetic_conflict)
+from trustml_nb.core import DroppedRowsWarning, NumericalWarning, quiet
+from trustml_nb.fedfact import (NOTIONS, FedAvg, FedFactIn, FedFactPost, InProcessRunner, adult_fed_data,
+                                confusion_matrices, cost_matrix, direct_disparities, dirichlet_partition, disparities,
+                                dp_noise_floor, encode_fl, fairness_matrices, fl_counts, hedge_update, heterogeneous_partition,
+                                make_fed_data, metrics_from_counts, positivity_shift, prediction_counts, project_l1_ball,
+                                smooth_max, synthetic_conflict, tradeoff_curve)
 
 QUIET = dict(show_progress=False)
+
+
+def post(fd, base, **kw): return FedFactPost(base_model=base, **QUIET, **kw).fit(fd)
+def inproc(fd, base, **kw): return FedFactIn(base_model=base, **QUIET, **kw).fit(fd)
 
 
 def _random_fl(seed, m, G, N, n=3000):
@@ -208,66 +214,74 @@ def syn2():
 
 @pytest.fixture(scope="module")
 def base2(syn2):
-    return fedfact(syn2, 'fedavg', seed=0, fedavg_kw=dict(n_rounds=5, local_steps=10), **QUIET)
+    return FedAvg(n_rounds=5, local_steps=10, seed=0, **QUIET).fit(syn2)
 
 
-def test_post_meets_budgets_on_fitted_data(syn2, base2):
+@pytest.fixture(scope="module")
+def post2(syn2, base2):
+    "FedFACT-Post with budgets 0.02 (shared by the tests below, so the suite fits it once)."
+    return post(syn2, base2, xi_g=0.02, xi_l=0.02, seed=0)
+
+
+def test_post_meets_budgets_on_fitted_data(syn2, base2, post2):
     for xi in (0.02, 0.05):
-        r = fedfact(syn2, 'post', xi_g=xi, xi_l=xi, base=base2, seed=0, **QUIET)
-        assert r['constraints_met']
-        assert r['train_global_subgroup'] <= xi + 0.01 and r['train_local_subgroup'] <= xi + 0.01, r.summary
-    free = fedfact(syn2, 'post', xi_g=None, xi_l=None, base=base2, seed=0, **QUIET)
-    assert free['train_local_subgroup'] > 0.1                 # the unconstrained plug-in rule is far from fair
+        r = post2.report_ if xi == 0.02 else post(syn2, base2, xi_g=xi, xi_l=xi, seed=0).report_
+        assert r.constraints_met
+        assert r.train_global_gap <= xi + 0.01 and r.train_worst_local_gap <= xi + 0.01, r.summary()
+    free = post(syn2, base2, xi_g=None, xi_l=None, seed=0).report_
+    assert free.train_worst_local_gap > 0.1                 # the unconstrained plug-in rule is far from fair
 
 
 def test_global_only_and_local_only(syn2, base2):
-    rg = fedfact(syn2, 'post', xi_g=0.02, xi_l=None, base=base2, seed=0, **QUIET)
-    rl = fedfact(syn2, 'post', xi_g=None, xi_l=0.02, base=base2, seed=0, **QUIET)
-    assert rg['train_global_subgroup'] <= 0.03 and rl['train_local_subgroup'] <= 0.03
-    assert rg['train_local_subgroup'] > rl['train_local_subgroup'] + 0.02     # global fairness does not give local fairness
+    rg = post(syn2, base2, xi_g=0.02, xi_l=None, seed=0).report_
+    rl = post(syn2, base2, xi_g=None, xi_l=0.02, seed=0).report_
+    assert rg.train_global_gap <= 0.03 and rl.train_worst_local_gap <= 0.03
+    assert rg.train_worst_local_gap > rl.train_worst_local_gap + 0.02     # global fairness does not give local fairness
 
 
 def test_large_budgets_recover_unconstrained(syn2, base2):
-    r = fedfact(syn2, 'post', xi_g=1.0, xi_l=1.0, base=base2, seed=0, **QUIET)
-    assert np.all(r.payload['lam'] == 0) and all(np.all(s['mu'] == 0) for s in r.states)
-    proto = r.protocols[-1]
-    for c, st in enumerate(r.states):       # the rule is the plain argmax of the calibrated scores
+    r = post(syn2, base2, xi_g=1.0, xi_l=1.0, seed=0)
+    assert np.all(r.payload_['lam'] == 0) and all(np.all(s['mu'] == 0) for s in r.client_states_)
+    proto = r.protocol_
+    for c, st in enumerate(r.client_states_):       # the rule is the plain argmax of the calibrated scores
         d = syn2.client(c)
-        np.testing.assert_array_equal(proto.predict(c, r.payload, st, d), proto.client_eta(r.payload, st, d).argmax(1))
+        np.testing.assert_array_equal(proto.predict(c, r.payload_, st, d), proto.client_eta(r.payload_, st, d).argmax(1))
     # without the per-group calibration the plug-in scores are FedAvg's own, and large budgets give FedAvg exactly
-    r_id = fedfact(syn2, 'post', xi_g=1.0, xi_l=1.0, base=base2, seed=0, method_kw=dict(calibrate=False), **QUIET)
-    assert r_id.table.equals(base2.table) and r_id['accuracy'] == base2['accuracy']
-    ri = fedfact(syn2, 'in', xi_g=1.0, xi_l=1.0, base=base2, seed=0, method_kw=dict(n_rounds=2, local_steps=5), **QUIET)
-    assert np.all(ri.payload['lam'] == 0) and abs(ri['accuracy'] - base2['accuracy']) < 0.03
+    r_id = post(syn2, base2, xi_g=1.0, xi_l=1.0, seed=0, calibrate=False).report_
+    assert r_id.table.equals(base2.report_.table) and r_id.accuracy == base2.report_.accuracy
+    np.testing.assert_array_equal(FedFactPost(xi_g=1.0, xi_l=1.0, calibrate=False, base_model=base2, **QUIET).fit(syn2).predict(
+        syn2.X_test, sensitive=syn2.a_test, clients=syn2.k_test), base2.predict(syn2.X_test))
+    ri = inproc(syn2, base2, xi_g=1.0, xi_l=1.0, seed=0, n_rounds=2, local_steps=5)
+    assert np.all(ri.payload_['lam'] == 0) and abs(ri.report_.accuracy - base2.report_.accuracy) < 0.03
 
 
 def test_monotone_tradeoff(syn2, base2):
-    res = [fedfact(syn2, 'post', xi_g=xi, xi_l=xi, base=base2, seed=0, **QUIET) for xi in (0.01, 0.05, 0.2)]
-    acc = [r['accuracy'] for r in res]; loc = [r['train_local_subgroup'] for r in res]
+    res = [post(syn2, base2, xi_g=xi, xi_l=xi, seed=0).report_ for xi in (0.01, 0.05, 0.2)]
+    acc = [r.accuracy for r in res]; loc = [r.train_worst_local_gap for r in res]
     assert acc[0] <= acc[2] + 0.005 and loc[0] <= loc[2] + 0.005
 
 
 def test_multiclass_post_meets_budgets():
     fd = synthetic_conflict(n=6000, n_classes=3, seed=2)
-    r0 = fedfact(fd, 'fedavg', seed=0, fedavg_kw=dict(n_rounds=5, local_steps=10), **QUIET)
-    r = fedfact(fd, 'post', xi_g=0.03, xi_l=0.03, base=r0, seed=0, **QUIET)
+    r0 = FedAvg(n_rounds=5, local_steps=10, seed=0, **QUIET).fit(fd)
+    r = post(fd, r0, xi_g=0.03, xi_l=0.03, seed=0).report_
     assert fd.shape[0] == 3
-    assert r['train_global_subgroup'] <= 0.04 and r['train_local_subgroup'] <= 0.04, r.summary
-    r_free = fedfact(fd, 'post', xi_g=None, xi_l=None, base=r0, seed=0, **QUIET)   # the unconstrained plug-in rule
-    assert r_free['train_local_subgroup'] > 0.08
+    assert r.train_global_gap <= 0.04 and r.train_worst_local_gap <= 0.04, r.summary()
+    r_free = post(fd, r0, xi_g=None, xi_l=None, seed=0).report_   # the unconstrained plug-in rule
+    assert r_free.train_worst_local_gap > 0.08
 
 
 @pytest.mark.parametrize("notion", ["eop", "eo"])
 def test_post_meets_eop_eo_budgets(syn2, base2, notion):
-    r = fedfact(syn2, 'post', notion=notion, xi_g=0.03, xi_l=0.03, base=base2, seed=0, **QUIET)
-    free = fedfact(syn2, 'post', notion=notion, xi_g=None, xi_l=None, base=base2, seed=0, **QUIET)
-    assert r['train_global_subgroup'] <= 0.04 and r['train_local_subgroup'] <= 0.04, r.summary
-    assert free['train_local_subgroup'] > 0.2
+    r = post(syn2, base2, notion=notion, xi_g=0.03, xi_l=0.03, seed=0).report_
+    free = post(syn2, base2, notion=notion, xi_g=None, xi_l=None, seed=0).report_
+    assert r.train_global_gap <= 0.04 and r.train_worst_local_gap <= 0.04, r.summary()
+    assert free.train_worst_local_gap > 0.2
 
 
 def test_in_processing_reduces_disparity(syn2, base2):
-    r = fedfact(syn2, 'in', xi_g=0.02, xi_l=0.02, base=base2, seed=0, method_kw=dict(n_rounds=15, local_steps=10), **QUIET)
-    assert r['train_local_subgroup'] < 0.6 * base2['train_local_subgroup'], (r.summary, base2.summary)
+    r = inproc(syn2, base2, xi_g=0.02, xi_l=0.02, seed=0, n_rounds=15, local_steps=10).report_
+    assert r.train_worst_local_gap < 0.6 * base2.report_.train_worst_local_gap, (r.summary(), base2.report_.summary())
 
 
 IN_KW = dict(n_rounds=4, local_steps=5)
@@ -275,52 +289,52 @@ IN_KW = dict(n_rounds=4, local_steps=5)
 
 def test_in_history_same_seed_same_predictions(syn2, base2):
     "N_h > 1: a seeded randomised rule; same seed -> same predictions, and the draws do use several rounds."
-    kw = dict(xi_g=0.02, xi_l=0.02, base=base2, **QUIET)
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore', NumericalWarning)
-        r1 = fedfact(syn2, 'in', seed=5, method_kw=dict(IN_KW, n_history=3), **kw)
-        r2 = fedfact(syn2, 'in', seed=5, method_kw=dict(IN_KW, n_history=3), **kw)
-        r3 = fedfact(syn2, 'in', seed=6, method_kw=dict(IN_KW, n_history=3), **kw)
-    proto = r1.protocols[-1]; used_older = False
+    kw = dict(xi_g=0.02, xi_l=0.02, **IN_KW, n_history=3)
+    with quiet(NumericalWarning):
+        r1, r2, r3 = (inproc(syn2, base2, seed=s, **kw) for s in (5, 5, 6))
+    proto = r1.protocol_; used_older = False
     for c in range(syn2.shape[2]):
         d = syn2.client(c, 'test')
-        p1, p2 = (r.protocols[-1].predict(c, r.payload, r.states[c], d) for r in (r1, r2))
+        p1, p2 = (r.protocol_.predict(c, r.payload_, r.client_states_[c], d) for r in (r1, r2))
         np.testing.assert_array_equal(p1, p2)
-        P = proto.rule_predictions(c, r1.payload, r1.states[c], d)
+        P = proto.rule_predictions(c, r1.payload_, r1.client_states_[c], d)
         assert P.shape == (3, len(d['y']))
         assert np.all((P == p1).any(0))                     # every prediction is one of the stored rules' predictions
         used_older |= bool((p1 != P[-1]).any())            # ... and not always the final rule's
-        np.testing.assert_allclose(proto.predict_dist(c, r1.payload, r1.states[c], d).sum(1), 1.0)
+        np.testing.assert_allclose(proto.predict_dist(c, r1.payload_, r1.client_states_[c], d).sum(1), 1.0)
     assert used_older
-    assert r1.table.equals(r2.table) and np.array_equal(r1.test_counts, r2.test_counts)
-    assert not np.array_equal(r1.test_counts, r3.test_counts)   # another seed, other draws (and another training run)
+    assert r1.report_.table.equals(r2.report_.table) and np.array_equal(r1.report_.test_counts, r2.report_.test_counts)
+    assert not np.array_equal(r1.report_.test_counts, r3.report_.test_counts)   # another seed, other draws (and another training run)
+    # predict on new rows is seeded too: on the test rows it reproduces the evaluation's draws exactly
+    pred = r1.predict(syn2.X_test, clients=syn2.k_test)
+    np.testing.assert_array_equal(prediction_counts(syn2.y_test, pred, syn2.a_test, syn2.k_test, syn2.shape), r1.report_.test_counts)
+    np.testing.assert_array_equal(pred, r2.predict(syn2.X_test, clients=syn2.k_test))
 
 
 def test_in_history_mixture_rates_are_the_average_of_rounds(syn2, base2):
     "The randomised rule over the last N_h = T rounds has the average of the per-round rules' training rates."
-    T, kw = 3, dict(xi_g=0.02, xi_l=0.02, base=base2, seed=2, **QUIET)
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore', NumericalWarning)
-        mix = fedfact(syn2, 'in', method_kw=dict(IN_KW, n_rounds=T, n_history=T), **kw)
+    T, kw = 3, dict(xi_g=0.02, xi_l=0.02, seed=2, local_steps=IN_KW['local_steps'])
+    with quiet(NumericalWarning):
+        mix = inproc(syn2, base2, n_rounds=T, n_history=T, **kw)
         # the last iterate of a t-round run is round t's rule of the T-round run (same seed: same prefix)
-        last = [fedfact(syn2, 'in', method_kw=dict(IN_KW, n_rounds=t), **kw) for t in range(1, T + 1)]
+        last = [inproc(syn2, base2, n_rounds=t, **kw).report_ for t in range(1, T + 1)]
     assert not np.array_equal(last[0].train_counts, last[-1].train_counts)   # the rounds' rules do differ
     avg_counts = np.mean([r.train_counts for r in last], 0)
-    np.testing.assert_allclose(mix.train_counts_expected, avg_counts, atol=1e-9)
+    np.testing.assert_allclose(mix.report_.train_counts_expected, avg_counts, atol=1e-9)
     np.testing.assert_allclose(_expected_train_counts(mix, syn2), avg_counts, atol=1e-9)
     ex = metrics_from_counts(avg_counts)
-    assert abs(mix['train_global_subgroup_expected'] - ex['global_subgroup']) < 1e-9
-    assert abs(mix['train_local_subgroup_expected'] - ex['local_subgroup']) < 1e-9
+    assert abs(mix.report_.train_global_gap_expected - ex['global_subgroup']) < 1e-9
+    assert abs(mix.report_.train_worst_local_gap_expected - ex['local_subgroup']) < 1e-9
     # the sampled predictions follow the mixture: each cell's positive count is within 4 sd of its expectation
     exp_c = _expected_train_counts(mix, syn2)
-    n_cell = exp_c.sum(3); p_hat = mix.train_counts[..., 1] / np.maximum(n_cell, 1); p_exp = exp_c[..., 1] / np.maximum(n_cell, 1)
+    n_cell = exp_c.sum(3); p_hat = mix.report_.train_counts[..., 1] / np.maximum(n_cell, 1); p_exp = exp_c[..., 1] / np.maximum(n_cell, 1)
     assert np.all(np.abs(p_hat - p_exp) <= 4 * np.sqrt(0.25 / np.maximum(n_cell, 1)) + 1e-12)
 
 
 def _expected_train_counts(r, fd):
-    proto = r.protocols[-1]; m, G, N = fd.shape; out = np.zeros((N, G, m, m))
+    proto = r.protocol_; m, G, N = fd.shape; out = np.zeros((N, G, m, m))
     for c in range(N):
-        d = fd.client(c, 'train'); P = proto.predict_dist(c, r.payload, r.states[c], d)
+        d = fd.client(c, 'train'); P = proto.predict_dist(c, r.payload_, r.client_states_[c], d)
         for j in range(m): np.add.at(out[c, :, :, j], (d['a'], d['y']), P[:, j])
     return out
 
@@ -330,23 +344,126 @@ def test_bad_n_history():
     for bad, err, msg in [(0, ValueError, r'n_history must be in \[1, inf\], got 0'), (-2, ValueError, r'n_history must be in \[1, inf\], got -2'),
                           (2.5, TypeError, 'n_history must be an integer'), ('3', TypeError, 'n_history must be an integer')]:
         with pytest.raises(err, match=msg):
-            fedfact(fd, 'in', method_kw=dict(n_history=bad), **QUIET)
+            FedFactIn(n_history=bad, **QUIET).fit(fd)
     with pytest.raises(ValueError, match="dual_audit must be one of 'last', 'mixture'"):
-        fedfact(fd, 'in', method_kw=dict(dual_audit='avg'), **QUIET)
+        FedFactIn(dual_audit='avg', **QUIET).fit(fd)
 
 
-def test_same_seed_same_result(syn2, base2):
-    r1 = fedfact(syn2, 'post', base=base2, seed=4, **QUIET); r2 = fedfact(syn2, 'post', base=base2, seed=4, **QUIET)
-    np.testing.assert_array_equal(r1.payload['lam'], r2.payload['lam'])
-    assert r1.table.equals(r2.table)
+def test_same_seed_same_result(syn2, base2, post2):
+    r1 = post2; r2 = post(syn2, base2, xi_g=0.02, xi_l=0.02, seed=0)
+    np.testing.assert_array_equal(r1.payload_['lam'], r2.payload_['lam'])
+    assert r1.report_.table.equals(r2.report_.table)
 
 
 def test_infeasible_budget_is_reported():
     fd = synthetic_conflict(n=500, seed=3)
     with pytest.warns(NumericalWarning, match='budget not met'):
-        r = fedfact(fd, 'post', xi_g=0.0, xi_l=0.0, tol=0.0, seed=0, fedavg_kw=dict(n_rounds=2, local_steps=5),
-                    method_kw=dict(n_rounds=5), **QUIET)
-    assert r['constraints_met'] is False and any('budget not met' in n for n in r.notes)
+        r = FedFactPost(xi_g=0.0, xi_l=0.0, tol=0.0, seed=0, n_rounds=5, base_model=FedAvg(n_rounds=2, local_steps=5, seed=0), **QUIET).fit(fd).report_
+    assert r.constraints_met is False and any('budget not met' in n for n in r.notes)
+
+
+# ---------------------------------------------------------------- the estimators: contract, warm start, prediction, curve
+@pytest.fixture(scope="module")
+def tiny():
+    return synthetic_conflict(n=600, sizes=(0.6, 0.4), group_share=(0.7, 0.3), bias=(1.0, -1.0), seed=0)
+
+
+TINY_AVG = dict(n_rounds=1, local_steps=3, **QUIET)
+
+
+def test_estimator_contracts(tiny):
+    with quiet(NumericalWarning):   # two rounds cannot meet the budgets; that is reported, and not the point here
+        check_estimator_contract(FedAvg(**TINY_AVG), fit=lambda e: e.fit(tiny), output=lambda e: e.predict_proba(tiny.X_test))
+        check_estimator_contract(FedFactPost(n_rounds=2, local_steps=2, base_model=FedAvg(**TINY_AVG), **QUIET), fit=lambda e: e.fit(tiny),
+                                 output=lambda e: e.predict(tiny.X_test, sensitive=tiny.a_test, clients=tiny.k_test))
+        check_estimator_contract(FedFactIn(n_rounds=2, local_steps=2, n_history=2, base_model=FedAvg(**TINY_AVG), **QUIET),
+                                 fit=lambda e: e.fit(tiny), output=lambda e: e.predict(tiny.X_test, clients=tiny.k_test))
+
+
+def test_warm_start_equals_one_pipeline(tiny):
+    "A fitted FedAvg passed as base_model gives exactly what training it inside the FedFACT run gives (and is not retrained)."
+    with quiet(NumericalWarning):
+        avg = FedAvg(**TINY_AVG, seed=2).fit(tiny)
+        warm = FedFactPost(n_rounds=2, base_model=avg, seed=1, **QUIET).fit(tiny)
+        cold = FedFactPost(n_rounds=2, base_model=FedAvg(**TINY_AVG, seed=2), seed=1, **QUIET).fit(tiny)
+    assert warm.base_model_ is avg and not warm.report_.round_log['stage'].eq('FedAvg').any()
+    assert warm.report_.table.equals(cold.report_.table) and np.array_equal(warm.payload_['lam'], cold.payload_['lam'])
+    assert cold.base_model_.report_.accuracy == avg.report_.accuracy
+    for k, v in avg.weights_.items(): np.testing.assert_array_equal(cold.base_model_.weights_[k], v)
+
+
+def test_post_predict_new_rows(syn2, post2):
+    "predict(X, sensitive, clients) on the test rows reproduces the evaluation; groups by name or code, rows in any order."
+    est = post2
+    pred = est.predict(syn2.X_test, sensitive=syn2.a_test, clients=syn2.k_test)
+    np.testing.assert_array_equal(prediction_counts(syn2.y_test, pred, syn2.a_test, syn2.k_test, syn2.shape), est.report_.test_counts)
+    names = np.array(syn2.group_names)[syn2.a_test]
+    np.testing.assert_array_equal(est.predict(syn2.X_test, sensitive=names, clients=syn2.k_test), pred)
+    order = np.random.default_rng(0).permutation(len(pred))
+    np.testing.assert_array_equal(est.predict(syn2.X_test[order], sensitive=syn2.a_test[order], clients=syn2.k_test[order]), pred[order])
+    with pytest.raises(ValueError, match='sensitive has group'):
+        est.predict(syn2.X_test[:3], sensitive=['x', 'y', 'z'], clients=[0, 1, 2])
+
+
+def test_tradeoff_curve_says_unmet_budgets_once(tiny):
+    with quiet(NumericalWarning):
+        avg = FedAvg(**TINY_AVG).fit(tiny)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        curve = tradeoff_curve(tiny, avg, budgets=(0.0, 1.0), estimator=FedFactPost(n_rounds=2, tol=0.0, **QUIET))
+    unmet = [w for w in caught if issubclass(w.category, NumericalWarning)]
+    assert len(unmet) == 1 and 'budget not met' in str(unmet[0].message) and '1 of 2' in str(unmet[0].message)
+    assert curve['constraints_met'].tolist() == [False, True] and curve['xi'].tolist() == [0.0, 1.0]
+
+
+# ---------------------------------------------------------------- the issue's findings (each failed before the fix)
+def test_fedavg_settings_that_train_nothing_are_refused(tiny):
+    "batch_size=0 trained nothing and n_rounds=0 was reported as 'FedAvg'; local_steps=0 likewise."
+    for kw, arg in [(dict(batch_size=0), 'batch_size'), (dict(n_rounds=0), 'n_rounds'), (dict(local_steps=0), 'local_steps')]:
+        with pytest.raises(ValueError, match=rf"{arg} must be in \[1, inf\]"):
+            FedAvg(**{**TINY_AVG, **kw}).fit(tiny)
+        with pytest.raises(ValueError, match=rf"base_model: {arg} must be"):
+            FedFactPost(base_model=FedAvg(**{**TINY_AVG, **kw}), **QUIET).fit(tiny)
+
+
+def test_empty_client_is_an_error_not_nan():
+    cnt = np.ones((3, 2, 2)); cnt[1] = 0                           # client 1 has no rows
+    for level in ('global', 'local'):
+        with warnings.catch_warnings():
+            warnings.simplefilter('error', RuntimeWarning)         # no numpy division warning on the way
+            with pytest.raises(ValueError, match=r'client\(s\) \[1\] have no rows'):
+                fairness_matrices(cnt, 'dp', level)
+
+
+def test_dirichlet_partition_refuses_fractional_codes():
+    with pytest.raises(ValueError, match='a must hold group labels or integer codes, got fractional'):
+        dirichlet_partition(np.r_[np.zeros(50), np.full(50, 0.7)], 2, 1.0, min_size=5)
+    # labels work and split exactly like their codes
+    a = np.repeat([0, 1], 60)
+    np.testing.assert_array_equal(dirichlet_partition(np.where(a == 1, 'm', 'f'), 2, 1.0, min_size=5, seed=1),
+                                  dirichlet_partition(a, 2, 1.0, min_size=5, seed=1))
+
+
+@pytest.mark.parametrize("lr", [0.0, -0.01, float('nan'), float('inf')])
+def test_learning_rates_are_checked_before_torch(tiny, lr):
+    with pytest.raises(ValueError, match='lr must'):
+        FedAvg(**TINY_AVG, lr=lr).fit(tiny)
+    with pytest.raises(ValueError, match='lr must'):
+        FedFactIn(lr=lr, **QUIET).fit(tiny)
+
+
+OLD_ADULT_3000 = dict(sizes=(1800, 1200, 98), X_sum=10800.0, X_test_sum=7224.660609622092,
+                      counts=[[[137, 17], [67, 22]], [[186, 27], [254, 121]], [[11, 0], [282, 137]], [[113, 22], [156, 66]], [[67, 9], [70, 36]]])
+
+
+def test_adult_fed_data_is_built_on_adult_task():
+    "The same rows, clients and features as the loader it replaced (numbers recorded from the old implementation)."
+    with quiet(DroppedRowsWarning):
+        fd = adult_fed_data(max_rows=3000, seed=0)
+    assert fd.shape == (2, 2, 5) and fd.group_names == ['Female', 'Male'] and fd.class_names == ['<=50K', '>50K']
+    assert (len(fd.y), len(fd.y_test), fd.X.shape[1]) == OLD_ADULT_3000['sizes']
+    np.testing.assert_array_equal(fd.counts.astype(int), OLD_ADULT_3000['counts'])
+    assert abs(fd.X.sum() - OLD_ADULT_3000['X_sum']) < 1e-6 and abs(fd.X_test.sum() - OLD_ADULT_3000['X_test_sum']) < 1e-6
 
 
 # ---------------------------------------------------------------- bad inputs
@@ -364,13 +481,15 @@ def test_bad_inputs():
         make_fed_data(X, [0, 1, 1, 0], [0, 1, 0, 1], [0, 0, 1, 1], X, [1, 1, 1, 1], [0, 1, 0, 1], [0, 0, 1, 1])
     fd = synthetic_conflict(n=400, seed=0)
     with pytest.raises(ValueError, match=r'xi_g must be in \[0, inf\], got -0.01'):
-        fedfact(fd, 'post', xi_g=-0.01)
+        FedFactPost(xi_g=-0.01).fit(fd)
     with pytest.raises(ValueError, match=r'xi_l must be in \[0, inf\], got -1'):
-        fedfact(fd, 'post', xi_l=-1)
+        FedFactPost(xi_l=-1).fit(fd)
     with pytest.raises(ValueError, match="notion must be one of 'dp', 'eop', 'eo'"):
-        fedfact(fd, 'post', notion='parity')
+        FedFactPost(notion='parity').fit(fd)
     with pytest.raises(TypeError, match='fd must be a FedData'):
-        fedfact({'X': 1})
+        FedFactPost().fit({'X': 1})
+    with pytest.raises(TypeError, match='runner must be a FedRunner'):
+        FedFactPost(runner='flower').fit(fd)
     with pytest.raises(ValueError, match='with label 2'):
         fairness_matrices(np.array([[[5, 5, 0], [5, 5, 1]], [[5, 5, 1], [5, 5, 1]]]), 'eop', 'local')
     with pytest.raises(ValueError, match=r'lam must have shape \(2, 4\)'):
@@ -384,15 +503,19 @@ def test_bad_inputs():
 def test_flower_matches_inprocess():
     pytest.importorskip('flwr')
     import ray
+    from trustml_nb.fedfact_flower import FlowerRunner
     fd = synthetic_conflict(n=1200, sizes=(0.6, 0.4), group_share=(0.8, 0.3), bias=(1.0, -1.0), seed=0)
-    kw = dict(fedavg_kw=dict(n_rounds=1, local_steps=5), method_kw=dict(n_rounds=1, local_steps=5), **QUIET)
-    with warnings.catch_warnings():   # one round cannot meet the budget; that is reported, and not the point here
-        warnings.simplefilter('ignore', NumericalWarning)
-        r_in = fedfact(fd, 'post', seed=3, **kw)
-        r_fl = fedfact(fd, 'post', seed=3, backend='flower', **kw)
+    kw = dict(n_rounds=1, local_steps=5, seed=3, **QUIET)
+    with quiet(NumericalWarning):   # one round cannot meet the budget; that is reported, and not the point here
+        r_in = FedFactPost(base_model=FedAvg(n_rounds=1, local_steps=5, seed=3), runner=InProcessRunner(), **kw).fit(fd)
+        r_fl = FedFactPost(base_model=FedAvg(n_rounds=1, local_steps=5, seed=3), runner=FlowerRunner(), **kw).fit(fd)
     for key in ('w.weight', 'w.bias', 'lam'):
-        np.testing.assert_array_equal(r_fl.payload[key], r_in.payload[key])
-    assert r_fl.table.equals(r_in.table)
+        np.testing.assert_array_equal(r_fl.payload_[key], r_in.payload_[key])
+    assert r_fl.report_.table.equals(r_in.report_.table) and r_fl.report_.runner == 'Flower simulation'
+    # the clients' private states come back at the evaluation, so the Flower fit predicts new rows like the in-process one
+    np.testing.assert_array_equal(r_fl.predict(fd.X_test, sensitive=fd.a_test, clients=fd.k_test),
+                                  r_in.predict(fd.X_test, sensitive=fd.a_test, clients=fd.k_test))
+    assert r_fl.base_model_.report_.accuracy == r_in.base_model_.report_.accuracy
     assert not ray.is_initialized()
 
 
@@ -400,14 +523,13 @@ def test_in_history_survives_flower_records(syn2, base2):
     "Cheap check of the Flower path without Ray: a client's state with its N_h history round-trips through ArrayRecord."
     pytest.importorskip('flwr')
     from trustml_nb.fedfact_flower import from_record, to_record
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore', NumericalWarning)
-        r = fedfact(syn2, 'in', xi_g=0.02, xi_l=0.02, base=base2, seed=1, method_kw=dict(IN_KW, n_history=3), **QUIET)
-    proto = r.protocols[-1]; pay = from_record(to_record(r.payload))
-    for c, st in enumerate(r.states):
+    with quiet(NumericalWarning):
+        r = inproc(syn2, base2, xi_g=0.02, xi_l=0.02, seed=1, **IN_KW, n_history=3)
+    proto = r.protocol_; pay = from_record(to_record(r.payload_))
+    for c, st in enumerate(r.client_states_):
         st2 = from_record(to_record(st)); d = {**syn2.client(c, 'test'), 'stream': 1}
-        np.testing.assert_array_equal(proto.rule_predictions(c, pay, st2, d), proto.rule_predictions(c, r.payload, st, d))
-        np.testing.assert_array_equal(proto.predict(c, pay, st2, d), proto.predict(c, r.payload, st, d))
+        np.testing.assert_array_equal(proto.rule_predictions(c, pay, st2, d), proto.rule_predictions(c, r.payload_, st, d))
+        np.testing.assert_array_equal(proto.predict(c, pay, st2, d), proto.predict(c, r.payload_, st, d))
 
 
 @pytest.mark.slow
@@ -415,15 +537,16 @@ def test_flower_matches_inprocess_in_history():
     "FedFACT-In with N_h = 3 under Flower (about 30 s: a second Ray start): histories in context.state; the draws agree too."
     pytest.importorskip('flwr')
     import ray
+    from trustml_nb.fedfact_flower import FlowerRunner
     fd = synthetic_conflict(n=1200, sizes=(0.6, 0.4), group_share=(0.8, 0.3), bias=(1.0, -1.0), seed=0)
-    kw = dict(fedavg_kw=dict(n_rounds=1, local_steps=5), method_kw=dict(n_rounds=3, local_steps=5, n_history=3), **QUIET)
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore', NumericalWarning)
-        r_in = fedfact(fd, 'in', seed=3, **kw)
-        r_fl = fedfact(fd, 'in', seed=3, backend='flower', **kw)
+    kw = dict(n_rounds=3, local_steps=5, n_history=3, seed=3, **QUIET)
+    with quiet(NumericalWarning):
+        r_in = FedFactIn(base_model=FedAvg(n_rounds=1, local_steps=5, seed=3), **kw).fit(fd)
+        r_fl = FedFactIn(base_model=FedAvg(n_rounds=1, local_steps=5, seed=3), runner=FlowerRunner(), **kw).fit(fd)
     for key in ('w.weight', 'w.bias', 'lam'):
-        np.testing.assert_array_equal(r_fl.payload[key], r_in.payload[key])
-    np.testing.assert_array_equal(r_fl.test_counts, r_in.test_counts)
-    np.testing.assert_array_equal(r_fl.train_counts_expected, r_in.train_counts_expected)
-    assert r_fl.table.equals(r_in.table)
+        np.testing.assert_array_equal(r_fl.payload_[key], r_in.payload_[key])
+    np.testing.assert_array_equal(r_fl.report_.test_counts, r_in.report_.test_counts)
+    np.testing.assert_array_equal(r_fl.report_.train_counts_expected, r_in.report_.train_counts_expected)
+    assert r_fl.report_.table.equals(r_in.report_.table)
+    np.testing.assert_array_equal(r_fl.predict(fd.X_test, clients=fd.k_test), r_in.predict(fd.X_test, clients=fd.k_test))
     assert not ray.is_initialized()

@@ -13,8 +13,8 @@ from trustml_nb.gam_models import (GAM, EnumerableDomain, GridDomain, IntervalDo
 from trustml_nb.gam_explain import (csr, msr, mcr, cc, fr, shap_regression, shap_classification, csr_tol, mcr_tol, msr_tol,
                                     csr_bf, msr_bf, mcr_bf, cc_bf, fr_bf, shap_bf, csr_paper_sign, _table, _step,
                                     knapsack_to_cc, subsetsum_to_fr, subsetsum_to_nam, bit_extraction_net, partition_to_msr_tol,
-                                    balanced_partition_bf, subset_sum_count, taut_to_ebm, dnf_is_tautology, gam_explorer,
-                                    tolerance_greedy_study, explain, runtime_table)
+                                    balanced_partition_bf, subset_sum_count, taut_to_ebm, dnf_is_tautology, gam_explorer, render_gam_explorer,
+                                    tolerance_greedy_study, explain, plot_explanation, runtime_table)
 
 N_INSTANCES = 500
 
@@ -174,7 +174,11 @@ def test_tolerance_queries_match_bruteforce_500():
 
 def test_r6_partition_reduction():
     res = tolerance_greedy_study(60, seed=1)
-    assert res['dp_equals_bruteforce'] == 60 and res['reduction_holds'] == 60
+    assert res.n_instances == 60 and res.dp_equals_bruteforce == 60 and res.reduction_holds == 60
+    t = res.to_frame()
+    assert len(t) == 60 and (t.dp_size == t.bruteforce_size).all() and (t.greedy_size >= t.bruteforce_size).all()
+    assert res.greedy_not_minimum == int((t.greedy_size > t.bruteforce_size).sum())
+    assert t.has_balanced_partition.tolist() == [balanced_partition_bf(list(b)) for b in t['items']]
 
 
 # ---------------------------------------------------------------- reductions
@@ -296,13 +300,22 @@ def test_bad_inputs_give_clear_errors():
 # ---------------------------------------------------------------- widget and helpers
 def test_explorer_slider_to_max_and_menus():
     ex = gam_explorer()
-    assert 'n = 6 features' in ex.result[0].data
+    assert ex.report.n_features == 6 and 'n = 6 features' in ex.report.title     # the browser test waits for this title
     first = list(ex.controls)[0]; assert first == 'n_features'
     ex.controls[first].value = ex.controls[first].max
-    assert ex.error is None and 'n = 12 features' in ex.result[0].data
+    rep = ex.report
+    assert ex.error is None and rep.n_features == 12 and 'n = 12 features' in rep.title
+    # the report's numbers are the explanation's and the runtime table's, checked against brute force
+    gam = random_gam(12, 'table', 'enumerable', seed=0, grid_bits=4); x = random_instance(gam, 0)
+    assert rep.prediction == gam.predict(x) and rep.sufficient_size == len(msr(gam, x)) == rep.explanation.sufficient_size
+    assert rep.table.n.tolist() == [2, 4, 6, 8, 10, 12] and rep.table.agree.dropna().all()
+    assert rep.fast_ms == rep.table.fast_s.iloc[-1] * 1e3 and rep.bruteforce_ms is None     # 3^12 points: brute force skipped
     for dom, comp, q in [('grid', 'nam', 'SHAP-R'), ('interval', 'spline', 'FR'), ('enumerable', 'step', 'CC')]:
         ex.controls['domain'].value = dom; ex.controls['component'].value = comp; ex.controls['query'].value = q
         assert ex.error is None, (dom, comp, q, ex.error)
+        assert (ex.report.domain, ex.report.component, ex.report.query) == (dom, comp, q)
+    view, _ = render_gam_explorer(4, 'interval', 'table')       # tables need an enumerable domain: step components stand in
+    assert view.component == 'step' and any('step components' in n for n in view.notes)
 
 
 def test_runtime_table_agrees():
@@ -345,3 +358,66 @@ def test_linf_ball_local_reasons_shrink():
         assert local.predict(x) == gam.predict(x)
         S = msr(local, x); assert csr_bf(local, x, S) and len(S) == len(msr_bf(local, x))
         assert len(S) <= len(msr(gam, x))          # a smaller neighbourhood never needs more fixed features
+
+
+# ---------------------------------------------------------------- issue 12: typed reports, one subset validator, extras
+def test_explain_report_fields_match_the_queries():
+    from contract import check_report
+    for gam, x, rng in _instances(30, seed0=11_000):
+        rep = explain(gam, x)
+        check_report(rep)
+        assert rep.prediction == gam.predict(x) and rep.score == gam.score(x) and rep.n_features == gam.n
+        assert rep.sufficient_size == len(msr_bf(gam, x)) and csr_bf(gam, x, list(rep.sufficient_reason))
+        Cb = mcr_bf(gam, x)
+        assert (rep.contrastive_reason is None) == (Cb is None) and (Cb is None or rep.contrastive_size == len(Cb))
+        t = rep.to_frame()
+        assert np.allclose(t.shap_score, shap_bf(gam, x, 'score')) and np.allclose(t.shap_decision, shap_bf(gam, x, 'class'))
+        assert abs(t.shap_score.sum() - (rep.score - rep.expected_score)) < 1e-9
+        assert t.in_sufficient_reason.tolist() == [i in rep.sufficient_reason for i in range(gam.n)]
+    reg = GAM(gam.components, gam.domains, beta0=gam.beta0, task='regression')
+    plain = explain(reg, x)       # regression without threshold: no decision, no reasons
+    assert plain.prediction is None and plain.sufficient_reason is None and 'in_sufficient_reason' not in plain.table
+    spl = random_gam(3, 'spline', 'interval', seed=0)
+    rs = explain(spl, random_instance(spl, 0))
+    assert 'shap_decision' not in rs.table and any('SHAP of the decision skipped' in n for n in rs.notes)
+    assert plot_explanation(rep).figure is not None
+
+
+def test_reports_are_documented():
+    from contract import check_report
+    check_report(tolerance_greedy_study(3, seed=0))
+    ex = gam_explorer()
+    check_report(ex.report); check_report(ex.report.explanation)
+    assert ex.report.to_frame().equals(ex.report.table) and ex.report.to_frame() is not ex.report.table
+
+
+@pytest.mark.parametrize('query', [csr, cc])
+def test_issue12_subset_S_findings(query):
+    "csr/cc read S='01' as two features and S=[0.7] as feature 0, and failed on S=np.array([0, 1])."
+    gam = random_gam(3, 'table', 'enumerable', seed=0); x = random_instance(gam, 1)
+    with pytest.raises(TypeError, match="S must be a collection of feature indices.*string '01'"): query(gam, x, '01')
+    with pytest.raises(TypeError, match="S must hold integer feature indices.*float 0.7"): query(gam, x, [0.7])
+    assert query(gam, x, np.array([0, 1])) == query(gam, x, [0, 1]) == (csr_bf if query is csr else cc_bf)(gam, x, [0, 1])
+    with pytest.raises(ValueError, match=r"S lists feature\(s\) \[1\] more than once"): query(gam, x, [1, 1])
+
+
+def test_issue12_model_findings():
+    "TableComponent({0: nan}), GAM(beta0=inf) and GridDomain(0, inf) were accepted."
+    with pytest.raises(ValueError, match=r"table\[0\] must be a number, got NaN"): TableComponent({0: np.nan})
+    with pytest.raises(ValueError, match="beta0 must be finite"): GAM([TableComponent({0: 1.0})], EnumerableDomain([0]), beta0=np.inf)
+    with pytest.raises(ValueError, match="hi must be finite"): GridDomain(0, np.inf)
+    with pytest.raises(ValueError, match="more than 2"): GridDomain(0, 1e300, 1e-300)
+
+
+def test_optional_libraries_name_the_extra(monkeypatch):
+    import builtins
+    real = builtins.__import__
+    def fake(name, *a, **k):
+        if name.split('.')[0] in ('interpret', 'pygam', 'torch'): raise ImportError(f"No module named {name!r}")
+        return real(name, *a, **k)
+    monkeypatch.setattr(builtins, '__import__', fake)
+    import importlib
+    monkeypatch.setattr(importlib, 'import_module', lambda name, *a: fake(name))
+    with pytest.raises(ImportError, match=r"from_interpret_ebm needs the optional package 'interpret'.*trustml_nb\[gam\]"): from_interpret_ebm(object())
+    with pytest.raises(ImportError, match=r"from_pygam needs the optional package 'pygam'.*trustml_nb\[gam\]"): from_pygam(object(), IntervalDomain(0, 1))
+    with pytest.raises(ImportError, match=r"TorchNAM needs the optional package 'torch'"): TorchNAM(2)

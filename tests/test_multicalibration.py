@@ -1,18 +1,31 @@
 """Tests for trustml_nb.multicalibration.
 
-Metrics against brute-force loops, intersecting groups against direct masks, then the method on synthetic data with
-known probabilities (noise floor, depth 1 vs 2, loss saturation), the MCBoost-style baseline, Adult targets, the
-explorer, and bad inputs.
+Metrics against brute-force loops, then the method on synthetic data with known probabilities (noise floor, depth 1 vs 2,
+loss saturation, group columns matched by name), the MCBoost-style baseline, the estimator contract, Adult targets and
+the explorer. The bad-input sweep is in test_bad_input_multicalibration.py.
+
+scikit-learn's `check_estimator` does not apply to `Multicalibrator` or `MCBoost`: both are post-processors whose `X`
+is one probability per row and whose `fit` needs the keyword `groups` (check_estimator fits on arbitrary real matrices
+without groups). `tests/contract.py::check_estimator_contract` checks the rules that do apply.
 """
+import inspect
+import sys
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
+from sklearn.base import clone
 
-from trustml_nb.multicalibration import (adult_mc_data, check_groups, fit_multicalibration, intersecting_groups,
-                                         make_mc_synthetic, mc_error, mc_explorer, mc_table, mcboost,
-                                         multicalibration_study, reliability_table, saturation_check, smooth_ece,
-                                         weighted_smooth_ece)
+import trustml_nb.groups
+import trustml_nb.multicalibration as mcmod
+from contract import check_estimator_contract, check_report
+from trustml_nb.core import DroppedRowsWarning, NumericalWarning, SmallGroupWarning, quiet
+from trustml_nb.groups import intersect
+from trustml_nb.multicalibration import (MCBoost, Multicalibrator, MulticalibrationStudy, adult_mc_task, make_mc_synthetic,
+                                         mc_error, mc_explorer, mc_table, multicalibration_study, reliability_table,
+                                         smooth_ece, weighted_smooth_ece)
 
 
 def _mse(y, p): return float(np.mean((y - p) ** 2))
@@ -41,10 +54,10 @@ def synth():
 @pytest.fixture(scope='module')
 def fitted(synth):
     tr, _ = synth
-    return fit_multicalibration(tr['y'], tr['p0'], tr['groups'])
+    return Multicalibrator().fit(tr['p0'], tr['y'], groups=tr['groups'])
 
 
-# ---------------------------------------------------------------- metrics and groups
+# ---------------------------------------------------------------- metrics
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(5, 200), n_groups=st.integers(1, 4), n_bins=st.integers(1, 12))
 def test_mc_error_matches_brute_force(seed, n, n_groups, n_bins):
@@ -61,17 +74,22 @@ def test_mc_table_in_group_error_is_the_groups_ece():
     assert t['ece_in_group'][0] == pytest.approx(t['weighted'][0])   # one group holding everyone: P(g) = 1
 
 
-def test_intersecting_groups_match_direct_masks():
+def test_metrics_take_y_true_y_prob_groups():
+    for fn in (mc_error, mc_table, weighted_smooth_ece, reliability_table):
+        assert list(inspect.signature(fn).parameters)[:3] == ['y_true', 'y_prob', 'groups'], fn.__name__
+    assert list(inspect.signature(smooth_ece).parameters)[:2] == ['y_true', 'y_prob']
+
+
+def test_intersections_of_the_synthetic_groups_match_direct_masks():
     rng = np.random.default_rng(1)
     A = pd.DataFrame({'s': rng.choice(['F', 'M'], 300), 'r': rng.choice(['x', 'y', 'z'], 300), 'a': rng.choice(['0', '1'], 300)})
-    G = intersecting_groups(A)
+    G = intersect(A)   # the module's groups come from trustml_nb.groups
     assert G.shape[1] == (2 + 3 + 2) + (6 + 4 + 6) + 12
     m = (A.s == 'F') & (A.r == 'z') & (A.a == '1')
     assert (G['s=F & r=z & a=1'].to_numpy() == m.to_numpy()).all()
-    assert (G['r=y'].to_numpy() == (A.r == 'y').to_numpy()).all()
-    small = intersecting_groups(A, min_size=40)
-    assert (small.sum(axis=0) >= 40).all() and set(small.columns) <= set(G.columns)
-    assert intersecting_groups(A, max_order=1).shape[1] == 7
+    d = make_mc_synthetic(500, seed=0)
+    assert (d['groups']['a=1 & c=0'].to_numpy() == ((d['groups']['a=1']) & (d['groups']['c=0'])).to_numpy()).all()
+    assert not hasattr(mcmod, 'intersecting_groups') and mcmod.check_groups is trustml_nb.groups.check_groups  # one home for groups
 
 
 def test_smooth_ece_known_values():
@@ -85,7 +103,7 @@ def test_smooth_ece_known_values():
 # ---------------------------------------------------------------- the method on data with known truth
 def test_mc_error_falls_to_the_noise_floor(synth, fitted):
     tr, te = synth
-    f = fitted.predict(te['p0'], te['groups'])
+    f = fitted.predict(te['p0'], groups=te['groups'])
     floor = mc_error(te['y'], te['p_true'], te['groups'])
     base = mc_error(te['y'], te['p0'], te['groups'])
     ours = mc_error(te['y'], f, te['groups'])
@@ -95,101 +113,185 @@ def test_mc_error_falls_to_the_noise_floor(synth, fitted):
     assert _mse(te['y'], f) < _mse(te['y'], te['p_true']) + 0.001
 
 
-def test_depth_one_cannot_fix_group_by_level_set_error_depth_two_can(synth, fitted):
-    tr, te = synth
+def test_group_columns_are_matched_by_name(synth, fitted):
+    "Issue 12, silent wrong result 1: reordered group columns were fed to the trees by position (off by up to 0.5)."
+    _, te = synth
+    G = te['groups']
+    f = fitted.predict(te['p0'], groups=G)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        shuffled = G[list(rng.permutation(G.columns))]
+        assert np.array_equal(fitted.predict(te['p0'], groups=shuffled), f)
+    # the reordered table still gives a score closer to the truth than the base score (the old code made it worse)
+    reordered = fitted.predict(te['p0'], groups=G[G.columns[::-1]])
+    assert np.abs(reordered - te['p_true']).mean() < 0.5 * np.abs(te['p0'] - te['p_true']).mean()
+    with pytest.raises(ValueError, match=r"missing \['a=1'\], unexpected \['A=1'\]"):
+        fitted.predict(te['p0'], groups=G.rename(columns={'a=1': 'A=1'}))
+    with pytest.raises(ValueError, match=r"missing \['b=0'\]"):
+        fitted.predict(te['p0'], groups=G.drop(columns='b=0'))
+    assert fitted.groups_ == list(G.columns)
+
+
+def test_depth_one_cannot_fix_group_by_level_set_error_depth_two_can():
     # only the group x level-set error: no intersection offset
     tr1, te1 = make_mc_synthetic(20000, gamma=0.0, seed=5), make_mc_synthetic(20000, gamma=0.0, seed=6)
     errs = {}
     for depth in (1, 2):
-        m = fit_multicalibration(tr1['y'], tr1['p0'], tr1['groups'], max_depth=depth)
-        errs[depth] = np.abs(m.predict(te1['p0'], te1['groups']) - te1['p_true']).mean()
+        m = Multicalibrator(max_depth=depth).fit(tr1['p0'], tr1['y'], groups=tr1['groups'])
+        errs[depth] = np.abs(m.predict(te1['p0'], groups=te1['groups']) - te1['p_true']).mean()
     print(errs)
     assert errs[2] < 0.025 and errs[1] > 0.05 and errs[1] > 3 * errs[2]   # depth 1 is stuck near delta/2 = 0.075 off the truth
 
 
 def test_loss_saturation_after_fit_and_not_before(synth, fitted):
-    tr, _ = synth
-    sat = saturation_check(fitted, tr['y'], tr['p0'], tr['groups'])
-    assert 0 <= sat['relative_drop'] < 5e-3
-    one_step = fit_multicalibration(tr['y'], tr['p0'], tr['groups'], learning_rates=(0.01,), max_rounds=1)
-    assert saturation_check(one_step, tr['y'], tr['p0'], tr['groups'], max_rounds=5000)['relative_drop'] > 0.02
+    tr, te = synth
+    sat = fitted.saturation_check(tr['p0'], tr['y'], groups=tr['groups'])
+    check_report(sat)
+    assert 0 <= sat.relative_drop < 5e-3 and sat.saturated
+    with pytest.warns(NumericalWarning, match='used all max_rounds=1 rounds'):
+        one_step = Multicalibrator(learning_rates=(0.01,), max_rounds=1).fit(tr['p0'], tr['y'], groups=tr['groups'])
+    assert one_step.report_.notes and 'max_rounds' in one_step.report_.notes[0]
+    unsat = one_step.saturation_check(tr['p0'], tr['y'], groups=tr['groups'], max_rounds=5000)
+    assert unsat.relative_drop > 0.02 and not unsat.saturated
+    # the check reuses the fit's split: other data (even of the same length) are refused
+    with pytest.raises(ValueError, match='must be the data this Multicalibrator was fitted on'):
+        fitted.saturation_check(te['p0'], te['y'], groups=te['groups'])
+
+
+def test_report_fields(synth, fitted):
+    r = fitted.report_
+    check_report(r)
+    assert r.max_depth == 2 and r.n_groups == 26 and r.n_train + r.n_val == 20000 and r.n_val == 6000
+    assert r.table['chosen'].sum() == 1
+    best = r.table.loc[r.table['chosen']].iloc[0]
+    assert best['val_mse'] == r.val_mse == r.table['val_mse'].min() and best['learning_rate'] == r.learning_rate
+    assert r.val_mse < r.base_val_mse
+    assert list(r.table['learning_rate']) == [0.01, 0.0316, 0.1, 0.316, 1.0]
 
 
 def test_no_discretisation_and_range(synth, fitted):
     _, te = synth
-    f = fitted.predict(te['p0'], te['groups'])
+    f = fitted.predict(te['p0'], groups=te['groups'])
     assert 0 <= f.min() and f.max() <= 1
     assert len(np.unique(f)) > 1000               # continuous output, not a grid
 
 
 def test_same_seed_same_model(synth):
     tr, te = synth
-    a = fit_multicalibration(tr['y'][:4000], tr['p0'][:4000], tr['groups'][:4000], learning_rates=(0.3,), seed=3)
-    b = fit_multicalibration(tr['y'][:4000], tr['p0'][:4000], tr['groups'][:4000], learning_rates=(0.3,), seed=3)
-    assert np.array_equal(a.predict(te['p0'], te['groups']), b.predict(te['p0'], te['groups']))
+    a = Multicalibrator(learning_rates=(0.3,), seed=3).fit(tr['p0'][:4000], tr['y'][:4000], groups=tr['groups'][:4000])
+    b = Multicalibrator(learning_rates=(0.3,), seed=3).fit(tr['p0'][:4000], tr['y'][:4000], groups=tr['groups'][:4000])
+    assert np.array_equal(a.predict(te['p0'], groups=te['groups']), b.predict(te['p0'], groups=te['groups']))
 
 
 def test_mcboost_baseline_is_discretised_and_reduces_error(synth, fitted):
     tr, te = synth
-    mb = mcboost(tr['y'], tr['p0'], tr['groups'], n_levels=10)
-    f_mb = mb.predict(te['p0'], te['groups'])
+    mb = MCBoost(n_levels=10).fit(tr['p0'], tr['y'], groups=tr['groups'])
+    f_mb = mb.predict(te['p0'], groups=te['groups'])
     assert len(np.unique(f_mb)) <= 10
     assert mc_error(te['y'], f_mb, te['groups']) < 0.5 * mc_error(te['y'], te['p0'], te['groups'])
-    assert _mse(te['y'], fitted.predict(te['p0'], te['groups'])) <= _mse(te['y'], f_mb)
+    assert _mse(te['y'], fitted.predict(te['p0'], groups=te['groups'])) <= _mse(te['y'], f_mb)
+    # matched by name too (issue 12, the MCBoost-style model compared only the number of columns)
+    assert np.array_equal(mb.predict(te['p0'], groups=te['groups'][te['groups'].columns[::-1]]), f_mb)
+    r = mb.report_
+    check_report(r)
+    assert r.converged and r.n_updates == len(r.table) == len(mb.updates_) > 0
+    assert set(r.table['group']) <= set(te['groups'].columns)
+
+
+def test_mcboost_warns_when_it_does_not_converge(synth):
+    tr, _ = synth
+    with pytest.warns(NumericalWarning, match='remain after max_iter=1 sweeps'):
+        mb = MCBoost(alpha=1e-5, max_iter=1).fit(tr['p0'][:3000], tr['y'][:3000], groups=tr['groups'][:3000])
+    assert not mb.report_.converged and mb.report_.sweeps == 1 and mb.report_.notes
 
 
 def test_reliability_table_counts(synth):
     _, te = synth
     t = reliability_table(te['y'], {'base': te['p0']}, te['groups'][['a=1', 'a=0']], n_bins=5)
     assert t.groupby('group')['count'].sum().sum() == len(te['y'])
+    one = reliability_table(te['y'], te['p0'], te['groups'][['a=1']], n_bins=5)
+    assert set(one['model']) == {'model'} and one['count'].sum() == te['groups']['a=1'].sum()
+    m = te['groups']['a=1'].to_numpy() & (te['p0'] < 0.2)
+    row = one[one['bin'] == 0].iloc[0]
+    assert row['mean_label'] == pytest.approx(te['y'][m].mean()) and row['mean_pred'] == pytest.approx(te['p0'][m].mean())
+
+
+# ---------------------------------------------------------------- the estimator contract
+def test_estimator_contract_multicalibrator():
+    d = make_mc_synthetic(600, seed=4)
+    check_estimator_contract(Multicalibrator(learning_rates=(0.3, 1.0), max_rounds=50, patience=5, seed=1),
+                             fit=lambda est: est.fit(d['p0'], d['y'], groups=d['groups']),
+                             output=lambda est: est.predict(d['p0'], groups=d['groups']))
+    est = Multicalibrator(max_depth=3, learning_rates=(0.1,))
+    assert clone(est).get_params() == est.get_params()
+    assert est.set_params(max_depth=0).max_depth == 0        # no validation in __init__ / set_params ...
+    with pytest.raises(ValueError, match='max_depth must be in'):  # ... but fit checks
+        est.fit(d['p0'], d['y'], groups=d['groups'])
+
+
+def test_estimator_contract_mcboost():
+    d = make_mc_synthetic(600, seed=4)
+    check_estimator_contract(MCBoost(n_levels=8, alpha=0.005), fit=lambda est: est.fit(d['p0'], d['y'], groups=d['groups']),
+                             output=lambda est: est.predict(d['p0'], groups=d['groups']))
+
+
+def test_lightgbm_through_require(monkeypatch):
+    d = make_mc_synthetic(100, seed=0)
+    monkeypatch.setitem(sys.modules, 'lightgbm', None)    # as if it were not installed
+    with pytest.raises(ImportError, match=r"Multicalibrator needs the optional package 'lightgbm'.*trustml_nb\[mc\]"):
+        Multicalibrator().fit(d['p0'], d['y'], groups=d['groups'])
+
+
+def test_no_blanket_warning_filters():
+    src = inspect.getsource(mcmod)
+    assert 'simplefilter' not in src and "filterwarnings('ignore'" not in src
 
 
 # ---------------------------------------------------------------- Adult targets and the widget
 @pytest.fixture(scope='module')
 def adult():
-    return adult_mc_data(seed=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        task = adult_mc_task(seed=0)
+    return task, [w.category for w in caught]
+
+
+def test_adult_task_and_its_warnings(adult):
+    task, caught = adult
+    assert DroppedRowsWarning in caught and SmallGroupWarning in caught   # no longer silenced
+    cal, te = task['calib'], task['test']
+    assert (len(task['base']), len(cal), len(te)) == (13566, 18089, 13567)
+    assert cal.groups.shape[1] == 58 and list(cal.groups.columns) == list(te.groups.columns)
+    assert 'sex=Female & race=White & age_group=50+' in cal.groups.columns
+    # the deliberate miscalibration on top of the task's logistic score
+    logit = task.base_model.decision_function(te.X)
+    women = (te.A['sex'] == 'Female').to_numpy()
+    assert np.allclose(te.score, 1 / (1 + np.exp(-(2 * logit - 0.8 * women))))
+    assert te.score[women].mean() < (1 / (1 + np.exp(-logit[women]))).mean()   # biased down for women
 
 
 def test_adult_targets(adult):
-    res = multicalibration_study(adult)
+    task, _ = adult
+    res = multicalibration_study(task)
+    assert isinstance(res, MulticalibrationStudy)
+    check_report(res)
     t = res.table.set_index('model')
     assert t.loc['base', 'mc_error'] >= 5 * t.loc['ERM depth 2', 'mc_error']
     assert t.loc['ERM depth 2', 'mse'] <= t.loc['MCBoost-style', 'mse']
-    assert res['saturation_relative_drop'] < 5e-3
+    assert res.saturation_relative_drop < 5e-3
+    assert res.mc_error_ratio == pytest.approx(t.loc['base', 'mc_error'] / t.loc['ERM depth 2', 'mc_error']) and res.mc_error_ratio >= 5
+    assert res.mse_ours == t.loc['ERM depth 2', 'mse'] and res.grid_search and res.n_groups == 55   # >= 100 calibration + test rows (58 over all rows)
+    assert mc_error(res.y_test, res.test_predictions['ERM depth 2'], res.test_groups) == pytest.approx(res.mc_error_ours)
 
 
 def test_explorer_controls():
-    ex = mc_explorer(adult_mc_data(seed=1, max_rows=6000))
-    assert ex.error is None and 'learning rate 0.1' in ex.result[1]
+    with quiet(DroppedRowsWarning, SmallGroupWarning):   # test_adult_task_and_its_warnings checks them
+        task = adult_mc_task(seed=1, max_rows=6000)
+    ex = mc_explorer(task)
+    assert ex.error is None and ex.report.learning_rate == 0.1 and 'learning rate 0.1,' in ex.report.title
     assert list(ex.controls)[0] == 'learning_rate'
     ex.controls['learning_rate'].value = 1.0; ex.controls['family'].value = 'sex'; ex.on_run()
-    assert ex.error is None and 'learning rate 1, depth 2, sex' in ex.result[1]
-
-
-# ---------------------------------------------------------------- bad inputs
-def test_bad_inputs():
-    y = np.array([0, 1, 1, 0]); p = np.array([0.1, 0.6, 0.8, 0.3]); G = np.array([[1, 0], [1, 1], [0, 1], [1, 0]])
-    with pytest.raises(ValueError, match='0/1 group indicators'):
-        fit_multicalibration(y, p, np.array([[1, 0], [2, 1], [0, 1], [1, 0]]))
-    with pytest.raises(ValueError, match=r'p0 must be scores in \[0, 1\]'):
-        fit_multicalibration(y, p + 0.5, G)
-    with pytest.raises(ValueError, match="needs at least one member; empty: \\['g1'\\]"):
-        fit_multicalibration(y, p, np.array([[1, 0], [1, 0], [0, 0], [1, 0]]))
-    with pytest.raises(ValueError, match='same number of rows'):
-        fit_multicalibration(y[:3], p, G)
-    with pytest.raises(ValueError, match='one row per prediction'):
-        mc_error(y, p, G[:3])
-    with pytest.raises(ValueError, match='only 0 and 1'):
-        mc_error(np.array([0, 1, 2, 0]), p, G)
-    with pytest.raises(ValueError, match='empty'):
-        check_groups(pd.DataFrame({'women': [0, 0], 'men': [1, 1]}))
-    with pytest.raises(ValueError, match='max_depth'):
-        fit_multicalibration(y, p, G, max_depth=0)
-    with pytest.raises(ValueError, match='family must be one of'):
-        multicalibration_study({'calib': None, 'test': None}, family='race')
-
-
-def test_predict_checks_columns(fitted, synth):
-    _, te = synth
-    with pytest.raises(ValueError, match='columns used in the fit'):
-        fitted.predict(te['p0'], te['groups'].iloc[:, :3])
+    r = ex.report
+    assert ex.error is None and (r.learning_rate, r.max_depth, r.family, r.grid_search) == (1.0, 2, 'sex', False)
+    assert r.title.startswith('Multicalibration on Adult: learning rate 1, depth 2, sex groups')
+    assert r.n_groups == 2 and list(r.test_groups.columns) == ['sex=Female', 'sex=Male']

@@ -29,7 +29,7 @@ NOTEBOOKS = _notebooks()
 
 def test_notebooks_found():
     names = {nb.name for nb in NOTEBOOKS}
-    assert {"00_core.ipynb", "01_data.ipynb", "02_viz.ipynb", "index.ipynb", "00_start_here.ipynb"} <= names
+    assert {"00_core.ipynb", "01_groups.ipynb", "02_data.ipynb", "03_viz.ipynb", "index.ipynb", "00_start_here.ipynb"} <= names
     assert SKIP_FLAGS == ["notest", "slow"]
 
 

@@ -1,16 +1,28 @@
-"Tests for trustml_nb.omniprediction: Bayes action vs brute force, optimality with true probabilities, learner tolerances, coverage, errors."
+"""Tests for trustml_nb.omniprediction: Bayes action vs brute force, optimality with true probabilities, learner
+tolerances, coverage, columns matched by name, the estimator contract, the explorer. The bad-input sweep is in
+test_bad_input_omniprediction.py.
+
+scikit-learn's `check_estimator` does not apply to `OmniPredictor` or `GroupConformal`: both are post-processors whose
+`X` is one probability per row (check_estimator fits on arbitrary real matrices, with continuous or multiclass `y`).
+`tests/contract.py::check_estimator_contract` checks the rules that do apply.
+"""
+import inspect
 import itertools
 
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
+from sklearn.base import clone
 
-from trustml_nb.omniprediction import (ABSTAIN, ACTIONS, Loss, bayes_action, calibration_violation, check_groups,
-                                       compare_omniprediction, conformal_sets, coverage_report, expected_losses,
-                                       fit_omnipredictor, loss_grid, multiaccuracy_violations, realized_loss,
-                                       selective_report, synthetic_groups, synthetic_selective, threshold_action,
-                                       tune_selective, select_n_bins, group_ratio_sd)
+import trustml_nb.groups
+import trustml_nb.omniprediction as omod
+from contract import check_estimator_contract, check_report
+from trustml_nb.core import NumericalWarning
+from trustml_nb.omniprediction import (ABSTAIN, ACTIONS, GroupConformal, Loss, OmniPredictor, bayes_action, calibration_violation,
+                                       compare_omniprediction, coverage_report, expected_losses, group_ratio_sd, loss_grid,
+                                       multiaccuracy_violations, realized_loss, selective_report, synthetic_groups, synthetic_selective,
+                                       threshold_action, tune_selective)
 
 cost = st.floats(0.01, 10, allow_nan=False)
 
@@ -50,8 +62,11 @@ def test_bayes_action_minimises_expected_loss_on_grid():
 
 
 def _expected(ps, acts, L):
+    "Mean exact expected loss of the actions when y ~ Bernoulli(ps) (columns of expected_losses in the order of ACTIONS)."
     e = expected_losses(ps, L)
-    return e[np.arange(len(ps)), [list(ACTIONS).index(a) for a in acts]].mean()
+    col = np.select([acts == a for a in ACTIONS], np.arange(len(ACTIONS)), -1)
+    assert (col >= 0).all()
+    return e[np.arange(len(ps)), col].mean()
 
 
 def test_true_probabilities_optimal_for_every_loss():
@@ -81,6 +96,17 @@ def test_tune_selective_matches_brute_force():
             assert realized_loss(y, threshold_action(s, t0, t1), L).sum() == pytest.approx(brute)
 
 
+def test_metrics_take_y_true_first():
+    for fn in (multiaccuracy_violations, calibration_violation, compare_omniprediction, group_ratio_sd):
+        assert list(inspect.signature(fn).parameters)[:2] == ['y_true', 'y_prob'], fn.__name__
+    for fn in (realized_loss, selective_report, coverage_report):
+        assert list(inspect.signature(fn).parameters)[:2] == ['y_true', 'y_pred'], fn.__name__
+    # one home for groups: the module's own check_groups is gone
+    assert not hasattr(omod, 'check_groups') or omod.check_groups is trustml_nb.groups.check_groups
+    for gone in ('fit_omnipredictor', 'select_n_bins', 'fit_on_split', 'conformal_sets', 'adult_selective', 'adult_groups'):
+        assert not hasattr(omod, gone), gone
+
+
 def _syn_fit(n=6000, seed=1):
     syn = synthetic_selective(n, seed=seed); G = synthetic_groups(syn)
     base = 1 / (1 + np.exp(-(1.0 * syn['x1'].to_numpy())))                    # ignores x2 and the groups
@@ -91,48 +117,110 @@ def _syn_fit(n=6000, seed=1):
 def test_learner_tolerances_hold():
     syn, G, base, T = _syn_fit()
     eps = 0.003
-    om = fit_omnipredictor(base, syn['y'], G, T, eps=eps, n_bins=20)
-    p = om.predict(base, G, T)
-    assert om.converged
-    assert np.abs(multiaccuracy_violations(p, syn['y'], G, T).to_numpy()).max() <= eps + 1e-12
-    assert calibration_violation(p, syn['y'], 20) <= eps
-    assert om.calibration <= eps and om.multiaccuracy <= eps and om.calibration_kind == 'patch'
+    om = OmniPredictor(eps=eps, n_bins=20).fit(base, syn['y'], groups=G, tests=T)
+    p = om.predict(base, groups=G, tests=T)
+    r = om.report_
+    assert r.converged
+    assert np.abs(multiaccuracy_violations(syn['y'], p, G, T).to_numpy()).max() <= eps + 1e-12
+    assert calibration_violation(syn['y'], p, 20) <= eps
+    assert r.calibration_residual <= eps and r.multiaccuracy_residual <= eps and r.calibration == 'patch'
     # every round is a sequence of exact line searches: the squared error never rises
-    assert (np.diff(om.history['squared_error']) <= 1e-12).all()
+    assert (np.diff(r.history['squared_error']) <= 1e-12).all()
+    assert r.squared_error == pytest.approx(np.mean((syn['y'] - p)**2)) and r.squared_error < r.base_squared_error
     # closer to the truth than the base model
     assert np.mean((p - syn['p_true'])**2) < np.mean((base - syn['p_true'])**2)
     # replay is deterministic
-    np.testing.assert_array_equal(p, om.predict(base, G, T))
+    np.testing.assert_array_equal(p, om.predict(base, groups=G, tests=T))
+    assert om.groups_ == list(G.columns) and om.tests_ == list(T.columns) and om.n_bins_ == 20 and r.cv_table is None
 
 
 def test_binning_is_calibrated_on_level_sets():
     syn, G, base, T = _syn_fit()
-    om = fit_omnipredictor(base, syn['y'], G, T, eps=0.003, n_bins=15, calibration='binning')
-    p = om.predict(base, G, T)
-    assert om.converged and om.calibration <= 1e-9 and om.multiaccuracy <= 0.003
+    om = OmniPredictor(eps=0.003, n_bins=15, calibration='binning').fit(base, syn['y'], groups=G, tests=T)
+    p = om.predict(base, groups=G, tests=T)
+    assert om.report_.converged and om.report_.calibration_residual <= 1e-9 and om.report_.multiaccuracy_residual <= 0.003
     # level-set calibration by brute force: every distinct value is the mean label of the rows that get it
     for v in np.unique(p): assert abs(syn['y'][p == v].mean() - v) * (p == v).sum() / len(p) <= 1e-9
-    with pytest.raises(ValueError, match='calibration'): fit_omnipredictor(base, syn['y'], G, T, calibration='isotonic')
+    with pytest.raises(ValueError, match='calibration'): OmniPredictor(calibration='isotonic').fit(base, syn['y'], groups=G, tests=T)
 
 
-def test_select_n_bins():
+def test_n_bins_chosen_by_cross_validation():
     syn, G, base, T = _syn_fit(4000, seed=5)
-    sel = select_n_bins(base, syn['y'], G, T, candidates=(5, 10, 40), folds=3, seed=1, eps=0.005, show_progress=False)
-    t = sel.to_frame()
-    assert list(t['n_bins']) == [5, 10, 40] and sel['best'] == int(t.loc[t['cv_loss'].idxmin(), 'n_bins'])
+    est = OmniPredictor(eps=0.005, n_bins=None, n_bins_candidates=(5, 10, 40), folds=3, seed=1, show_progress=False)
+    r = est.fit(base, syn['y'], groups=G, tests=T).report_
+    t = r.cv_table
+    assert list(t['n_bins']) == [5, 10, 40] and r.n_bins == est.n_bins_ == int(t.loc[t['cv_loss'].idxmin(), 'n_bins'])
+    assert est.n_bins is None                                            # the setting is kept; the choice is fitted state
     # cv_loss is the grid-averaged held-out loss: between the loss of always abstaining cheaply and the worst loss
     assert (t['cv_loss'] > 0).all() and (t['cv_loss'] < max(L.abstain for L in loss_grid())).all()
-    again = select_n_bins(base, syn['y'], G, T, candidates=(5, 10, 40), folds=3, seed=1, eps=0.005, show_progress=False)
-    pd.testing.assert_frame_equal(t, again.to_frame())                   # same seed, same folds, same answer
-    with pytest.raises(ValueError, match='folds'): select_n_bins(base, syn['y'], G, T, folds=1)
-    with pytest.raises(ValueError, match='candidates'): select_n_bins(base, syn['y'], G, T, candidates=(1,))
-    with pytest.raises(ValueError, match='candidates'): select_n_bins(base, syn['y'], G, T, candidates=())
+    # brute force: the cv_loss of one candidate, recomputed from fits on the folds
+    fold = np.random.default_rng(1).permutation(len(syn)) % 3; y = syn['y'].to_numpy(); total = 0.0
+    for k in range(3):
+        tr, va = fold != k, fold == k
+        om = OmniPredictor(eps=0.005, n_bins=10).fit(base[tr], y[tr], groups=G[tr], tests=T[tr])
+        p = om.predict(base[va], groups=G[va], tests=T[va])
+        total += np.mean([realized_loss(y[va], bayes_action(p, L), L).sum() for L in loss_grid()])
+    assert t.loc[t['n_bins'] == 10, 'cv_loss'].iloc[0] == pytest.approx(total / len(y), rel=1e-12)
+    again = clone(est).fit(base, syn['y'], groups=G, tests=T).report_.cv_table
+    pd.testing.assert_frame_equal(t, again)                              # same seed, same folds, same answer
+    with pytest.raises(ValueError, match='folds'): OmniPredictor(n_bins=None, folds=1).fit(base, syn['y'], groups=G, tests=T)
+    with pytest.raises(ValueError, match='candidates'): OmniPredictor(n_bins=None, n_bins_candidates=(1,)).fit(base, syn['y'], groups=G, tests=T)
+    with pytest.raises(ValueError, match='candidates'): OmniPredictor(n_bins=None, n_bins_candidates=()).fit(base, syn['y'], groups=G, tests=T)
+
+
+def test_group_and_test_columns_are_matched_by_name():
+    "Issue 12, silent wrong result 5: predict compared only the number of test-function columns, not their names."
+    syn, G, base, T = _syn_fit(4000, seed=8)
+    om = OmniPredictor(eps=0.003).fit(base, syn['y'], groups=G, tests=T)
+    p = om.predict(base, groups=G, tests=T)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        Ts, Gs = T[list(rng.permutation(T.columns))], G[list(rng.permutation(G.columns))]
+        assert np.array_equal(om.predict(base, groups=Gs, tests=Ts), p)
+    # what the old code computed: the reordered columns replayed by position give other (wrong) probabilities
+    Tr = T[T.columns[::-1]]
+    by_position = omod._replay(base, G.to_numpy(float), Tr.to_numpy(float), om.steps_)
+    assert np.abs(by_position - p).max() > 0.05
+    assert np.mean((by_position - syn['p_true'])**2) > np.mean((p - syn['p_true'])**2)
+    with pytest.raises(ValueError, match=r"tests .*missing \['x2'\], unexpected \['X2'\]"):
+        om.predict(base, groups=G, tests=T.rename(columns={'x2': 'X2'}))
+    with pytest.raises(ValueError, match=r"tests .*missing \['x1'\]"): om.predict(base, groups=G, tests=T.drop(columns='x1'))
+    with pytest.raises(ValueError, match='c0, c1'): om.predict(base, groups=G, tests=T.to_numpy())
+    with pytest.raises(ValueError, match=r"groups .*missing \['young'\]"): om.predict(base, groups=G.drop(columns='young'), tests=T)
+
+
+def test_duplicate_column_names_are_clear_errors():
+    "Issue 12: duplicate column names in fit_omnipredictor ended deep inside pandas."
+    syn, G, base, T = _syn_fit(500, seed=9)
+    T2 = pd.concat([T, T[['x1']]], axis=1); G2 = pd.concat([G, G[['young']]], axis=1)
+    with pytest.raises(ValueError, match=r"tests has duplicate column name\(s\) \['x1'\]"):
+        OmniPredictor().fit(base, syn['y'], groups=G, tests=T2)
+    with pytest.raises(ValueError, match=r"groups has duplicate column name\(s\) \['young'\]"):
+        OmniPredictor().fit(base, syn['y'], groups=G2, tests=T)
+
+
+def test_estimator_contracts():
+    syn, G, base, T = _syn_fit(800, seed=10)
+    y = syn['y'].to_numpy()
+    check_estimator_contract(OmniPredictor(eps=0.01, n_bins=None, n_bins_candidates=(5, 10), folds=2, seed=3),
+                             fit=lambda est: est.fit(base, y, groups=G, tests=T),
+                             output=lambda est: est.predict(base, groups=G, tests=T))
+    cal = np.arange(800) < 400; Gt = G[~cal].reset_index(drop=True)
+    for method in ('max', 'qr', 'conditional'):
+        check_estimator_contract(GroupConformal(alpha=0.2, method=method, seed=4),
+                                 fit=lambda est: est.fit(syn['p_true'][cal], y[cal], groups=G[cal]),
+                                 output=lambda est: est.predict(syn['p_true'][~cal], groups=Gt))
+    # the same seed gives the same sets, whatever was predicted before
+    gc = GroupConformal(seed=7).fit(syn['p_true'][cal], y[cal], groups=G[cal])
+    first = gc.predict(syn['p_true'][~cal], groups=Gt)
+    gc.predict(syn['p_true'][:5], groups=G[:5])
+    pd.testing.assert_frame_equal(gc.predict(syn['p_true'][~cal], groups=Gt), first)
 
 
 def test_group_ratio_sd_matches_binomial_scale():
     syn, G, base, T = _syn_fit(8000, seed=7)
     fit = np.arange(len(syn)) < 4000; Gt = G[~fit].reset_index(drop=True)
-    sd = group_ratio_sd(syn['p_true'][~fit].to_numpy(), base[fit], syn['y'][fit], base[~fit], syn['y'][~fit], Gt, n_boot=300)
+    sd = group_ratio_sd(syn['y'][~fit], syn['p_true'][~fit].to_numpy(), Gt, score=base[~fit], y_fit=syn['y'][fit], score_fit=base[fit], n_boot=300)
     n = Gt.sum()
     assert (sd > 0).all() and list(sd.index) == list(G.columns)
     # smaller groups, noisier ratios (roughly 1/sqrt(n))
@@ -142,12 +230,16 @@ def test_group_ratio_sd_matches_binomial_scale():
 def test_omnipredictor_competes_on_synthetic():
     syn, G, base, T = _syn_fit(12000, seed=2)
     fit, test = np.arange(len(syn)) < 6000, np.arange(len(syn)) >= 6000
-    om = fit_omnipredictor(base[fit], syn['y'][fit], G[fit], T[fit], eps=0.003)
+    om = OmniPredictor(eps=0.003).fit(base[fit], syn['y'][fit], groups=G[fit], tests=T[fit])
     Gt = G[test].reset_index(drop=True)
-    p = om.predict(base[test], Gt, T[test])
-    res = compare_omniprediction(p, base[fit], syn['y'][fit], base[test], syn['y'][test], Gt)
-    assert res['ratio_global'] < 1.0          # beats the tuned classifiers on the (group-blind) base score
-    assert res['worst_group_ratio'] < 1.02
+    p = om.predict(base[test], groups=Gt, tests=T[test])
+    res = compare_omniprediction(syn['y'][test], p, Gt, score=base[test], y_fit=syn['y'][fit], score_fit=base[fit])
+    check_report(res)
+    assert res.ratio_global < 1.0          # beats the tuned classifiers on the (group-blind) base score
+    assert res.worst_group_ratio < 1.02
+    # the global numbers are over all rows: here the group 'all'
+    assert res.ratio_global == pytest.approx(res.by_group.loc['all', 'ratio']) and res.n_losses == 25
+    assert res.worst_group == res.by_group['ratio'].idxmax()
 
 
 @pytest.mark.parametrize('method', ['max', 'qr', 'conditional'])
@@ -155,8 +247,9 @@ def test_group_coverage(method):
     alpha = 0.1
     syn = synthetic_selective(24000, seed=4); G = synthetic_groups(syn); cal = np.arange(len(syn)) < 12000
     Gt = G[~cal].reset_index(drop=True); yt = syn['y'][~cal]
-    sets = conformal_sets(syn['p_true'][cal], syn['y'][cal], G[cal], syn['p_true'][~cal], Gt, alpha=alpha, method=method)
-    cr = coverage_report(sets, yt, Gt, alpha)
+    gc = GroupConformal(alpha=alpha, method=method).fit(syn['p_true'][cal], syn['y'][cal], groups=G[cal])
+    check_report(gc.report_)
+    cr = coverage_report(yt, gc.predict(syn['p_true'][~cal], groups=Gt), Gt, alpha).table
     n_cal = G[cal].sum().to_numpy()
     slack = 3 * np.sqrt(alpha * (1 - alpha) / cr['n'].to_numpy()) + 1 / (n_cal + 1) + (len(G.columns) / n_cal if method == 'qr' else 0)
     assert (cr['coverage'].to_numpy() >= 1 - alpha - slack).all(), cr
@@ -170,8 +263,8 @@ def _mean_coverage_small_calibration(method, reps=150, n_cal=150, n_te=1000):
     for r in range(reps):
         i = np.arange(r * (n_cal + n_te), (r + 1) * (n_cal + n_te)); c, t = i[:n_cal], i[n_cal:]
         Gc, Gt = G.iloc[c].reset_index(drop=True), G.iloc[t].reset_index(drop=True)
-        sets = conformal_sets(p[c], y[c], Gc, p[t], Gt, alpha=0.1, method=method, seed=r)
-        covs.append(coverage_report(sets, y[t], Gt, 0.1)['coverage'].to_numpy())
+        sets = GroupConformal(alpha=0.1, method=method, seed=r).fit(p[c], y[c], groups=Gc).predict(p[t], groups=Gt)
+        covs.append(coverage_report(y[t], sets, Gt, 0.1).table['coverage'].to_numpy())
     covs = np.array(covs)
     return covs.mean(0), covs.std(0) / np.sqrt(reps)
 
@@ -189,6 +282,20 @@ def test_qr_is_not_guaranteed_with_small_groups():
     assert ((m - 0.9) / se).min() < -3
 
 
+def test_group_quantiles_match_brute_force():
+    rng = np.random.default_rng(12)
+    p = rng.uniform(size=300); y = (rng.uniform(size=300) < p).astype(int)
+    G = pd.DataFrame({'all': np.ones(300, bool), 'half': np.arange(300) < 150, 'tiny': np.arange(300) < 5})
+    gc = GroupConformal(alpha=0.1, seed=0).fit(p, y, groups=G)
+    sc = np.where(y == 1, 1 - p, p) + 1e-3 * np.random.default_rng(0).uniform(size=300)   # the scores with their jitter
+    for j, c in enumerate(G.columns):
+        s = np.sort(sc[G[c].to_numpy()]); k = int(np.ceil((len(s) + 1) * 0.9))
+        assert gc.report_.table.loc[j, 'group_quantile'] == (s[k - 1] if k <= len(s) else np.inf)
+    assert gc.report_.table.loc[2, 'group_quantile'] == np.inf and gc.report_.notes   # 5 rows: too few at alpha = 0.1
+    sets = gc.predict(p[:10], groups=G[:10])
+    assert (sets.loc[:4, 'action'] == ABSTAIN).all()                     # members of 'tiny' always get {0, 1}
+
+
 def test_quantile_fit_matches_sklearn():
     from sklearn.linear_model import QuantileRegressor
     from trustml_nb.omniprediction import quantile_fit
@@ -204,17 +311,30 @@ def test_quantile_fit_matches_sklearn():
 
 def test_no_empty_sets_when_disallowed():
     syn = synthetic_selective(4000, seed=5); G = synthetic_groups(syn); cal = np.arange(4000) < 2000
-    s = conformal_sets(syn['p_true'][cal], syn['y'][cal], G[cal], syn['p_true'][~cal], G[~cal].reset_index(drop=True),
-                       alpha=0.3, allow_empty=False)
+    s = GroupConformal(alpha=0.3, allow_empty=False).fit(syn['p_true'][cal], syn['y'][cal], groups=G[cal]).predict(
+        syn['p_true'][~cal], groups=G[~cal].reset_index(drop=True))
     assert (s['has0'] | s['has1']).all() and set(s['action']) <= {0, 1, ABSTAIN}
 
 
 def test_selective_report_values():
     y = np.array([0, 0, 1, 1, 1, 0]); a = np.array([0, 1, 1, ABSTAIN, 0, ABSTAIN]); L = Loss(1, 2, 0.3)
     rep = selective_report(y, a, L)
-    assert rep.loc[0, 'abstain_rate'] == pytest.approx(1/3)
-    assert rep.loc[0, 'selective_risk'] == pytest.approx(0.5)
-    assert rep.loc[0, 'loss'] == pytest.approx((1 + 0.3 + 2 + 0.3) / 6)
+    check_report(rep)
+    assert rep.table.loc[0, 'abstain_rate'] == pytest.approx(1/3) and rep.abstain_rate == pytest.approx(1/3)
+    assert rep.table.loc[0, 'selective_risk'] == pytest.approx(0.5) and rep.selective_risk == pytest.approx(0.5)
+    assert rep.table.loc[0, 'loss'] == pytest.approx((1 + 0.3 + 2 + 0.3) / 6) and rep.mean_loss == pytest.approx((1 + 0.3 + 2 + 0.3) / 6)
+    # a group where the classifier always abstains: selective risk undefined, said in the notes
+    rep = selective_report(y, a, L, {'all': np.ones(6, bool), 'abstained': a == ABSTAIN})
+    assert np.isnan(rep.table.loc[1, 'selective_risk']) and 'abstained' in rep.notes[0]
+
+
+def test_coverage_report_values():
+    y = np.array([0, 1, 1, 0]); sets = pd.DataFrame({'has0': [True, True, False, False], 'has1': [False, True, True, False]})
+    cr = coverage_report(y, sets, {'all': [True] * 4, 'first two': [True, True, False, False]}, alpha=0.25)
+    check_report(cr)
+    assert cr.coverage == 0.75 and cr.mean_set_size == 1.0 and cr.abstain_rate == 0.25 and cr.empty_rate == 0.25
+    assert list(cr.table['coverage']) == [0.75, 1.0] and cr.worst_gap == 0.0 and cr.worst_abs_gap == 0.25
+    assert coverage_report(y, sets[['has0', 'has1']].to_numpy()).coverage == 0.75
 
 
 def test_bad_inputs():
@@ -224,48 +344,60 @@ def test_bad_inputs():
     with pytest.raises(TypeError, match='Loss'): bayes_action([0.5], (1, 1, 0.2))
     with pytest.raises(ValueError, match=r'\[0, 1\]'): bayes_action([0.2, 1.5], Loss(1, 1, 0.2))
     with pytest.raises(ValueError, match=r'\[0, 1\]'): bayes_action([-0.1], Loss(1, 1, 0.2))
-    with pytest.raises(ValueError, match='empty group'): check_groups({'all': [True, True], 'nobody': [False, False]})
-    with pytest.raises(ValueError, match='empty group'):
-        fit_omnipredictor([0.5, 0.5], [0, 1], {'g': [False, False]}, np.ones((2, 1)))
+    with pytest.raises(ValueError, match='nobody'): selective_report([0, 1], [0, 1], Loss(1, 1, 0.1), {'all': [True, True], 'nobody': [False, False]})
+    with pytest.raises(ValueError, match='groups'):
+        OmniPredictor().fit([0.5, 0.5], [0, 1], groups={'g': [False, False]}, tests=np.ones((2, 1)))
     with pytest.raises(ValueError, match='alpha'):
-        conformal_sets([0.5, 0.4], [1, 0], {'all': [True, True]}, [0.5], {'all': [True]}, alpha=0)
+        GroupConformal(alpha=0).fit([0.5, 0.4], [1, 0], groups={'all': [True, True]})
     with pytest.raises(ValueError, match='alpha'):
-        conformal_sets([0.5, 0.4], [1, 0], {'all': [True, True]}, [0.5], {'all': [True]}, alpha=1.2)
+        GroupConformal(alpha=1.2).fit([0.5, 0.4], [1, 0], groups={'all': [True, True]})
     with pytest.raises(ValueError, match='method'):
-        conformal_sets([0.5, 0.4], [1, 0], {'all': [True, True]}, [0.5], {'all': [True]}, method='mondrian')
+        GroupConformal(method='mondrian').fit([0.5, 0.4], [1, 0], groups={'all': [True, True]})
     with pytest.raises(ValueError, match='tests'):
-        fit_omnipredictor([0.5, 0.5], [0, 1], {'g': [True, True]}, np.full((2, 1), 3.0))
-    with pytest.raises(ValueError, match='actions'): realized_loss([0, 1], [0, 5], Loss(1, 1, 0.1))
+        OmniPredictor().fit([0.5, 0.5], [0, 1], groups={'g': [True, True]}, tests=np.full((2, 1), 3.0))
+    with pytest.raises(ValueError, match='y_pred'): realized_loss([0, 1], [0, 5], Loss(1, 1, 0.1))
 
 
 def test_not_converged_warns():
-    from trustml_nb.core import NumericalWarning
     syn, G, base, T = _syn_fit(2000, seed=3)
     with pytest.warns(NumericalWarning, match='not converged'):
-        om = fit_omnipredictor(base, syn['y'], G, T, eps=1e-4, max_rounds=1, max_steps=2)
-    assert not om.converged
+        om = OmniPredictor(eps=1e-4, max_rounds=1, max_steps=2).fit(base, syn['y'], groups=G, tests=T)
+    assert not om.report_.converged and 'not converged' in om.report_.notes[0]
 
 
 def test_explorer_reposts_without_retraining():
-    from trustml_nb.omniprediction import omni_explorer
+    from trustml_nb.omniprediction import coverage_explorer, omni_explorer
     syn = synthetic_selective(3000, seed=6); G = synthetic_groups(syn)
-    ex = omni_explorer(syn['p_true'].to_numpy(), syn['y'], G)
-    assert list(ex.controls)[0] == 'fp' and 'fp=1.00' in ex.result[0]
-    ex.controls['abstain'].value = 0.05; many = float(ex.result[0].split('abstention ')[1].split(',')[0])
-    ex.controls['abstain'].value = 0.45; few = float(ex.result[0].split('abstention ')[1].split(',')[0])
+    ex = omni_explorer(syn['y'], syn['p_true'].to_numpy(), G)
+    assert list(ex.controls)[0] == 'fp' and ex.report.loss == Loss(1, 1, 0.3)
+    check_report(ex.report)
+    assert 'fp=1.00' in ex.report._repr_html_()                       # what the browser test waits for
+    ex.controls['abstain'].value = 0.05; many = ex.report.abstain_rate
+    ex.controls['abstain'].value = 0.45; few = ex.report.abstain_rate
     assert many > few and ex.error is None
+    assert few == selective_report(syn['y'], bayes_action(syn['p_true'], Loss(1, 1, 0.45)), Loss(1, 1, 0.45), G).abstain_rate
     ex.controls['fp'].value = ex.controls['fp'].max
-    assert 'fp=5.00' in ex.result[0]
+    assert ex.report.loss.fp == 5.0 and 'fp=5.00' in ex.report._repr_html_()
+    cal = np.arange(3000) < 1500; Gt = G[~cal].reset_index(drop=True)
+    cx = coverage_explorer(syn['y'][cal], syn['p_true'][cal], G[cal], syn['y'][~cal], syn['p_true'][~cal], Gt)
+    assert cx.report.alpha == 0.1 and cx.error is None
+    cx.controls['method'].value = 'qr'
+    assert cx.error is None and cx.report.worst_abs_gap < 0.05
 
 
 @pytest.mark.slow
 def test_adult_targets():
-    from trustml_nb.omniprediction import adult_selective, fit_on_split
-    ad = adult_selective(seed=0); om, P = fit_on_split(ad); f, t = ad['fit'], ad['test']
-    res = compare_omniprediction(P['test'], f['p0'], f['y'], t['p0'], t['y'], t['groups'])
-    big = (t['groups'].sum() >= 500).to_numpy()
-    assert res['ratio_global'] < 1.01
+    from trustml_nb.data import adult_task
+    from trustml_nb.omniprediction import ADULT_GROUPS, ADULT_SENSITIVE, adult_tests
+    task = adult_task({'base': 12000, 'fit': 10000, 'cal': None}, official_test=True, sensitive=ADULT_SENSITIVE, max_order=2,
+                      keep_groups=ADULT_GROUPS, base_model='hgb', seed=0)
+    f, c, t = task.fit, task.cal, task.test
+    om = OmniPredictor(eps=0.002, n_bins=None, seed=0).fit(f.score, f.y, groups=f.groups, tests=adult_tests(f.X, f.score))
+    P = {k: om.predict(s.score, groups=s.groups, tests=adult_tests(s.X, s.score)) for k, s in task.splits.items()}
+    res = compare_omniprediction(t.y, P['test'], t.groups, score=t.score, y_fit=f.y, score_fit=f.score)
+    big = (t.groups.sum() >= 500).to_numpy()
+    assert res.ratio_global < 1.01
     assert res.by_group['ratio'].to_numpy()[big].max() < 1.02
-    cr = coverage_report(conformal_sets(P['cal'], ad['cal']['y'], ad['cal']['groups'], P['test'], t['groups'], alpha=0.1, method='qr'),
-                         t['y'], t['groups'], 0.1)
+    cr = coverage_report(t.y, GroupConformal(alpha=0.1, method='qr').fit(P['cal'], c.y, groups=c.groups).predict(P['test'], groups=t.groups),
+                         t.groups, 0.1).table
     assert cr.loc[cr['n'] >= 500, 'gap'].abs().max() <= 0.02

@@ -1,5 +1,5 @@
 """Path-specific effects (trustml_nb.pse, trustml_nb.pse_simulator): exact truths, oracle nuisances, double robustness,
-algebraic reductions, self-normalisation, coverage (slow) and input errors."""
+algebraic reductions, self-normalisation, the estimator contract, the statsmodels GLM route, coverage (slow) and input errors."""
 import warnings
 
 import numpy as np
@@ -8,8 +8,10 @@ import pytest
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
+from contract import check_estimator_contract, check_report
 from trustml_nb.core import NumericalWarning
-from trustml_nb.pse import (coverage_study, crossfit_gmf, explore_effects, gmf_estimate, gmf_weights, make_learners,
+from trustml_nb.pse import (CoverageReport, CrossFitNuisances, EffectsReport, FunctionalEstimate, GLMClassifier, GLMRegressor,
+                            PathSpecificEffects, crossfit_gmf, gmf_estimate, gmf_weights, make_learners, plot_effects,
                             pse_effects, pse_explorer, _segments)
 from trustml_nb.pse_simulator import (WORLDS, binary_sfm_nuisances, binary_sfm_propensity_z, binary_sfm_truth,
                                       continuous_sfm_coefficients, population_truth, sim_binary_sfm, sim_continuous_sfm,
@@ -92,14 +94,15 @@ def test_oracle_point_estimate_and_weight_means():
     s = sim_binary_sfm(20_000, seed=0)
     props, mus = _oracle(s)
     r = gmf_estimate(s.data.x, s.data.y, props, mus, A_VDE)
-    assert abs(r['estimate'] - TRUTH_B['psi(1,0,1)']) <= 3 * r['se']
-    assert 0.0065 < r['se'] < 0.0095                                        # brief: ~0.008
-    W = r['weights']
+    assert isinstance(r, FunctionalEstimate) and r.estimator == 'DR' and r.target == A_VDE
+    assert abs(r.estimate - TRUTH_B['psi(1,0,1)']) <= 3 * r.se
+    assert 0.0065 < r.se < 0.0095                                        # brief: ~0.008
+    W = r.weights
     assert np.all(np.abs(W.mean(0) - 1) <= 3 * W.std(0) / np.sqrt(len(W)))
     # the VDE from oracle nuisances: psi_x1 (AIPW) minus psi(1,0,1)
     p1, m1 = _oracle(s, (1, 1, 1))
     e1 = gmf_estimate(s.data.x, s.data.y, p1, m1, (1, 1, 1))
-    vde, se = e1['estimate'] - r['estimate'], (e1['phi'] - r['phi']).std() / np.sqrt(len(W))
+    vde, se = e1.estimate - r.estimate, (e1.influence - r.influence).std() / np.sqrt(len(W))
     assert abs(vde - TRUTH_B['VDE']) <= 3 * se
 
 
@@ -112,7 +115,7 @@ def test_oracle_se_matches_replicate_sd_and_coverage():
     def one(s):
         props, mus = _oracle(s)
         r = gmf_estimate(s.data.x, s.data.y, props, mus, A_VDE)
-        return r['estimate'], r['se']
+        return r.estimate, r.se
     out = _replicates(5_000, 150, 1, one)
     sd, se = out[:, 0].std(ddof=1), out[:, 1].mean()
     assert abs(se / sd - 1) < 0.2
@@ -126,7 +129,7 @@ def test_double_robustness_with_oracle_nuisances():
         props, mus = _oracle(s)
         x, y = s.data.x.to_numpy(), s.data.y.to_numpy()
         ce, cm = [np.full(len(x), x.mean())] * 3, [np.full(len(x), y.mean())] * 3
-        return [gmf_estimate(x, y, p, m, A_VDE)['estimate'] - truth for p, m in ((ce, mus), (props, cm), (ce, cm))]
+        return [gmf_estimate(x, y, p, m, A_VDE).estimate - truth for p, m in ((ce, mus), (props, cm), (ce, cm))]
     err = _replicates(20_000, 200, 2, one)
     mean, mcse = err.mean(0), err.std(0, ddof=1) / np.sqrt(len(err))
     assert abs(mean[0]) < 3 * mcse[0], 'wrong propensities, exact regressions: must be unbiased'
@@ -138,7 +141,7 @@ def test_sn_close_to_dr_and_difference_shrinks():
     def diff(s):
         props, mus = _oracle(s)
         x, y = s.data.x, s.data.y
-        return abs(gmf_estimate(x, y, props, mus, A_VDE, normalize=True)['estimate'] - gmf_estimate(x, y, props, mus, A_VDE)['estimate'])
+        return abs(gmf_estimate(x, y, props, mus, A_VDE, normalize=True).estimate - gmf_estimate(x, y, props, mus, A_VDE).estimate)
     small, large = np.median(_replicates(1_000, 60, 3, diff)), np.median(_replicates(32_000, 20, 4, diff))
     assert large < small
     assert np.mean(_replicates(20_000, 20, 5, diff)) < 1e-3
@@ -151,7 +154,7 @@ def test_sn_is_more_stable_than_dr_with_noisy_weights():
         rng = np.random.default_rng(len(s.data) + int(s.data.y.sum()))
         noisy = [np.clip(p * np.exp(rng.normal(0, 0.6, len(p))), 1e-3, 1 - 1e-3) for p in props]
         x, y = s.data.x, s.data.y
-        return [gmf_estimate(x, y, noisy, mus, A_VDE, normalize=nm)['estimate'] for nm in (False, True)]
+        return [gmf_estimate(x, y, noisy, mus, A_VDE, normalize=nm).estimate for nm in (False, True)]
     est = _replicates(2_000, 80, 6, one)
     assert est[:, 1].var() <= est[:, 0].var()
 
@@ -179,9 +182,9 @@ def test_gmf_xxx_is_aipw(xval):
     m, j2, j3 = rng.normal(size=(3, n))
     g = gmf_estimate(x, y, props, [m, j2, j3], (xval,) * 3)
     w = (x == xval) / (props[0] if xval else 1 - props[0])
-    assert abs(g['estimate'] - np.mean(w * (y - m) + m)) < 1e-10
+    assert abs(g.estimate - np.mean(w * (y - m) + m)) < 1e-10
     for nm in (False, True):  # SN equals the Hajek-normalised AIPW
-        gs = gmf_estimate(x, y, props, [m, j2, j3], (xval,) * 3, normalize=nm)['estimate']
+        gs = gmf_estimate(x, y, props, [m, j2, j3], (xval,) * 3, normalize=nm).estimate
         want = np.mean(w * (y - m)) / (w.mean() if nm else 1) + m.mean()
         assert abs(gs - want) < 1e-10
 
@@ -192,7 +195,7 @@ def test_gmf_001_is_tchetgen_shpitser():
     x, y = rng.integers(0, 2, n), rng.normal(size=n)
     e1, e2, e3 = rng.uniform(0.1, 0.9, (3, n))
     m1, m2, m3 = rng.normal(size=(3, n))
-    g = gmf_estimate(x, y, [e1, e2, e3], [m1, m2, m3], A_NE)['estimate']
+    g = gmf_estimate(x, y, [e1, e2, e3], [m1, m2, m3], A_NE).estimate
     ts = np.mean(x * (1 - e3) / (e3 * (1 - e1)) * (y - m3) + (1 - x) / (1 - e1) * (m3 - m1) + m1)
     assert abs(g - ts) < 1e-10
 
@@ -225,9 +228,10 @@ def test_crossfit_binary_generator_recovers_truth():
     cf = crossfit_gmf(d.x, d.y, [d[['z']].to_numpy(), d[['w']].to_numpy(), d[['v']].to_numpy()], [A_VDE, (1, 1, 1)],
                       learners='hgb', seed=1)
     nu = binary_sfm_nuisances(d)
-    assert np.abs(cf['props'][2] - nu['e3']).mean() < 0.02
-    r = gmf_estimate(d.x, d.y, cf['props'], cf['mus'][A_VDE], A_VDE)
-    assert abs(r['estimate'] - TRUTH_B['psi(1,0,1)']) < 3.5 * r['se']
+    assert isinstance(cf, CrossFitNuisances) and cf.folds.max() == 4
+    assert np.abs(cf.propensities[2] - nu['e3']).mean() < 0.02
+    r = gmf_estimate(d.x, d.y, cf.propensities, cf.regressions[A_VDE], A_VDE)
+    assert abs(r.estimate - TRUTH_B['psi(1,0,1)']) < 3.5 * r.se
 
 
 def test_pse_effects_binary_generator_against_exact_truth():
@@ -260,7 +264,7 @@ def test_continuous_outcome_and_single_mediator_block():
     s = sim_oximetry(8_000, seed=14)
     truth = s.truth_for('duration')
     r = _fit(s, 'duration', truth=truth)
-    assert r['outcome'] == 'continuous'
+    assert r.outcome_kind == 'continuous'
     vde = r.to_frame().query("estimator == 'DR' and effect == 'VDE'").iloc[0]
     assert vde.ci_low - vde.se < truth['VDE'] < vde.ci_high + vde.se
     R = s.roles
@@ -291,10 +295,10 @@ def test_null_device_vde_interval_covers_zero():
 def test_diagnostics_and_positivity_warning():
     s = sim_oximetry(5_000, seed=16)
     r = _fit(s)
-    assert {'functional', 'stage', 'weight_mean', 'weight_max', 'ess', 'eligible'} <= set(r.diagnostics.columns)
-    assert np.all(np.abs(r.diagnostics.weight_mean - 1) < 0.1)
+    assert {'functional', 'stage', 'weight_mean', 'weight_max', 'ess', 'eligible'} <= set(r.weight_diagnostics.columns)
+    assert np.all(np.abs(r.weight_diagnostics.weight_mean - 1) < 0.1)
     with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter('always')
+        warnings.simplefilter('always', NumericalWarning)
         r_lo = _fit(sim_oximetry(4_000, seed=2, overlap=0.05))
     msg = [str(x.message) for x in w if x.category is NumericalWarning]
     assert msg and 'positivity is weak' in msg[0] and 'P(X=1 | Z)' in msg[0]
@@ -343,21 +347,23 @@ def test_low_level_errors():
 
 def test_explorer_renders_and_responds():
     ex = pse_explorer(n=2_000)
-    assert ex.error is None and 'device bias 1.00' in ex.result[0].data
+    assert ex.error is None and isinstance(ex.report, EffectsReport) and ex.report.n_rows == 2_000
     first = list(ex.controls)[0]
     assert first == 'device_bias' and type(ex.controls[first]).__name__ == 'FloatSlider'
+    before = ex.report
     ex.controls['device_bias'].value = 2.0
-    assert 'device bias 1.00' in ex.result[0].data                          # stale until Run
+    assert ex.report is before and ex.n_renders == 1                        # stale until Run
     ex.on_run()
-    assert 'device bias 2.00' in ex.result[0].data
-    assert ex.result[1].query("estimator == 'DR' and effect == 'VDE'").truth.iloc[0] < -0.04
+    assert ex.report is not before and ex.n_renders == 2
+    assert ex.report.effect('VDE').truth < -0.04 < before.effect('VDE').truth
 
 
 # ---------------------------------------------------------------- slow studies
 
 @pytest.mark.slow
 def test_coverage_oximetry_glm():
-    res = coverage_study(n_reps=200, n=5_000, learners='glm', seed=2026)
+    res = PathSpecificEffects(learners='glm', seed=2026).coverage_study(n_reps=200, n=5_000)
+    assert isinstance(res, CoverageReport) and res.vde_coverage_dr == res.table.query("effect == 'VDE' and estimator == 'DR'").coverage.iloc[0]
     t = res.to_frame().set_index(['effect', 'estimator'])
     assert 0.92 <= t.coverage[('VDE', 'DR')] <= 0.98
     assert 0.90 <= t.coverage[('VDE', 'SN')] <= 0.98
@@ -365,7 +371,7 @@ def test_coverage_oximetry_glm():
 
 @pytest.mark.slow
 def test_null_vde_coverage():
-    res = coverage_study(n_reps=100, n=4_000, learners='glm', seed=7, device_bias=0.0)
+    res = PathSpecificEffects(learners='glm', seed=7).coverage_study(n_reps=100, n=4_000, device_bias=0.0)
     t = res.to_frame().set_index(['effect', 'estimator'])
     assert t.truth[('VDE', 'DR')] == 0 and 0.88 <= t.coverage[('VDE', 'DR')] <= 1.0
 
@@ -391,16 +397,119 @@ def test_weights_positive_only_on_their_group_and_sn_identity(a, seed):
     # SN - DR = sum_k (1/S_k - 1) P_n[pi_k r_k]  (brief, section 5.2), exactly
     R = np.column_stack([mus[:, 1:], y]) - mus
     S = W.mean(0)
-    assert abs((sn['estimate'] - dr['estimate']) - np.sum((1 / S - 1) * (W * R).mean(0))) < 1e-9
-    assert abs(dr['phi'].mean()) < 1e-12 and abs(sn['phi'].mean()) < 1e-9
+    assert abs((sn.estimate - dr.estimate) - np.sum((1 / S - 1) * (W * R).mean(0))) < 1e-9
+    assert abs(dr.influence.mean()) < 1e-12 and abs(sn.influence.mean()) < 1e-9
 
 
 def test_split_rerun_interval_is_a_labelled_artefact_narrower_than_the_ci():
-    from trustml_nb.pse import split_rerun_interval
     s = sim_oximetry(3_000, seed=17)
     R = s.roles
-    sr = split_rerun_interval(s.data, R['x'], R['z'], R['w'], R['v'], 'vented', n_reruns=5, learners='glm', effects=('VDE',))
+    est = PathSpecificEffects(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y='vented', learners='glm')
+    sr = est.split_rerun_interval(s.data, n_reruns=5, effects=('VDE',))
     row = sr.iloc[0]
     assert row.split_rerun_low <= row['mean'] <= row.split_rerun_high
     assert row.width_ratio_split_over_eif < 0.5
-    with pytest.raises(ValueError, match='n_reruns must be in'): split_rerun_interval(s.data, R['x'], R['z'], R['w'], R['v'], 'vented', n_reruns=1)
+    with pytest.raises(ValueError, match='n_reruns must be in'): est.split_rerun_interval(s.data, n_reruns=1)
+
+
+# ---------------------------------------------------------------- the one API (issue 12): estimator, reports, GLM route
+
+def test_estimator_contract_and_typed_report():
+    s = sim_oximetry(1_500, seed=20)
+    R = s.roles
+    est = PathSpecificEffects(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y='vented', learners='glm', warn=False)
+    check_estimator_contract(est, fit=lambda e: e.fit(s.data, s.truth_for('vented')), output=lambda e: e.report_.table)
+    rep = est.report_
+    assert isinstance(rep, EffectsReport) and (rep.exposure, rep.outcome, rep.n_rows, rep.outcome_kind) == ('race', 'vented', 1_500, 'binary')
+    assert rep.n_exposed == int(s.data.race.sum()) and rep.estimators == ('DR', 'SN') and rep.learners == 'glm'
+    assert rep.v_specific_effect == rep.effect('VDE').estimate and rep.total_effect == rep.effect('TE').estimate
+    assert rep.effect('VDE', 'SN').estimator == 'SN' and rep.effect('VDE').truth == s.truth_for('vented')['VDE']
+    assert set(rep.estimates) == {'E[Y_x1]', 'E[Y_x0]', 'psi(0,0,1)', 'psi(1,0,1)', 'psi*(0,1)'}
+    f = rep.estimates['psi(1,0,1)']['DR']
+    assert isinstance(f, FunctionalEstimate) and f.target == (1, 0, 1) and f.weights.shape == (1_500, 3)
+    assert rep.functionals.set_index(['functional', 'estimator']).estimate[('psi(1,0,1)', 'DR')] == f.estimate
+    assert isinstance(rep.nuisances, CrossFitNuisances) and set(rep.nuisances.regressions) == {(1, 1, 1), (0, 0, 0), (0, 0, 1), (1, 0, 1)}
+    assert len(rep.star_nuisances.propensities) == 2 and any('NIE*' in n for n in rep.notes)
+    assert est.roles_['z'] == R['z'] and type(est.learners_['propensity']).__name__ == 'GLMClassifier'
+    for sub in (rep.nuisances, f): check_report(sub)                        # the nested reports are typed and documented too
+    # the function form is a thin wrapper: the same table
+    pd.testing.assert_frame_equal(pse_effects(s.data, R['x'], R['z'], R['w'], R['v'], 'vented', truth=s.truth_for('vented'),
+                                              learners='glm', warn=False).table, rep.table)
+    # settings are validated in fit, so set_params cannot slip a bad value past the constructor
+    with pytest.raises(ValueError, match=r'n_folds must be in \[2, 50\], got 1'): est.set_params(n_folds=1).fit(s.data)
+
+
+def test_glm_wrappers_pass_sklearn_check_estimator():
+    from sklearn.utils.estimator_checks import check_estimator
+    for est in (GLMClassifier(), GLMRegressor()):
+        check_estimator(est)
+
+
+def test_glm_classifier_is_unpenalised_logistic_regression_and_ignores_collinear_columns():
+    from statsmodels.tools.sm_exceptions import SingularMatrixWarning
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3_000, 4)) * [1, 10, 1e6, 1e-3]                   # wildly different scales
+    y = (X @ [1, 0.1, 1e-6, 300] + rng.logistic(size=3_000) > 0).astype(int)
+    p = GLMClassifier().fit(X, y).predict_proba(X)[:, 1]
+    Xs = (X - X.mean(0)) / X.std(0)                                         # unpenalised: predictions do not depend on the scale
+    q = LogisticRegression(C=np.inf, solver='newton-cholesky', tol=1e-10).fit(Xs, y).predict_proba(Xs)[:, 1]
+    assert np.abs(p - q).max() < 1e-8
+    Xc = np.column_stack([X, X[:, 0] - 2 * X[:, 3]])                         # like SpO2, SaO2 and their difference
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', SingularMatrixWarning)
+        pc = GLMClassifier().fit(Xc, y).predict_proba(Xc)[:, 1]
+        r = GLMRegressor().fit(Xc, X[:, 0] + rng.normal(size=3_000))
+    assert np.abs(pc - p).max() < 1e-8 and np.isfinite(r.coef_).all()
+    np.testing.assert_allclose(GLMRegressor().fit(X, X @ [1, 2, 3e-6, 4] + 5).predict(X), X @ [1, 2, 3e-6, 4] + 5, rtol=1e-9)
+
+
+def test_glm_route_matches_the_old_sklearn_route_within_noise():
+    "The old 'glm' preset (L2-penalised LogisticRegression on standardised inputs, LinearRegression) vs statsmodels GLMs."
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    s = sim_oximetry(4_000, seed=30)
+    old = {'propensity': make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)),
+           'outcome': make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)),
+           'pseudo': make_pipeline(StandardScaler(), LinearRegression())}
+    a = _fit(s, star=False, warn=False).table
+    b = _fit(s, learners=old, star=False, warn=False).table
+    assert ((a.estimate - b.estimate).abs() < 0.1 * a.se).all()            # measured: at most 0.04 SE
+
+
+def test_issue12_findings_now_clear_errors(oxi):
+    d, R = oxi.data, oxi.roles
+    kw = dict(x='race', z=R['z'], w=R['w'], v=R['v'], y='vented', learners='glm')
+    with pytest.raises(ValueError, match=r"data has duplicate column name\(s\) \['age'\]"):   # was a pandas error deep inside
+        pse_effects(pd.concat([d, d[['age']]], axis=1), **kw)
+    with pytest.raises(ValueError, match="column 'cci' has values as large as"):              # was sklearn's "contains NaN"
+        pse_effects(d.assign(cci=d.cci * 1e200), **kw)
+    with pytest.raises(ValueError, match=r"seed must be in \[0, 4294967294\], got -1"):       # was sklearn's KFold error
+        pse_effects(d, **kw, seed=-1)
+    with pytest.raises(ValueError, match=r"learners\['outcome'\] must be one of 'hgb', 'glm'"):
+        pse_effects(d, **{**kw, 'learners': {'outcome': 'xgboost'}})
+    with pytest.raises(ValueError, match=r"estimators lists \['DR'\] more than once"):        # was a table with duplicate rows
+        pse_effects(d, **kw, estimators=('DR', 'DR'))
+    with pytest.raises(ValueError, match=r"truth has unknown key\(s\) \['vde'\]"):             # was silently no truth
+        pse_effects(d, **kw, truth={'vde': -0.04})
+    # boosting on outcomes near 1e50 went wrong silently (float32 gradients): the outcome's scale is now checked
+    with pytest.raises(ValueError, match="column 'duration' has values as large as"):
+        pse_effects(d.assign(duration=d.duration * 1e50), **{**kw, 'y': 'duration', 'learners': 'hgb'})
+    # propensities of exactly 0 gave infinite weights and a NaN estimate
+    with pytest.raises(ValueError, match=r'props\[0\] contains propensities of exactly 0 or 1'):
+        gmf_weights([0, 1, 1], [[0.0, 0.5, 0.5], [0.5] * 3, [0.5] * 3], (1, 0, 1))
+
+
+def test_plot_effects_takes_the_report():
+    s = sim_oximetry(1_000, seed=21)
+    rep = _fit(s, 'duration', star=False, warn=False)
+    ax = plot_effects(rep, estimators=('DR',), title='t')
+    assert ax.get_xlabel() == 'effect on duration' and [t.get_text() for t in ax.get_yticklabels()] == ['TE', 'NDE', 'NIE', 'VDE', 'TV']
+    with pytest.raises(TypeError, match='report must be an EffectsReport'): plot_effects(rep.table)
+
+
+def test_coverage_study_returns_a_typed_report():
+    cov = PathSpecificEffects(learners='glm', n_folds=2, seed=3).coverage_study(n_reps=2, n=800, truth_n=20_000, device_bias=0.0)
+    check_report(cov)
+    assert isinstance(cov, CoverageReport) and (cov.n_reps, cov.n_rows, cov.outcome, cov.learners) == (2, 800, 'vented', 'glm')
+    assert cov.truth['VDE'] == 0.0 and set(cov.draws.rep) == {0, 1} and (cov.table.n_reps == 2).all()
+    assert cov.vde_coverage_dr == cov.table.set_index(['effect', 'estimator']).coverage[('VDE', 'DR')]

@@ -45,21 +45,33 @@ class NumericalWarning(TrustMLWarning):
 class SmallGroupWarning(TrustMLWarning):
     "Groups with too few members were left out; the message says how many and which."
 
-# Python shows a warning once per code location by default; a second load that drops rows must say so too.
-warnings.filterwarnings('always', category=DroppedRowsWarning)
-
 # %% ../nbs/00_core.ipynb #14df280c
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) if '__file__' in globals() else None
+
+def _user_frame():
+    "The innermost frame outside trustml_nb's own files: where the user called the package."
+    f = sys._getframe(1)
+    while f is not None and _PACKAGE_DIR and os.path.abspath(f.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep): f = f.f_back
+    return f if f is not None else sys._getframe(1)
+
+def _warn_at_user(msg:str, category:type, every_time:bool=False):
+    "Warn at the user's line of code (not a line inside the package); `every_time` skips Python's once-per-line memory."
+    f = _user_frame()
+    # registry=None: no memory of earlier warnings, so a second load that drops rows says so too
+    registry = None if every_time else f.f_globals.setdefault('__warningregistry__', {})
+    warnings.warn_explicit(msg, category, f.f_code.co_filename, f.f_lineno, module=f.f_globals.get('__name__'), registry=registry)
+
 def report_dropped(
     n_dropped:int, # rows removed
     n_total:int, # rows before removal
     reason:str, # why they were removed, e.g. "missing values in workclass"
     source:str='', # who dropped them (function or dataset name)
 )->str: # the message that was warned (empty if nothing was dropped)
-    "Warn with a `DroppedRowsWarning` stating how many of `n_total` rows were dropped and why."
+    "Warn with a `DroppedRowsWarning` stating how many of `n_total` rows were dropped and why (every time)."
     if n_dropped <= 0: return ''
     who = f"{source}: " if source else ''
     msg = f"{who}dropped {n_dropped:,} of {n_total:,} rows ({n_dropped/n_total:.1%}): {reason}"
-    warnings.warn(msg, DroppedRowsWarning, stacklevel=2)
+    _warn_at_user(msg, DroppedRowsWarning, every_time=True)
     return msg
 
 # %% ../nbs/00_core.ipynb #37fca99d
@@ -67,7 +79,7 @@ def report_numerical(
     msg:str, # what went wrong and what the user can do about it
 )->str:
     "Warn with a `NumericalWarning`; use for problems that leave a usable but suspect result."
-    warnings.warn(msg, NumericalWarning, stacklevel=2)
+    _warn_at_user(msg, NumericalWarning)
     return msg
 
 # %% ../nbs/00_core.ipynb #221503ce
@@ -176,8 +188,9 @@ def check_scalar(
     "Check that `x` is a number of the right kind within bounds; return it."
     ok_type = (isinstance(x, (Integral, np.integer)) if kind is int else isinstance(x, (Real, np.integer, np.floating))) and not isinstance(x, (bool, np.bool_))
     if not ok_type: raise TypeError(f"{name} must be {'an integer' if kind is int else 'a real number'}, got {type(x).__name__} {x!r}")
-    if np.isnan(x): raise ValueError(f"{name} must be a number, got NaN")
-    if np.isinf(x) and not allow_inf: raise ValueError(f"{name} must be finite, got {x}")
+    if not isinstance(x, (Integral, np.integer)):   # integers are finite (and may exceed what numpy can hold)
+        if np.isnan(x): raise ValueError(f"{name} must be a number, got NaN")
+        if np.isinf(x) and not allow_inf: raise ValueError(f"{name} must be finite, got {x}")
     lo_ok = low is None or (x >= low if closed in ('both', 'left') else x > low)
     hi_ok = high is None or (x <= high if closed in ('both', 'right') else x < high)
     if not (lo_ok and hi_ok):

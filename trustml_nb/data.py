@@ -368,6 +368,8 @@ def adult_task(
     bad = [c for c in exclude if c not in feature_cols]
     if bad: raise ValueError(f"exclude names column(s) that are not features: {bad}; features are {feature_cols}")
     if max_rows is not None: check_scalar(max_rows, 'max_rows', int, low=10)
+    check_scalar(min_group_size, 'min_group_size', int, low=1)
+    if max_order is not None: check_scalar(max_order, 'max_order', int, low=1, high=len(sensitive))
     if splits is not None and official_test and 'test' in splits:
         raise ValueError("with official_test=True the split 'test' is UCI's test file: do not name a split 'test' in splits")
     seed_int = None if isinstance(seed, np.random.Generator) else seed
@@ -397,8 +399,13 @@ def adult_task(
     As = {k: adult_attributes(f)[list(sensitive)] for k, f in frames.items()}
     # groups over the whole task, so every split has the same columns
     names = list(frames); sizes = [len(frames[k]) for k in names]
-    G = intersect(pd.concat([As[k] for k in names], ignore_index=True), max_order=max_order, min_size=min_group_size,
-                  include_all=keep_groups is not None and 'all' in keep_groups, keep=keep_groups)
+    with warnings.catch_warnings(record=True) as caught:   # said again below, in the task's name and at the caller's line
+        warnings.simplefilter('always', SmallGroupWarning)
+        G = intersect(pd.concat([As[k] for k in names], ignore_index=True), max_order=max_order, min_size=min_group_size,
+                      include_all=keep_groups is not None and 'all' in keep_groups, keep=keep_groups)
+    for w in caught:
+        msg = str(w.message).replace('intersect: ', 'adult_task: ', 1) if w.category is SmallGroupWarning else w.message
+        warnings.warn(msg, w.category, stacklevel=2)
     cuts = np.cumsum([0] + sizes)
     Gs = {k: G.iloc[cuts[i]:cuts[i + 1]].reset_index(drop=True) for i, k in enumerate(names)}
     absent = sorted({c for k in names for c in G.columns if not Gs[k][c].any()})

@@ -7,28 +7,33 @@ Docs: https://trustml-nb.github.io/trustml_nb/fairdice.html.md"""
 # %% ../nbs/41_fairdice.ipynb #5873039a
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
+from collections import Counter
 
 import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 import torch
 from scipy.optimize import minimize
+from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 from torch import nn
 
-from .core import (Result, check_array, check_option, check_scalar, make_rng, progress, report_numerical,
-                             seed_everything)
-from .momdp import (OfflineDataset, TabularMOMDP, collect_dataset, empirical_mdp, four_room, optimal_policy,
-                              plot_grid_policy, preference_dataset, random_momdp, spibb_policy, uniform_policy)
+from .core import (Report, check_array, check_is_fitted, check_option, check_scalar, progress, report,
+                             report_numerical, require, seed_everything)
+from .momdp import (OfflineDataset, TabularMOMDP, _check_flag, _check_mdp, _dangling_states, collect_dataset,
+                              empirical_mdp, four_room, optimal_policy, plot_grid_policy, preference_dataset, random_momdp,
+                              spibb_policy, uniform_policy)
 from .viz import PALETTE, explorer, new_figure, set_theme
 
 # %% auto #0
-__all__ = ['Welfare', 'get_welfare', 'jain_index', 'policy_metrics', 'Divergence', 'behaviour_cloning', 'fairdice_dual',
-           'fairdice_primal', 'solve_unregularised', 'weighted_bc_loss', 'buggy_weighted_bc_loss', 'FairDICE',
-           'train_fairdice', 'welfare_beta_sweep', 'simplex_grid', 'linear_scalarisation_sweep', 'four_room_data',
-           'render_fairdice', 'fairdice_explorer']
+__all__ = ['Welfare', 'get_welfare', 'jain_index', 'policy_metrics', 'Divergence', 'behaviour_cloning', 'FairDICEReport',
+           'FairDICE', 'UnregularisedReport', 'solve_unregularised', 'weighted_bc_loss', 'buggy_weighted_bc_loss',
+           'FairDICENetwork', 'NeuralFairDICEReport', 'NeuralFairDICE', 'welfare_beta_sweep', 'simplex_grid',
+           'linear_scalarisation_sweep', 'four_room_data', 'FairDICEExplorerReport', 'render_fairdice',
+           'fairdice_explorer']
 
 # %% ../nbs/41_fairdice.ipynb #02af7e8f
 def _xp(x): return torch if isinstance(x, torch.Tensor) else np
@@ -44,10 +49,13 @@ class Welfare:
         if kind == 'alpha':
             check_scalar(alpha, 'alpha', low=0, closed='neither')
             if alpha == 1: self.kind = 'nsw'
+        elif alpha is not None: raise ValueError(f"alpha is only used with kind='alpha', got alpha={alpha!r} with kind={kind!r}")
         self.alpha = alpha
+        if weights is not None and kind != 'weighted_nsw':
+            raise ValueError(f"weights are only used with kind='weighted_nsw', got kind={kind!r}")
         self.weights = None if weights is None else check_array(weights, 'weights', ndim=1).astype(float)
         if kind == 'weighted_nsw' and (self.weights is None or (self.weights <= 0).any()):
-            raise ValueError("weighted_nsw needs positive weights")
+            raise ValueError("weighted_nsw needs positive weights (one per objective)")
 
     @property
     def mu_param(self)->str:
@@ -112,30 +120,40 @@ def get_welfare(
     if isinstance(spec, str):
         check_option(spec, 'welfare', ('nsw', 'nash', 'utilitarian', 'maxmin'))
         return Welfare('nsw' if spec == 'nash' else spec)
-    a = check_scalar(spec, 'welfare (alpha)', low=0)
+    a = check_scalar(spec, 'welfare (alpha)', low=0, allow_inf=True)
     if a == 0: return Welfare('utilitarian')
     if np.isinf(a): return Welfare('maxmin')
     return Welfare('alpha', alpha=float(a))
 
 # %% ../nbs/41_fairdice.ipynb #a6689953
-def jain_index(J)->float:
+def jain_index(
+    returns, # non-negative returns, one per objective
+)->float:
     "Jain's fairness index (sum J)^2 / (I sum J^2): 1 for equal returns, 1/I for one winner."
-    J = check_array(J, 'J', ndim=1).astype(float)
+    J = check_array(returns, 'returns', ndim=1).astype(float)
     if (J < 0).any(): raise ValueError(f"Jain's index needs non-negative returns, got {J.tolist()}")
-    return float(J.sum() ** 2 / (len(J) * (J ** 2).sum())) if (J ** 2).sum() > 0 else np.nan
+    if not (J > 0).any(): raise ValueError("Jain's index is undefined when every return is 0: returns has no positive entry")
+    return float(J.sum() ** 2 / (len(J) * (J ** 2).sum()))
 
 def policy_metrics(
     mdp:TabularMOMDP, # the (true) environment to evaluate in
-    pi, # policy, shape (S, A)
-    label:str|None=None, # optional name, stored as 'policy'
-)->dict:
-    "Exact returns J_i and the paper's metrics (NSW, utilitarian, Jain, min) of a policy."
-    J = mdp.returns(pi)
-    with np.errstate(divide='ignore'): nsw_v = float(np.sum(np.log(np.maximum(J, 0))))
-    out = {'policy': label} if label is not None else {}
-    out.update({f'J_{n}': j for n, j in zip(mdp.objectives, J)})
-    out.update(nsw=nsw_v, util=float(J.sum()), jain=jain_index(np.maximum(J, 0)), min=float(J.min()))
-    return out
+    policies, # one policy of shape (S, A), or a dict {label: policy}
+)->pd.DataFrame: # one row per policy: return_<objective>..., nash_welfare (-inf if a return is 0), utilitarian_welfare, jain_index (of the returns clipped at 0; NaN if none is positive), min_return
+    "Exact returns J_i of each policy and the paper's metrics: Nash and utilitarian welfare, Jain's index, the smallest return."
+    _check_mdp(mdp)
+    if isinstance(policies, dict):
+        if not policies: raise ValueError("policies must hold at least one policy, got an empty dict")
+        items = list(policies.items())
+    else: items = [('policy', policies)]
+    rows = []
+    for label, pi in items:
+        J = mdp.returns(mdp.check_policy(pi, 'policies' if len(items) == 1 and not isinstance(policies, dict) else f'policies[{label!r}]'))
+        with np.errstate(divide='ignore'): nash = float(np.sum(np.log(np.maximum(J, 0))))
+        pos = np.maximum(J, 0)
+        rows.append({'policy': str(label), **{f'return_{n}': j for n, j in zip(mdp.objectives, J)},
+                     'nash_welfare': nash, 'utilitarian_welfare': float(J.sum()),
+                     'jain_index': jain_index(pos) if (pos > 0).any() else np.nan, 'min_return': float(J.min())})
+    return pd.DataFrame(rows)
 
 # %% ../nbs/41_fairdice.ipynb #b15c0b09
 class Divergence:
@@ -180,18 +198,21 @@ class Divergence:
 
 # %% ../nbs/41_fairdice.ipynb #bcfb782e
 class _Problem:
-    "Arrays of a tabular FairDICE problem restricted to the support of d_D."
-    def __init__(self, mdp, dD, normalise=True):
-        if not isinstance(mdp, TabularMOMDP): raise TypeError(f"mdp must be a TabularMOMDP, got {type(mdp).__name__}")
+    "Arrays of a tabular FairDICE problem restricted to the support of d_D; `notes` collects what a reader must know."
+    def __init__(self, mdp, dD, normalise=True, notes=None):
+        _check_mdp(mdp)
         S, A = mdp.n_states, mdp.n_actions
-        dD = check_array(dD, 'dD', shape=(S, A)).astype(float)
-        if (dD < 0).any(): raise ValueError("dD must be non-negative")
-        if dD.sum() <= 0: raise ValueError("dD is all zero: the dataset is empty")
+        name = 'state_action_distribution'
+        dD = check_array(dD, name, shape=(S, A)).astype(float)
+        if (dD < 0).any(): raise ValueError(f"{name} (d_D) must be non-negative, got values as low as {dD.min():.3g}")
+        if dD.sum() <= 0: raise ValueError(f"{name} (d_D) is all zero: there is no data")
         dD = dD.copy(); dD[mdp.absorbing] = 0
-        if dD.sum() <= 0: raise ValueError("dD has mass only on absorbing states")
+        if dD.sum() <= 0: raise ValueError(f"{name} (d_D) has mass only on absorbing states")
         if normalise: dD = dD / dD.sum()   # (an occupancy d^pi_b keeps its mass: it already satisfies the flow constraints)
-        self.mdp, self.dD = mdp, dD
+        self.mdp, self.dD, self.notes = mdp, dD, [] if notes is None else notes
         self.live = (~mdp.absorbing) & (dD.sum(1) > 0)
+        if mdp.p0[self.live].sum() <= 0:
+            raise ValueError(f"{name} (d_D) has no mass on any start state (p0): no policy supported by the data can start")
         self.pairs = np.argwhere(dD > 0)
         ps, pa = self.pairs[:, 0], self.pairs[:, 1]
         self.w_data = dD[ps, pa]
@@ -204,7 +225,11 @@ class _Problem:
         Tl = mdp.T[ps, pa][:, self.live_idx]
         leak = mdp.T[ps, pa][:, ~self.live & ~mdp.absorbing].sum()
         if leak > 1e-12:
-            report_numerical("FairDICE: some data transitions lead to states without data; their value is taken as 0 (treated as absorbing)")
+            self.notes.append(report_numerical("FairDICE: some data transitions lead to states without data; their value is taken "
+                                               "as 0 (treated as absorbing)"))
+        if mdp.p0[~self.live & ~mdp.absorbing].sum() > 1e-12:
+            self.notes.append(f"{mdp.p0[~self.live & ~mdp.absorbing].sum():.3g} of the start distribution lies on states without data; "
+                              "that mass is left out of the occupancy")
         self.M = mdp.gamma * Tl - (ps[:, None] == self.live_idx[None, :]).astype(float)
         self.p0 = mdp.p0[self.live_idx]
         self.gamma = mdp.gamma
@@ -216,16 +241,38 @@ def _scaling(P, W, fixed)->tuple:
     if W.kind in ('nsw', 'weighted_nsw'): return 1.0, c
     return c ** (1 - W.alpha), c ** W.alpha
 
-def _check_inputs(P, welfare, beta):
+def _check_positivity(rewards, welfare):
+    "Log (and alpha >= 1) welfare needs every objective to have some positive reward in the data."
     if welfare.needs_positive:
-        best = np.array([P.R[:, i].max() for i in range(P.R.shape[1])])
-        if (best <= 0).any():
-            bad = np.flatnonzero(best <= 0).tolist()
+        bad = np.flatnonzero(rewards.max(0) <= 0).tolist()
+        if bad:
             raise ValueError(f"{welfare.name} welfare needs a positive return for every objective, but objective(s) {bad} "
                              "have no positive reward in the data (non-positive returns under log welfare); shift the rewards "
                              "or collect data that reaches them")
-    if welfare.weights is not None and len(welfare.weights) != P.R.shape[1]:
-        raise ValueError(f"weighted welfare has {len(welfare.weights)} weights for {P.R.shape[1]} objectives")
+
+_BETA_MAX = 1e8  # larger betas are behaviour cloning to double precision, and the solvers' scaling breaks down
+
+def _check_common(welfare, divergence, beta, gamma)->tuple:
+    "Validate the settings both estimators share; return (Welfare, Divergence)."
+    W, div = get_welfare(welfare), Divergence(divergence)
+    check_scalar(beta, 'beta', low=0, high=_BETA_MAX, closed='right')
+    if gamma is not None: check_scalar(gamma, 'gamma', low=0, high=1, closed='left')
+    return W, div
+
+def _check_welfare_size(W, n_objectives:int):
+    "A weighted welfare needs one weight per objective."
+    if W.weights is not None and len(W.weights) != n_objectives:
+        raise ValueError(f"welfare has {len(W.weights)} weights for {n_objectives} objectives")
+
+def _fixed_weights(objective_weights, W, n_objectives):
+    "The fixed weights mu (FairDICE-fixed; all ones for utilitarian welfare), or None when they are learned."
+    if objective_weights is None: return np.ones(n_objectives) if W.mu_param == 'fixed' else None
+    mu = check_array(objective_weights, 'objective_weights', ndim=1).astype(float)
+    if len(mu) != n_objectives:
+        raise ValueError(f"objective_weights must have one weight per objective ({n_objectives}), got {len(mu)}")
+    if (mu <= 0).any():
+        raise ValueError(f"objective_weights must be positive (mu_i > 0), got {mu.tolist()}; drop an objective instead of giving it weight 0")
+    return mu
 
 def _policy_from_d(d, dD, tol=1e-12):
     "pi(a|s) proportional to d(s, a); falls back to the data's action frequencies, then to uniform."
@@ -238,11 +285,37 @@ def _policy_from_d(d, dD, tol=1e-12):
     pi[fb] = dD[fb] / bs[fb, None]
     return pi
 
+def _check_data(data)->OfflineDataset:
+    "Check that `data` is a valid OfflineDataset (again: its arrays may have been edited)."
+    if not isinstance(data, OfflineDataset): raise TypeError(f"data must be an OfflineDataset, got {type(data).__name__}")
+    return data.validate()
+
 def behaviour_cloning(data:OfflineDataset)->np.ndarray:
     "The tabular behaviour-cloning baseline: the data's action frequencies per state (uniform where unseen)."
-    if not isinstance(data, OfflineDataset): raise TypeError(f"data must be an OfflineDataset, got {type(data).__name__}")
+    _check_data(data)
     N = np.zeros((data.n_states, data.n_actions)); np.add.at(N, (data.states, data.actions), 1)
     return _policy_from_d(N, N)
+
+def _prepare(data, dD, gamma, data_distribution)->tuple:
+    "The model, d_D and notes to solve with: the empirical MDP of a dataset, or a TabularMOMDP with its d_D."
+    if isinstance(data, OfflineDataset):
+        if dD is not None:
+            raise ValueError("state_action_distribution is only for a TabularMOMDP; with an OfflineDataset d_D comes from the data "
+                             "(see data_distribution)")
+        if gamma is None: raise ValueError("gamma is required when fitting on an OfflineDataset (the problem's discount factor)")
+        mdp, dD = empirical_mdp(_check_data(data), gamma, warn=False)
+        notes, n = [], len(_dangling_states(data))
+        if n: notes.append(f"{n} state(s) occur only as next states (no outgoing data, e.g. cut by the horizon): "
+                           "treated as absorbing, with value 0")
+        if data_distribution == 'occupancy':            # OptiDICE: d_D = discounted occupancy of the BC policy on the MLE MDP
+            dD = mdp.occupancy(behaviour_cloning(data)); dD[mdp.absorbing] = 0
+        return mdp, dD, notes
+    if isinstance(data, TabularMOMDP):
+        if dD is None: raise ValueError("state_action_distribution (d_D(s, a), shape (S, A)) is required when fitting on a TabularMOMDP")
+        if gamma is not None and gamma != data.gamma:
+            raise ValueError(f"gamma={gamma!r} differs from the model's gamma={data.gamma}; leave gamma=None with a TabularMOMDP")
+        return data, dD, []
+    raise TypeError(f"data must be an OfflineDataset or a TabularMOMDP, got {type(data).__name__}")
 
 # %% ../nbs/41_fairdice.ipynb #0438f62e
 def _mu_of(x, welfare, mu_fixed):
@@ -265,26 +338,6 @@ def _dual_fg(x, P, welfare, div, beta, mu_fixed):
     if welfare.mu_param == 'softmax': g_lam = mu * (g_mu - mu @ g_mu)
     else: g_lam = mu * (g_mu - welfare.kstar(mu))
     return L, np.concatenate([g_nu, g_lam])
-
-def _finish(P, welfare, div, beta, d_pairs, mu, nu, fixed, extra_summary, title, method):
-    "Package a solution (d on the support pairs, mu and nu in original units) as a Result."
-    mdp = P.mdp
-    d = np.zeros_like(P.dD); d[P.pairs[:, 0], P.pairs[:, 1]] = d_pairs
-    k = P.R.T @ d_pairs / P.c
-    pi = _policy_from_d(d, P.dD)
-    flow = (1 - P.gamma) * P.p0 + P.M.T @ d_pairs
-    try: Wk = welfare(k)
-    except ValueError: Wk = -np.inf
-    dv = div.divergence(d, P.dD)
-    mu = np.asarray(mu, float)
-    table = pd.DataFrame({'objective': list(mdp.objectives), 'k': k, 'mu': mu})
-    if not fixed and welfare.kind not in ('maxmin', 'utilitarian'): table['k_star(mu)'] = welfare.kstar(mu)
-    summary = {'method': method, 'welfare': 'linear (fixed mu)' if fixed else welfare.name, 'divergence': div.kind, 'beta': beta,
-               'objective': float((mu @ k if fixed else Wk) - beta * dv), 'welfare_of_k': Wk, 'divergence_value': dv,
-               'sum_d': float(d.sum()), 'flow_residual': float(np.abs(flow).max()) if len(flow) else 0.0}
-    summary.update(extra_summary)
-    return Result(table, title=title, summary=summary, d=d, mu=mu, k=k, nu=nu, pi=pi,
-                  w=np.divide(d, P.dD, out=np.zeros_like(d), where=P.dD > 0), mdp=mdp, dD=P.dD)
 
 def _dual_init(P, W, mu_fixed):
     "Start at nu = value of the data's behaviour policy for the reward mu0 . r, so that e is a TD error of mean ~0."
@@ -352,101 +405,59 @@ def _newton(x, P, W, div, beta, mu_fixed, tol, max_steps=300):
         if stall >= 5: return x, it + 1
     return x, max_steps
 
-def _minimise_dual(x0, scale, fg, P, W, div, beta, mu_fixed, tol, method, max_iter, newton_polish):
-    "Newton (default) or preconditioned L-BFGS on the dual; returns (x, lbfgs iterations, newton steps, message)."
+def _minimise_dual(x0, lbfgs, scale, P, W, div, beta, mu_fixed, tol, method, newton_polish):
+    "Newton (default) or preconditioned L-BFGS (`lbfgs(x)`) on the dual; returns (x, lbfgs iterations, newton steps, message)."
     if method == 'newton' and W.mu_param != 'softmax':
         x, n_newton = _newton(x0, P, W, div, beta, mu_fixed, tol)
         n_lbfgs, msg = 0, 'newton'
     else:
-        res = minimize(fg, x0 / scale, jac=True, method='L-BFGS-B',
-                       options=dict(maxiter=max_iter, maxfun=2 * max_iter, gtol=tol, ftol=1e-16, maxcor=50))
+        res = lbfgs(x0)
         x, n_lbfgs, msg, n_newton = res.x * scale, int(res.nit), res.message, 0
         if newton_polish and W.mu_param != 'softmax': x, n_newton = _newton(x, P, W, div, beta, mu_fixed, tol)
     return x, n_lbfgs, n_newton, msg
 
-def _prepare(data, dD, gamma, data_distribution='empirical'):
-    check_option(data_distribution, 'data_distribution', ('empirical', 'occupancy'))
-    if isinstance(data, OfflineDataset):
-        if gamma is None: raise ValueError("gamma is required when solving from an OfflineDataset")
-        check_scalar(gamma, 'gamma', low=0, high=1, closed='left')
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore')
-            mdp, dD = empirical_mdp(data, gamma)
-        if data_distribution == 'occupancy':            # OptiDICE: d_D = discounted occupancy of the BC policy on the MLE MDP
-            dD = mdp.occupancy(behaviour_cloning(data)); dD[mdp.absorbing] = 0
-        return mdp, dD
-    if isinstance(data, TabularMOMDP):
-        if dD is None: raise ValueError("dD (the data distribution, shape (S, A)) is required with a TabularMOMDP")
-        return data, dD
-    raise TypeError(f"data must be an OfflineDataset or a TabularMOMDP, got {type(data).__name__}")
-
-def fairdice_dual(
-    data, # an OfflineDataset (solved on its empirical MDP) or a TabularMOMDP together with `dD`
-    dD=None, # data distribution d_D(s, a), shape (S, A), when `data` is a TabularMOMDP
-    welfare='nsw', # 'nsw', 'utilitarian', 'maxmin', alpha >= 0, or a Welfare
-    divergence:str='softchi', # 'chi2', 'kl' or 'softchi'
-    beta:float=0.1, # regularisation strength, > 0
-    gamma:float|None=None, # discount factor (needed with an OfflineDataset)
-    data_distribution:str='empirical', # with a dataset: 'empirical' d_D = N(s,a)/N, or 'occupancy' (OptiDICE: d^pi_b on the MLE MDP)
-    mu=None, # freeze the weights at this vector (FairDICE-fixed = regularised linear scalarisation)
-    x0=None, # optional starting point (nu on live states, then lambda)
-    tol:float=1e-10, # gradient tolerance (max-norm)
-    method:str='newton', # 'newton' (damped Newton, exact Hessian) or 'lbfgs' (preconditioned L-BFGS); max-min always uses L-BFGS
-    max_iter:int=20000, # iteration limit
-    newton_polish:bool=True, # with method='lbfgs': finish with Newton steps
-)->Result:
-    "Exact FairDICE by minimising the convex dual (4) over (nu, log mu) with Newton or L-BFGS."
-    beta = check_scalar(beta, 'beta', low=0, closed='neither')
-    check_option(method, 'method', ('newton', 'lbfgs'))
-    mdp, dD = _prepare(data, dD, gamma, data_distribution)
-    P = _Problem(mdp, dD, normalise=data_distribution == 'empirical')
-    W, div = get_welfare(welfare), Divergence(divergence)
-    mu_fixed = None
-    if mu is not None or W.mu_param == 'fixed':
-        mu_fixed = np.ones(mdp.n_objectives) if mu is None else check_array(mu, 'mu', shape=(mdp.n_objectives,)).astype(float)
-    else: _check_inputs(P, W, beta)
+def _solve_dual(P, W, div, beta, mu_fixed, method, tol, max_iter, newton_polish)->tuple:
+    "Minimise the convex dual (4) over (nu, log mu); returns (solution in original units, notes)."
     s_obj, mu_back = _scaling(P, W, mu_fixed is not None)
-    beta_user, beta = beta, beta * s_obj
+    beta = beta * s_obj
     nL = len(P.live_idx)
-    if x0 is None: x0 = _dual_init(P, W, mu_fixed)
+    x0 = _dual_init(P, W, mu_fixed)
     # Jacobi preconditioning: nu_s is scaled by the curvature sum_p (d_D(p) / beta) M[p, s]^2, which spans orders of magnitude
     scale = np.ones(len(x0))
     scale[:nL] = 1 / np.sqrt(np.maximum((P.w_data[:, None] * P.M ** 2).sum(0) / beta, 1e-12))
     fg = lambda z: (lambda L, g: (L, g * scale))(*_dual_fg(z * scale, P, W, div, beta, mu_fixed))
+    lbfgs = lambda x: minimize(fg, x / scale, jac=True, method='L-BFGS-B',
+                               options=dict(maxiter=max_iter, maxfun=2 * max_iter, gtol=tol, ftol=1e-16, maxcor=50))
     t0 = time.perf_counter()
-    with threadpool_limits(1):          # small dense solves: multithreaded BLAS only adds contention
-        x, n_lbfgs, n_newton, msg = _minimise_dual(x0, scale, fg, P, W, div, beta, mu_fixed, tol, method, max_iter, newton_polish)
-    secs = time.perf_counter() - t0
-    nu = x[:nL]; m_ = _mu_of(x[nL:], W, mu_fixed)
-    e = P.R @ m_ + P.M @ nu
-    d_pairs = P.w_data * div.wstar(e / beta)
-    value, grad = _dual_fg(x, P, W, div, beta, mu_fixed)
-    gnorm = float(np.abs(grad).max())
-    if gnorm > 1e-8 and W.mu_param != 'softmax':     # Newton stalled (e.g. chi2 kinks): L-BFGS, then Newton again
-        with threadpool_limits(1):
-            res = minimize(fg, x / scale, jac=True, method='L-BFGS-B',
-                           options=dict(maxiter=max_iter, maxfun=2 * max_iter, gtol=tol, ftol=1e-16, maxcor=50))
+    with threadpool_limits(1), np.errstate(over='ignore', invalid='ignore', divide='ignore'):   # small dense solves; checked below
+        x, n_lbfgs, n_newton, msg = _minimise_dual(x0, lbfgs, scale, P, W, div, beta, mu_fixed, tol, method, newton_polish)
+        value, grad = _dual_fg(x, P, W, div, beta, mu_fixed)
+        gnorm = float(np.abs(grad).max())
+        if gnorm > 1e-8 and W.mu_param != 'softmax':     # Newton stalled (e.g. chi2 kinks): L-BFGS, then Newton again
+            res = lbfgs(x)
             x, n_lbfgs = res.x * scale, n_lbfgs + int(res.nit)
             x, n2 = _newton(x, P, W, div, beta, mu_fixed, tol); n_newton += n2
-        value, grad = _dual_fg(x, P, W, div, beta, mu_fixed); gnorm = float(np.abs(grad).max())
-        nu = x[:nL]; m_ = _mu_of(x[nL:], W, mu_fixed)
-        e = P.R @ m_ + P.M @ nu
-        d_pairs = P.w_data * div.wstar(e / beta)
-    if gnorm > 1e-6: report_numerical(f"fairdice_dual: the {method} solver stopped with gradient {gnorm:.2g} ({msg})")
-    title = f"FairDICE exact dual ({W.name}, {div.kind}, beta={beta_user:g})" if mu_fixed is None or W.mu_param == 'fixed' else \
-            f"FairDICE-fixed (mu={np.round(mu_fixed, 4).tolist()}, {div.kind}, beta={beta_user:g})"
+            value, grad = _dual_fg(x, P, W, div, beta, mu_fixed); gnorm = float(np.abs(grad).max())
     secs = time.perf_counter() - t0
+    nu = x[:nL]; m_ = _mu_of(x[nL:], W, mu_fixed)
+    d_pairs = P.w_data * div.wstar((P.R @ m_ + P.M @ nu) / beta)
+    used = 'lbfgs' if W.mu_param == 'softmax' else method
+    notes, converged = [], bool(np.isfinite(gnorm) and gnorm <= 1e-6)
+    if not converged:
+        notes.append(report_numerical(f"FairDICE: the dual {used} solver stopped with gradient {gnorm:.2g} ({msg}); "
+                                      "the solution is approximate (try method='lbfgs', a larger max_iter, or solver='primal')"))
     mu_out = mu_fixed if mu_fixed is not None else m_ * mu_back
     if mu_fixed is None and W.mu_param == 'exp':
         k_ = P.R.T @ d_pairs / P.c
         if (k_ <= 0).any() or np.abs(W.marginal(np.maximum(k_, 1e-300)) / mu_out - 1).max() > 1e-4:
-            report_numerical("fairdice_dual: stopped at a spurious point (mu_i != u'(k_i), e.g. mu_i -> 0 for alpha > 1); "
-                             "use fairdice_primal for this welfare")
+            notes.append(report_numerical("FairDICE: the dual stopped at a spurious point (mu_i != u'(k_i), e.g. mu_i -> 0 for "
+                                          "alpha > 1); use solver='primal' for this welfare"))
     const = 0.0                                  # W(c k) = s W(k) + const
-    if mu_fixed is None and W.kind == 'nsw': const = mdp.n_objectives * np.log(P.c)
+    if mu_fixed is None and W.kind == 'nsw': const = P.mdp.n_objectives * np.log(P.c)
     if mu_fixed is None and W.kind == 'weighted_nsw': const = W.weights.sum() * np.log(P.c)
-    return _finish(P, W, div, beta_user, d_pairs, mu_out, nu / s_obj, mu_fixed is not None,
-                   {'dual_value': float((value - const) / s_obj), 'lbfgs_iterations': n_lbfgs, 'newton_steps': n_newton, 'grad_norm': gnorm, 'seconds': secs}, title, f'dual ({method})')
+    return dict(d_pairs=d_pairs, mu=mu_out, nu=nu / s_obj, route=f'dual ({used})', dual_value=float((value - const) / s_obj),
+                gradient_norm=gnorm, lbfgs_iterations=n_lbfgs, newton_steps=n_newton,
+                status='converged' if converged else 'not converged', seconds=secs), notes
 
 # %% ../nbs/41_fairdice.ipynb #67ee468a
 def _cvx_welfare(W, k, cp):
@@ -462,100 +473,253 @@ def _cvx_div(div, w, dD, cp):
     if div.kind == 'kl': return dD @ (cp.kl_div(w, 1) + w - 1)
     return dD @ cp.maximum(cp.kl_div(w, 1), 0.5 * cp.square(w - 1))
 
-def fairdice_primal(
-    data, # an OfflineDataset (solved on its empirical MDP) or a TabularMOMDP together with `dD`
-    dD=None, # data distribution d_D(s, a), shape (S, A), when `data` is a TabularMOMDP
-    welfare='nsw', # 'nsw', 'utilitarian', 'maxmin', alpha >= 0, or a Welfare
-    divergence:str='softchi', # 'chi2', 'kl' or 'softchi'
-    beta:float=0.1, # regularisation strength, > 0
-    gamma:float|None=None, # discount factor (needed with an OfflineDataset)
-    data_distribution:str='empirical', # with a dataset: 'empirical' d_D = N(s,a)/N, or 'occupancy' (OptiDICE: d^pi_b on the MLE MDP)
-    mu=None, # freeze the weights: maximise mu . k - beta D_f (regularised linear scalarisation)
-    solver:str='CLARABEL', # cvxpy solver
-)->Result:
-    "Exact FairDICE by solving the primal (P2-reg) over occupancies with cvxpy."
-    try: import cvxpy as cp
-    except ImportError: raise ImportError("fairdice_primal needs cvxpy: pip install 'trustml_nb[rl]'") from None
-    beta = check_scalar(beta, 'beta', low=0, closed='neither')
-    mdp, dD = _prepare(data, dD, gamma, data_distribution)
-    P = _Problem(mdp, dD, normalise=data_distribution == 'empirical')
-    W, div = get_welfare(welfare), Divergence(divergence)
-    fixed = mu is not None or W.mu_param == 'fixed'
-    if not fixed: _check_inputs(P, W, beta)
-    s_obj, mu_back = _scaling(P, W, fixed)
-    n = len(P.pairs)
-    w = cp.Variable(n, nonneg=True); k = cp.Variable(mdp.n_objectives)
+def _cvxpy(cvxpy_solver:str, purpose:str):
+    "cvxpy (through `require`), after checking that `cvxpy_solver` is installed."
+    cp = require('cvxpy', 'rl', purpose)
+    check_option(cvxpy_solver, 'cvxpy_solver', tuple(cp.installed_solvers()))
+    return cp
+
+def _solve_cvxpy(prob, cvxpy_solver:str, cp, what:str)->float:
+    "Solve `prob` tightly (Clarabel at 1e-10, else the solver's defaults, retried at defaults); return the seconds taken."
+    t0 = time.perf_counter()
+    tight = dict(tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10, max_iter=500) if cvxpy_solver == 'CLARABEL' else {}
+    try:
+        with warnings.catch_warnings():   # cvxpy's "Solution may be inaccurate": the caller reports the status in its own words
+            warnings.filterwarnings('ignore', message='Solution may be inaccurate', category=UserWarning)
+            try: prob.solve(solver=cvxpy_solver, **tight)
+            except cp.error.SolverError: prob.solve(solver=cvxpy_solver)     # retry with the solver's default tolerances
+    except cp.error.SolverError as e: raise RuntimeError(f"{what}: cvxpy's {cvxpy_solver} failed ({e}); try another cvxpy_solver") from None
+    if prob.status not in ('optimal', 'optimal_inaccurate'):
+        raise RuntimeError(f"{what}: cvxpy's {cvxpy_solver} ended with status {prob.status!r}")
+    return time.perf_counter() - t0
+
+def _solve_primal(P, W, div, beta, mu_fixed, cvxpy_solver)->tuple:
+    "Solve the primal (P2-reg) over occupancy ratios with cvxpy; returns (solution in original units, notes)."
+    cp = _cvxpy(cvxpy_solver, "FairDICE(solver='primal')")
+    fixed = mu_fixed is not None
+    s_obj, _ = _scaling(P, W, fixed)
+    w = cp.Variable(len(P.pairs), nonneg=True); k = cp.Variable(P.mdp.n_objectives)
     d = cp.multiply(P.w_data, w)
     cons = [P.M.T @ d + (1 - P.gamma) * P.p0 == 0, k == P.R.T @ d]
-    mu_fixed = None if not fixed else (np.ones(mdp.n_objectives) if mu is None else check_array(mu, 'mu', shape=(mdp.n_objectives,)).astype(float))
     obj = mu_fixed @ k if fixed else _cvx_welfare(W, k, cp)
     prob = cp.Problem(cp.Maximize(obj - beta * s_obj * _cvx_div(div, w, P.w_data, cp)), cons)
-    t0 = time.perf_counter()
-    tight = dict(tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10, max_iter=500) if solver == 'CLARABEL' else {}
-    try: prob.solve(solver=solver, **tight)
-    except Exception:                                        # retry with the solver's default tolerances
-        prob.solve(solver=solver)
-    secs = time.perf_counter() - t0
-    if prob.status not in ('optimal', 'optimal_inaccurate'):
-        raise RuntimeError(f"fairdice_primal: cvxpy status {prob.status}")
+    secs = _solve_cvxpy(prob, cvxpy_solver, cp, 'FairDICE primal')
+    notes = [] if prob.status == 'optimal' else [report_numerical(
+        f"FairDICE primal: cvxpy's {cvxpy_solver} reports {prob.status!r} (it met only reduced tolerances); compare with solver='dual'")]
     dv = P.w_data * np.maximum(w.value, 0); kv = P.R.T @ dv / P.c
     if fixed: m_ = mu_fixed
     elif W.kind == 'maxmin': m_ = np.abs(cons[1].dual_value); m_ = m_ / m_.sum()
     else: m_ = W.marginal(kv)
     nu = -np.asarray(cons[0].dual_value).ravel() / s_obj
-    return _finish(P, W, div, beta, dv, m_, nu, fixed, {'seconds': secs, 'status': prob.status},
-                   f"FairDICE exact primal ({W.name}, {div.kind}, beta={beta:g})", 'primal (cvxpy)')
+    return dict(d_pairs=dv, mu=m_, nu=nu, route=f'primal (cvxpy, {cvxpy_solver})', dual_value=None, gradient_norm=None,
+                lbfgs_iterations=0, newton_steps=0, status=prob.status, seconds=secs), notes
+
+# %% ../nbs/41_fairdice.ipynb #a28dc1a0
+@report
+class FairDICEReport(Report):
+    "What an exact FairDICE fit found: returns, objective weights, occupancy and policy, and the solver's diagnostics."
+    table: pd.DataFrame # one row per objective: its return, its weight mu_i and (learned weights) the return k*(mu_i) the weight demands
+    route: str # how it was solved: 'dual (newton)', 'dual (lbfgs)' or 'primal (cvxpy, <solver>)'
+    welfare: str # the welfare maximised ('linear (fixed weights)' for FairDICE-fixed)
+    divergence: str # the f-divergence of the penalty
+    beta: float # regularisation strength
+    objective: float # the regularised objective at the solution: welfare_of_returns (mu . returns with fixed weights) - beta * divergence_value
+    welfare_of_returns: float # the welfare of the returns (-inf when a log welfare meets a zero return)
+    divergence_value: float # D_f(occupancy || data_distribution)
+    dual_value: float|None # the dual (4) at the solution, equal to objective by strong duality (dual route; None for the primal)
+    total_occupancy: float # sum of the occupancy (1 unless mass flows into states without data)
+    flow_residual: float # largest violation of the Bellman flow constraints by the occupancy
+    gradient_norm: float|None # max-norm of the dual's gradient at the solution (dual route; None for the primal)
+    lbfgs_iterations: int # L-BFGS iterations taken (dual route)
+    newton_steps: int # Newton steps taken (dual route)
+    status: str # 'converged' or 'not converged' (dual route), cvxpy's status (primal route)
+    seconds: float # solver wall time
+    objectives: tuple # the objectives' names, in the order of returns and objective_weights
+    returns: np.ndarray # returns k_i = J_i of the policy in the solved model, shape (I,)
+    objective_weights: np.ndarray # the weights mu_i, shape (I,): u_i'(k_i) at a welfare optimum, or the fixed weights of FairDICE-fixed
+    occupancy: np.ndarray # the optimal discounted occupancy d*(s, a), shape (S, A)
+    density_ratios: np.ndarray # w*(s, a) = d*(s, a) / d_D(s, a) on the data's support, 0 elsewhere, shape (S, A)
+    policy: np.ndarray # pi*(a | s) proportional to d*(s, a) (the data's action frequencies, then uniform, where d* is 0), shape (S, A)
+    values: np.ndarray # the dual's value function nu(s), shape (S,); 0 at absorbing states and states without data
+    data_distribution: np.ndarray # the data distribution d_D(s, a) the penalty compares with, shape (S, A)
+    model: TabularMOMDP # the model solved on (for a dataset: its empirical MDP)
+    notes: tuple = () # what a reader must know: non-convergence, a spurious point, states without data
+
+    @property
+    def title(self)->str: return f"FairDICE, {self.route}: {self.welfare}, {self.divergence}, beta={self.beta:g}"
+
+def _finish(P, W, div, beta, sol, fixed, notes, welfare_label)->FairDICEReport:
+    "Package a solution (occupancy on the support pairs, weights and values in original units) as a FairDICEReport."
+    mdp, d_pairs = P.mdp, sol['d_pairs']
+    d = np.zeros_like(P.dD); d[P.pairs[:, 0], P.pairs[:, 1]] = d_pairs
+    k = P.R.T @ d_pairs / P.c
+    mu = np.asarray(sol['mu'], float)
+    values = np.zeros(mdp.n_states); values[P.live_idx] = sol['nu']
+    flow = (1 - P.gamma) * P.p0 + P.M.T @ d_pairs
+    try: Wk = W(k)
+    except ValueError: Wk = -np.inf
+    with np.errstate(over='ignore', invalid='ignore'): dv = div.divergence(d, P.dD)    # checked just below
+    if not (np.isfinite(d).all() and np.isfinite(k).all() and np.isfinite(mu).all() and np.isfinite(values).all() and np.isfinite(dv)
+            and (sol['dual_value'] is None or np.isfinite(sol['dual_value']))):
+        raise ValueError(f"FairDICE found no finite solution with beta={beta:g} ({sol['route']}): beta is too small or too large "
+                         "for double precision at this reward scale; choose a beta nearer 1e-3..1e3")
+    table = pd.DataFrame({'objective': list(mdp.objectives), 'return': k, 'objective_weight': mu})
+    if not fixed and W.kind not in ('maxmin', 'utilitarian'): table['demanded_return'] = W.kstar(mu)
+    return FairDICEReport(
+        table, route=sol['route'], welfare=welfare_label,
+        divergence=div.kind, beta=float(beta), objective=float((mu @ k if fixed else Wk) - beta * dv), welfare_of_returns=float(Wk),
+        divergence_value=float(dv), dual_value=sol['dual_value'], total_occupancy=float(d.sum()),
+        flow_residual=float(np.abs(flow).max()) if len(flow) else 0.0, gradient_norm=sol['gradient_norm'],
+        lbfgs_iterations=int(sol['lbfgs_iterations']), newton_steps=int(sol['newton_steps']), status=sol['status'],
+        seconds=float(sol['seconds']), objectives=tuple(mdp.objectives), returns=k, objective_weights=mu, occupancy=d,
+        density_ratios=np.divide(d, P.dD, out=np.zeros_like(d), where=P.dD > 0), policy=_policy_from_d(d, P.dD), values=values,
+        data_distribution=P.dD, model=mdp, notes=tuple(notes))
+
+class FairDICE(BaseEstimator):
+    "Exact tabular FairDICE: the policy maximising welfare of the returns minus beta D_f(d || d_D), by its convex dual or cvxpy primal."
+    def __init__(self,
+                 welfare='nsw', # 'nsw', 'utilitarian', 'maxmin', an alpha >= 0 (0: utilitarian, 1: Nash, inf: max-min), or a Welfare
+                 divergence:str='softchi', # 'chi2', 'kl' or 'softchi'
+                 beta:float=0.1, # regularisation strength in (0, 1e8]
+                 gamma:float|None=None, # discount factor in [0, 1): required for an OfflineDataset; None (the model's) for a TabularMOMDP
+                 solver:str='dual', # 'dual' (the convex dual (4), numpy) or 'primal' ((P2-reg) in cvxpy)
+                 method:str='newton', # dual optimiser: 'newton' (exact Hessian) or 'lbfgs' (preconditioned); max-min always uses L-BFGS
+                 data_distribution:str='empirical', # d_D of a dataset: 'empirical' N(s, a) / N, or 'occupancy' (OptiDICE: d^pi_b on the MLE MDP)
+                 objective_weights=None, # fixed weights mu_i > 0, one per objective (FairDICE-fixed); None: learned from the welfare
+                 tol:float=1e-10, # dual gradient tolerance (max-norm)
+                 max_iter:int=20000, # L-BFGS iteration limit
+                 newton_polish:bool=True, # with method='lbfgs': finish with Newton steps
+                 cvxpy_solver:str='CLARABEL', # cvxpy solver of the primal route (an installed one)
+                ):
+        self.welfare, self.divergence, self.beta, self.gamma = welfare, divergence, beta, gamma
+        self.solver, self.method, self.data_distribution, self.objective_weights = solver, method, data_distribution, objective_weights
+        self.tol, self.max_iter, self.newton_polish, self.cvxpy_solver = tol, max_iter, newton_polish, cvxpy_solver
+
+    def fit(self,
+            data, # an OfflineDataset (solved on its empirical MDP), or a TabularMOMDP with `state_action_distribution`
+            state_action_distribution=None, # d_D(s, a), shape (S, A), when `data` is a TabularMOMDP
+           )->'FairDICE':
+        "Solve FairDICE exactly; sets `report_`, `policy_`, `objective_weights_`, `returns_`, `occupancy_` and `model_`."
+        W, div = _check_common(self.welfare, self.divergence, self.beta, self.gamma)
+        check_option(self.solver, 'solver', ('dual', 'primal')); check_option(self.method, 'method', ('newton', 'lbfgs'))
+        check_option(self.data_distribution, 'data_distribution', ('empirical', 'occupancy'))
+        check_scalar(self.tol, 'tol', low=0, closed='neither'); check_scalar(self.max_iter, 'max_iter', int, low=1)
+        _check_flag(self.newton_polish, 'newton_polish')
+        if self.solver == 'primal': _cvxpy(self.cvxpy_solver, "FairDICE(solver='primal')")
+        elif not isinstance(self.cvxpy_solver, str): raise TypeError(f"cvxpy_solver must be a string, got {type(self.cvxpy_solver).__name__}")
+        mdp, dD, notes = _prepare(data, state_action_distribution, self.gamma, self.data_distribution)
+        _check_welfare_size(W, mdp.n_objectives)
+        mu_fixed = _fixed_weights(self.objective_weights, W, mdp.n_objectives)
+        P = _Problem(mdp, dD, normalise=self.data_distribution == 'empirical', notes=notes)
+        if mu_fixed is None: _check_positivity(P.R, W)
+        if self.solver == 'dual': sol, more = _solve_dual(P, W, div, self.beta, mu_fixed, self.method, self.tol, self.max_iter, self.newton_polish)
+        else: sol, more = _solve_primal(P, W, div, self.beta, mu_fixed, self.cvxpy_solver)
+        label = W.name if self.objective_weights is None else 'linear (fixed weights)'
+        rep = _finish(P, W, div, self.beta, sol, mu_fixed is not None, P.notes + more, label)
+        self.report_, self.policy_, self.objective_weights_ = rep, rep.policy, rep.objective_weights
+        self.returns_, self.occupancy_, self.model_ = rep.returns, rep.occupancy, rep.model
+        return self
 
 # %% ../nbs/41_fairdice.ipynb #0a609f98
+@report
+class UnregularisedReport(Report):
+    "The unregularised optimum (P1), or the linear problem (P3), over every occupancy of a known model."
+    table: pd.DataFrame # one row per objective: its optimal return and its weight mu_i
+    problem: str # what was maximised: a welfare's name, or 'linear [weights]'
+    objective: float # the optimal value (welfare, or weights . returns)
+    status: str # cvxpy's status
+    objectives: tuple # the objectives' names
+    returns: np.ndarray # optimal returns J_i, shape (I,)
+    objective_weights: np.ndarray # mu_i = u_i'(J_i) at the welfare optimum (max-min: the constraint's multipliers; linear: the weights)
+    occupancy: np.ndarray # an optimal occupancy d(s, a), shape (S, A)
+    policy: np.ndarray # the policy of that occupancy (uniform where it has no mass), shape (S, A)
+    notes: tuple = () # what a reader must know
+
+    @property
+    def title(self)->str: return f"Unregularised optimum ({self.problem})"
+
 def solve_unregularised(
     mdp:TabularMOMDP, # the (known) model
     welfare='nsw', # welfare to maximise over all occupancies (P1)
-    weights=None, # instead: maximise weights . J (linear MORL, P3)
-    solver:str='CLARABEL', # cvxpy solver
-)->Result:
+    objective_weights=None, # instead: maximise objective_weights . J (linear MORL, P3)
+    cvxpy_solver:str='CLARABEL', # cvxpy solver (an installed one)
+)->UnregularisedReport:
     "The unregularised optimum (P1) (or the linear problem P3) over occupancy measures of a known model."
-    import cvxpy as cp
+    _check_mdp(mdp)
+    cp = _cvxpy(cvxpy_solver, 'solve_unregularised')
+    W = get_welfare(welfare); _check_welfare_size(W, mdp.n_objectives)
     S, A = mdp.n_states, mdp.n_actions
     live = np.flatnonzero(~mdp.absorbing)
+    if len(live) == 0: raise ValueError("mdp has only absorbing states: there is nothing to decide")
     pairs = np.array([(s, a) for s in live for a in range(A)])
     Tl = mdp.T[pairs[:, 0], pairs[:, 1]][:, live]
     M = mdp.gamma * Tl - (pairs[:, :1] == live[None, :]).astype(float)
     R = mdp.R[pairs[:, 0], pairs[:, 1]]
-    d = cp.Variable(len(pairs), nonneg=True); k = R.T @ d
-    W = get_welfare(welfare)
-    obj = (check_array(weights, 'weights', shape=(mdp.n_objectives,)) @ k) if weights is not None else _cvx_welfare(W, k, cp)
-    prob = cp.Problem(cp.Maximize(obj), [M.T @ d + (1 - mdp.gamma) * mdp.p0[live] == 0])
-    prob.solve(solver=solver, **(dict(tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10) if solver == 'CLARABEL' else {}))
+    if objective_weights is not None:
+        lin = check_array(objective_weights, 'objective_weights', shape=(mdp.n_objectives,)).astype(float)
+    else: _check_positivity(R, W)
+    d = cp.Variable(len(pairs), nonneg=True); k = cp.Variable(mdp.n_objectives)
+    cons = [M.T @ d + (1 - mdp.gamma) * mdp.p0[live] == 0, k == R.T @ d]
+    prob = cp.Problem(cp.Maximize(lin @ k if objective_weights is not None else _cvx_welfare(W, k, cp)), cons)
+    _solve_cvxpy(prob, cvxpy_solver, cp, 'solve_unregularised')
+    notes = [] if prob.status == 'optimal' else [report_numerical(f"solve_unregularised: cvxpy's {cvxpy_solver} reports {prob.status!r} (it met only reduced tolerances)")]
     dv = np.zeros((S, A)); dv[pairs[:, 0], pairs[:, 1]] = np.maximum(d.value, 0)
     kv = R.T @ np.maximum(d.value, 0)
-    pi = _policy_from_d(dv, np.ones((S, A)))
-    mu = W.marginal(kv) if weights is None and W.kind != 'maxmin' else (np.asarray(weights, float) if weights is not None else np.full(len(kv), np.nan))
-    return Result(pd.DataFrame({'objective': list(mdp.objectives), 'k': kv, 'mu': mu}),
-                  title=f"Unregularised optimum ({'linear ' + str(np.round(weights, 4).tolist()) if weights is not None else W.name})",
-                  summary={'objective': float(prob.value), 'status': prob.status}, d=dv, k=kv, mu=mu, pi=pi)
+    if objective_weights is not None: mu = lin
+    elif W.kind == 'maxmin': mu = np.abs(cons[1].dual_value); mu = mu / mu.sum()
+    else: mu = W.marginal(kv)
+    return UnregularisedReport(pd.DataFrame({'objective': list(mdp.objectives), 'return': kv, 'objective_weight': mu}),
+                               problem=f"linear {np.round(lin, 4).tolist()}" if objective_weights is not None else W.name,
+                               objective=float(prob.value), status=prob.status, objectives=tuple(mdp.objectives), returns=kv,
+                               objective_weights=mu, occupancy=dv, policy=_policy_from_d(dv, np.ones((S, A))), notes=tuple(notes))
 
 # %% ../nbs/41_fairdice.ipynb #0e0131a3
+def _check_tensor(x, name:str)->torch.Tensor:
+    if not isinstance(x, torch.Tensor): raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    return x
+
 def weighted_bc_loss(
-    w:torch.Tensor, # BC weights, shape (B,)
-    logp:torch.Tensor, # log pi(a_j | s_j), shape (B,)
+    weights:torch.Tensor, # BC weights, shape (B,)
+    log_probs:torch.Tensor, # log pi(a_j | s_j), shape (B,)
     mask:torch.Tensor|None=None, # optional 0/1 row mask, shape (B,)
 )->torch.Tensor:
     "Weighted behaviour-cloning loss -sum(m w logp) / sum(m); refuses mismatched shapes (the FairDICE broadcasting bug)."
-    if w.shape != logp.shape:
-        raise ValueError(f"weights have shape {tuple(w.shape)} but log-probs have shape {tuple(logp.shape)}; "
+    _check_tensor(weights, 'weights'); _check_tensor(log_probs, 'log_probs')
+    if weights.shape != log_probs.shape:
+        raise ValueError(f"weights have shape {tuple(weights.shape)} but log_probs have shape {tuple(log_probs.shape)}; "
                          "(B, 1) * (B,) would silently broadcast to (B, B) and reduce the loss to plain behaviour cloning")
-    m = torch.ones_like(logp) if mask is None else mask
-    return -(m * w * logp).sum() / m.sum()
+    if mask is not None and _check_tensor(mask, 'mask').shape != log_probs.shape:
+        raise ValueError(f"mask must have the shape of log_probs {tuple(log_probs.shape)}, got {tuple(mask.shape)}")
+    m = torch.ones_like(log_probs) if mask is None else mask
+    return -(m * weights * log_probs).sum() / m.sum().clamp(min=1)   # an all-masked batch contributes 0, not NaN
 
-def buggy_weighted_bc_loss(w, logp, mask=None)->torch.Tensor:
+def buggy_weighted_bc_loss(
+    weights:torch.Tensor, # BC weights, shape (B,) (reshaped to (B, 1) as in the original code)
+    log_probs:torch.Tensor, # log pi(a_j | s_j), shape (B,)
+    mask:torch.Tensor|None=None, # optional 0/1 row mask, shape (B,)
+)->torch.Tensor:
     "What the original FairDICE policy loss computed: (B, 1) weights times (B,) log-probs broadcast to (B, B)."
-    w = w.reshape(-1, 1)
-    m = torch.ones(w.shape[0], 1) if mask is None else mask.reshape(-1, 1)
-    return -(m * w * logp).sum() / m.sum()
+    w = _check_tensor(weights, 'weights').reshape(-1, 1)
+    m = torch.ones(w.shape[0], 1) if mask is None else _check_tensor(mask, 'mask').reshape(-1, 1)
+    return -(m * w * _check_tensor(log_probs, 'log_probs')).sum() / m.sum()
 
 # %% ../nbs/41_fairdice.ipynb #5b1d72fa
-class FairDICE(nn.Module):
-    "Neural FairDICE for discrete states: nu network, dual weights mu, categorical policy (weighted BC)."
+def _weight_param(W, weight_parametrisation, fixed:bool)->str:
+    "How the objective weights mu are parametrised: 'fixed', 'exp' (mu = e^lambda), 'softmax' (max-min) or 'raw' (official code)."
+    if fixed:
+        if weight_parametrisation is not None:
+            raise ValueError(f"weight_parametrisation must be None when objective_weights are fixed, got {weight_parametrisation!r}")
+        return 'fixed'
+    if weight_parametrisation is None: return W.mu_param
+    check_option(weight_parametrisation, 'weight_parametrisation', (None, 'exp', 'softmax', 'raw'))
+    need = 'softmax' if weight_parametrisation == 'softmax' else 'exp'
+    if W.mu_param != need:
+        raise ValueError(f"weight_parametrisation={weight_parametrisation!r} does not fit {W.name} welfare (its weights are "
+                         f"{W.mu_param!r}): 'exp' and 'raw' need a welfare with a conjugate term (Nash, alpha-fair), 'softmax' max-min")
+    return weight_parametrisation
+
+class FairDICENetwork(nn.Module):
+    "Neural FairDICE for discrete states, as a torch module: value network nu, objective weights mu, categorical policy."
     def __init__(self,
                  n_states:int, n_actions:int, n_objectives:int, # sizes
                  welfare='nsw', # welfare spec (see `get_welfare`)
@@ -563,45 +727,48 @@ class FairDICE(nn.Module):
                  beta:float=0.1, # regularisation strength, > 0
                  gamma:float=0.95, # discount factor
                  hidden:int=64, # hidden width of the nu and policy MLPs
-                 nu_model:str='mlp', # 'mlp' (one-hot input) or 'tabular' (one parameter per state)
-                 mu_param:str|None=None, # None: welfare's default ('exp'/'softmax'/'fixed'); 'raw' = official code
-                 mu=None, # fixed weights (FairDICE-fixed); implies mu_param='fixed'
+                 value_model:str='mlp', # nu: 'mlp' (one-hot input) or 'tabular' (one parameter per state)
+                 weight_parametrisation:str|None=None, # None: the welfare's ('exp' or 'softmax'); 'raw' = official code
+                 objective_weights=None, # fixed weights mu_i > 0 (FairDICE-fixed)
                  terminal:str='mask', # 'mask' (paper) or 'official'
-                 weights:str='paper', # BC weights: 'paper' or 'code'
-                 gp_coef:float=0.0, # gradient-penalty coefficient on nu (official default 1e-4)
+                 bc_weights:str='paper', # BC weights: 'paper' or 'code'
+                 gradient_penalty:float=0.0, # gradient-penalty coefficient on nu (official default 1e-4; 'mlp' only)
                 ):
         super().__init__()
+        for v, name in ((n_states, 'n_states'), (n_actions, 'n_actions'), (n_objectives, 'n_objectives'), (hidden, 'hidden')):
+            check_scalar(v, name, int, low=1)
         self.S, self.A, self.I = n_states, n_actions, n_objectives
         self.welfare, self.div = get_welfare(welfare), Divergence(divergence)
+        _check_welfare_size(self.welfare, n_objectives)
         self.beta = check_scalar(beta, 'beta', low=0, closed='neither')
         self.gamma = check_scalar(gamma, 'gamma', low=0, high=1, closed='left')
         self.terminal = check_option(terminal, 'terminal', ('mask', 'official'))
-        self.weights = check_option(weights, 'weights', ('paper', 'code'))
-        self.nu_model = check_option(nu_model, 'nu_model', ('mlp', 'tabular'))
-        self.gp_coef = check_scalar(gp_coef, 'gp_coef', low=0)
-        if mu is not None: mu_param = 'fixed'
-        self.mu_param = check_option(mu_param or self.welfare.mu_param, 'mu_param', ('exp', 'softmax', 'raw', 'fixed'))
-        if self.nu_model == 'mlp':
+        self.bc_weights = check_option(bc_weights, 'bc_weights', ('paper', 'code'))
+        self.value_model = check_option(value_model, 'value_model', ('mlp', 'tabular'))
+        self.gradient_penalty = check_scalar(gradient_penalty, 'gradient_penalty', low=0)
+        if self.gradient_penalty > 0 and self.value_model != 'mlp':
+            raise ValueError("gradient_penalty applies to value_model='mlp' only (a tabular nu has no input gradient)")
+        fixed = None if objective_weights is None else _fixed_weights(objective_weights, self.welfare, n_objectives)
+        self.weight_parametrisation = _weight_param(self.welfare, weight_parametrisation, fixed is not None)
+        if self.value_model == 'mlp':
             self.nu_net = nn.Sequential(nn.Linear(n_states, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
         else: self.nu_table = nn.Parameter(torch.zeros(n_states))
         self.pi_net = nn.Sequential(nn.Linear(n_states, hidden), nn.ReLU(), nn.Linear(hidden, n_actions))
-        fixed = torch.ones(n_objectives) if mu is None else torch.as_tensor(check_array(mu, 'mu', shape=(n_objectives,)), dtype=torch.float32)
-        self.register_buffer('mu_fixed', fixed)
-        init = 1.0 if self.mu_param == 'raw' else 0.0
-        self.mu_raw = nn.Parameter(torch.full((n_objectives,), init))
+        self.register_buffer('mu_fixed', torch.ones(n_objectives) if fixed is None else torch.as_tensor(fixed, dtype=torch.float32))
+        self.mu_raw = nn.Parameter(torch.full((n_objectives,), 1.0 if self.weight_parametrisation == 'raw' else 0.0))
 
     def onehot(self, s): return nn.functional.one_hot(s, self.S).float()
 
     def nu(self, s:torch.Tensor)->torch.Tensor:
         "nu(s), shape (B,)."
-        if self.nu_model == 'tabular': return self.nu_table[s]
+        if self.value_model == 'tabular': return self.nu_table[s]
         return self.nu_net(self.onehot(s)).squeeze(-1)
 
     def mu(self)->torch.Tensor:
         "Current dual weights, shape (I,)."
-        if self.mu_param == 'fixed': return self.mu_fixed
-        if self.mu_param == 'exp': return torch.exp(self.mu_raw)
-        if self.mu_param == 'softmax': return torch.softmax(self.mu_raw, 0)
+        if self.weight_parametrisation == 'fixed': return self.mu_fixed
+        if self.weight_parametrisation == 'exp': return torch.exp(self.mu_raw)
+        if self.weight_parametrisation == 'softmax': return torch.softmax(self.mu_raw, 0)
         return self.mu_raw
 
     def advantage(self, s, r, s2, done, mu=None):
@@ -622,27 +789,28 @@ class FairDICE(nn.Module):
         else: L2 = term.mean()
         nu0 = self.nu(s0)
         L1 = (1 - self.gamma) * (nu0.mean() if p0_weight is None else (p0_weight * nu0).sum())
-        L3 = self.welfare.conj(mu) if self.mu_param in ('exp', 'raw') else torch.zeros(())
+        L3 = self.welfare.conj(mu) if self.weight_parametrisation in ('exp', 'raw') else torch.zeros(())
         loss = L1 + L2 + L3
-        if self.gp_coef > 0 and self.nu_model == 'mlp':
+        if self.gradient_penalty > 0 and self.value_model == 'mlp':
             eps = torch.rand(())
             x = (eps * self.onehot(s0[:len(s2)] if len(s0) >= len(s2) else s0.repeat(len(s2) // len(s0) + 1)[:len(s2)])
                  + (1 - eps) * self.onehot(s2)).requires_grad_(True)
             g = torch.autograd.grad(self.nu_net(x).sum(), x, create_graph=True)[0]
-            loss = loss + self.gp_coef * (g.norm(dim=1) - 5).clamp(min=0).pow(2).mean()
-        return loss, {'loss': float(loss.detach()), 'E_w': float(w.detach().mean()), **{f'mu{i}': float(v) for i, v in enumerate(mu.detach())}}
+            loss = loss + self.gradient_penalty * (g.norm(dim=1) - 5).clamp(min=0).pow(2).mean()
+        return loss, {'loss': float(loss.detach()), 'mean_density_ratio': float(w.detach().mean()),
+                      **{f'weight_{i}': float(v) for i, v in enumerate(mu.detach())}}
 
-    def bc_weights(self, s, r, s2, done)->torch.Tensor:
+    def policy_weights(self, s, r, s2, done)->torch.Tensor:
         "Stop-gradient BC weights, normalised by their batch mean, shape (B,)."
         with torch.no_grad():
             e = self.advantage(s, r, s2, done)
-            if self.weights == 'code': e = e - e.max()
+            if self.bc_weights == 'code': e = e - e.max()
             w = self.div.wstar(e / self.beta)
             return w / (w.mean() + 1e-8)
 
     def policy_loss(self, s, a, r, s2, done)->torch.Tensor:
         "Weighted behaviour cloning with w* weights."
-        w = self.bc_weights(s, r, s2, done)
+        w = self.policy_weights(s, r, s2, done)
         logp = torch.log_softmax(self.pi_net(self.onehot(s)), -1).gather(1, a[:, None]).squeeze(1)
         mask = (1 - done) if self.terminal == 'official' else None
         return weighted_bc_loss(w, logp, mask)
@@ -660,153 +828,255 @@ def _tensors(data:OfflineDataset):
     return dict(s=f(data.states), a=f(data.actions), r=f(data.rewards, torch.float32), s2=f(data.next_states),
                 done=f(done, torch.float32), s0=f(data.first_state_of_each()))
 
-def train_fairdice(
-    data:OfflineDataset, # offline transitions
-    welfare='nsw', # welfare spec (see `get_welfare`)
-    divergence:str='softchi', # 'chi2', 'kl' or 'softchi'
-    beta:float=0.1, # regularisation strength, > 0
-    gamma:float=0.95, # discount factor
-    steps:int=3000, # gradient steps
-    batch_size:int|None=None, # minibatch size; None = the full dataset every step
-    lr:float=3e-2, # Adam learning rate for nu and mu (cosine decay to 0)
-    lr_pi:float=3e-2, # Adam learning rate for the policy (cosine decay to 0)
-    hidden:int=64, # MLP width
-    nu_model:str='mlp', # 'mlp' or 'tabular'
-    mu_param:str|None=None, # None (welfare's default), or 'raw' (official code)
-    mu=None, # fixed weights: FairDICE-fixed
-    terminal:str='mask', # 'mask' (paper) or 'official'
-    weights:str='paper', # BC weights 'paper' or 'code'
-    p0:str='trajectory', # 'trajectory' (paper) or 'transition' (official code)
-    gp_coef:float=0.0, # gradient penalty on nu
-    seed:int=0, # random seed
-    log_every:int=100, # history resolution
-    show_progress:bool|None=None, # progress bar (None: follow TRUSTML_NB_PROGRESS)
-    refit_steps:int=300, # final weighted-BC steps of the policy with the trained nu and mu held fixed
-)->Result:
-    "Train neural FairDICE on an offline dataset; returns the policy, mu and the training history."
-    if not isinstance(data, OfflineDataset): raise TypeError(f"data must be an OfflineDataset, got {type(data).__name__}")
-    check_scalar(steps, 'steps', int, low=1)
-    check_option(p0, 'p0', ('trajectory', 'transition'))
-    W = get_welfare(welfare)
-    if W.needs_positive and mu is None and mu_param != 'fixed':
-        bad = np.flatnonzero(data.rewards.max(0) <= 0)
-        if len(bad): raise ValueError(f"{W.name} welfare needs a positive return for every objective, but objective(s) {bad.tolist()} "
-                                      "have no positive reward in the data (non-positive returns under log welfare)")
-    check_scalar(beta, 'beta', low=0, closed='neither')
-    # rescale rewards so the data's mean reward vector is O(1) (same law as the exact solver); mu is mapped back
-    kD = np.abs(data.rewards.mean(0)); c = 1 / kD.max() if kD.max() > 0 else 1.0
-    fixed = mu is not None or mu_param == 'fixed' or W.mu_param == 'fixed'
-    s_obj, mu_back = (c, 1.0) if fixed or W.kind in ('utilitarian', 'maxmin') or mu_param == 'raw' else \
-                     ((1.0, c) if W.kind in ('nsw', 'weighted_nsw') else (c ** (1 - W.alpha), c ** W.alpha))
-    if mu_param == 'raw': c, s_obj = 1.0, 1.0             # the official code works on the raw rewards
-    seed_everything(seed)
-    n_threads = torch.get_num_threads(); torch.set_num_threads(1)
-    try:
-        model = FairDICE(data.n_states, data.n_actions, data.n_objectives, W, divergence, beta * s_obj, gamma, hidden, nu_model,
-                         mu_param, mu, terminal, weights, gp_coef)
+@report
+class NeuralFairDICEReport(Report):
+    "What a neural FairDICE run learned: objective weights and policy, with its training history."
+    table: pd.DataFrame # one row per objective: its learned (or fixed) weight mu_i
+    welfare: str # the welfare maximised ('linear (fixed weights)' for FairDICE-fixed)
+    divergence: str # the f-divergence of the penalty
+    beta: float # regularisation strength
+    steps: int # gradient steps asked for
+    completed_steps: int # gradient steps taken (fewer when the loss became non-finite and training stopped)
+    final_loss: float # the dual loss at the last completed step
+    mean_density_ratio: float # mean of the unnormalised weights w* over the last completed step's batch (1: the data's distribution)
+    reward_scale: float # factor the rewards were multiplied by inside training (the weights are mapped back)
+    seconds: float # training wall time
+    objective_weights: np.ndarray # the weights mu_i in the units of the data's rewards, shape (I,)
+    policy: np.ndarray # the policy network's pi(a | s) for every state, shape (S, A)
+    history: pd.DataFrame # every log_every steps: step, loss, mean_density_ratio, weight_0..weight_{I-1} (mu), policy_loss
+    notes: tuple = () # what a reader must know: a loss that became non-finite
+
+    @property
+    def title(self)->str: return f"Neural FairDICE: {self.welfare}, {self.divergence}, beta={self.beta:g}, {self.completed_steps} steps"
+
+class NeuralFairDICE(BaseEstimator):
+    "Neural FairDICE in PyTorch: the dual loss (4) on minibatches of transitions, then weighted behaviour cloning."
+    def __init__(self,
+                 welfare='nsw', # welfare spec (see `get_welfare`)
+                 divergence:str='softchi', # 'chi2', 'kl' or 'softchi'
+                 beta:float=0.1, # regularisation strength in (0, 1e8]
+                 gamma:float|None=None, # discount factor in [0, 1) (required)
+                 steps:int=3000, # gradient steps
+                 batch_size:int|None=None, # minibatch size >= 1; None: the full dataset every step
+                 lr:float=3e-2, # Adam learning rate for nu and mu, > 0 (cosine decay to 0)
+                 policy_lr:float=3e-2, # Adam learning rate for the policy, > 0 (cosine decay to 0)
+                 hidden:int=64, # width of the MLPs
+                 value_model:str='mlp', # nu: 'mlp' or 'tabular'
+                 weight_parametrisation:str|None=None, # mu: None (the welfare's: e^lambda, or softmax for max-min) or 'raw' (official code)
+                 objective_weights=None, # fixed weights mu_i > 0 (FairDICE-fixed); None: learned
+                 terminal:str='mask', # 'mask' (paper) or 'official'
+                 bc_weights:str='paper', # BC weights: 'paper' or 'code'
+                 initial_states:str='trajectory', # the p0 term: 'trajectory' (each trajectory's start once, paper) or 'transition' (official code)
+                 gradient_penalty:float=0.0, # gradient penalty on nu (official code: 1e-4; value_model='mlp' only)
+                 seed:int=0, # random seed (an int >= 0)
+                 log_every:int=100, # history resolution, in steps
+                 refit_steps:int=300, # final weighted-BC steps of the policy with nu and mu held fixed (0: none)
+                 show_progress:bool|None=None, # progress bar (None: follow TRUSTML_NB_PROGRESS)
+                ):
+        self.welfare, self.divergence, self.beta, self.gamma = welfare, divergence, beta, gamma
+        self.steps, self.batch_size, self.lr, self.policy_lr, self.hidden = steps, batch_size, lr, policy_lr, hidden
+        self.value_model, self.weight_parametrisation, self.objective_weights = value_model, weight_parametrisation, objective_weights
+        self.terminal, self.bc_weights, self.initial_states, self.gradient_penalty = terminal, bc_weights, initial_states, gradient_penalty
+        self.seed, self.log_every, self.refit_steps, self.show_progress = seed, log_every, refit_steps, show_progress
+
+    def _check_settings(self)->tuple:
+        W, div = _check_common(self.welfare, self.divergence, self.beta, self.gamma)
+        if self.gamma is None: raise ValueError("gamma is required: the discount factor of the problem the data come from")
+        for name, low in (('steps', 1), ('hidden', 1), ('log_every', 1), ('refit_steps', 0), ('seed', 0)):
+            check_scalar(getattr(self, name), name, int, low=low)
+        if self.batch_size is not None: check_scalar(self.batch_size, 'batch_size', int, low=1)
+        check_scalar(self.lr, 'lr', low=0, closed='neither'); check_scalar(self.policy_lr, 'policy_lr', low=0, closed='neither')
+        check_option(self.initial_states, 'initial_states', ('trajectory', 'transition'))
+        if self.show_progress is not None: _check_flag(self.show_progress, 'show_progress')
+        return W, div
+
+    def fit(self,
+            data:OfflineDataset, # offline transitions
+           )->'NeuralFairDICE':
+        "Train on `data`; sets `report_`, `policy_`, `objective_weights_` and `network_` (the trained FairDICENetwork)."
+        W, div = self._check_settings()
+        data = _check_data(data)
+        _check_welfare_size(W, data.n_objectives)
+        mu_fixed = _fixed_weights(self.objective_weights, W, data.n_objectives) if self.objective_weights is not None else None
+        param = _weight_param(W, self.weight_parametrisation, mu_fixed is not None)
+        if param in ('exp', 'raw'): _check_positivity(data.rewards, W)
+        # rescale rewards so the data's mean reward vector is O(1) (same law as the exact solver); mu is mapped back
+        kD = np.abs(data.rewards.mean(0)); c = 1 / kD.max() if kD.max() > 0 else 1.0
+        fixed = param == 'fixed' or W.mu_param == 'fixed'
+        s_obj, mu_back = (c, 1.0) if fixed or W.kind in ('utilitarian', 'maxmin') or param == 'raw' else \
+                         ((1.0, c) if W.kind in ('nsw', 'weighted_nsw') else (c ** (1 - W.alpha), c ** W.alpha))
+        if param == 'raw': c, s_obj = 1.0, 1.0             # the official code works on the raw rewards
+        seed_everything(self.seed)
+        n_threads = torch.get_num_threads(); torch.set_num_threads(1)
+        try: model, hist, last, done_steps, notes, secs = self._train(data, W, c, s_obj, mu_fixed)
+        finally: torch.set_num_threads(n_threads)
+        mu_v = model.mu().detach().double().numpy() * mu_back
+        hist = pd.DataFrame(hist)
+        for i in range(data.n_objectives): hist[f'weight_{i}'] *= mu_back
+        names = [f'obj{i}' for i in range(data.n_objectives)]
+        self.report_ = NeuralFairDICEReport(
+            pd.DataFrame({'objective': names, 'objective_weight': mu_v}),
+            welfare='linear (fixed weights)' if self.objective_weights is not None else W.name, divergence=div.kind,
+            beta=float(self.beta), steps=int(self.steps), completed_steps=done_steps, final_loss=last['loss'],
+            mean_density_ratio=last['mean_density_ratio'], reward_scale=float(c), seconds=secs, objective_weights=mu_v,
+            policy=model.policy(), history=hist, notes=tuple(notes))
+        self.policy_, self.objective_weights_, self.network_ = self.report_.policy, mu_v, model
+        return self
+
+    def _train(self, data, W, c, s_obj, mu_fixed)->tuple:
+        "The training loop; returns (network, history rows, last finite diagnostics, completed steps, notes, seconds)."
+        model = FairDICENetwork(data.n_states, data.n_actions, data.n_objectives, W, self.divergence, self.beta * s_obj, self.gamma,
+                                self.hidden, self.value_model, self.weight_parametrisation, mu_fixed, self.terminal,
+                                self.bc_weights, self.gradient_penalty)
         X = _tensors(data); X['r'] = X['r'] * c
-        if model.mu_param in ('exp', 'softmax') and W.kind not in ('maxmin', 'utilitarian'):
+        if model.weight_parametrisation in ('exp', 'softmax') and W.kind not in ('maxmin', 'utilitarian'):
             with torch.no_grad():                           # start mu at u'(mean scaled reward), as the exact solver does
                 k0 = X['r'].mean(0).clamp(min=1e-3).double().numpy()
                 model.mu_raw.copy_(torch.as_tensor(np.log(W.marginal(k0)), dtype=torch.float32))
-        N = len(data)
+        N, steps, notes = len(data), self.steps, []
         s0_states, s0_counts = np.unique(data.initial_states(), return_counts=True)
         s0_t = torch.as_tensor(s0_states); p0_w = torch.as_tensor(s0_counts / s0_counts.sum(), dtype=torch.float32)
-        opt = torch.optim.Adam([p for n, p in model.named_parameters() if not n.startswith('pi_net')], lr=lr)
-        opt_pi = torch.optim.Adam(model.pi_net.parameters(), lr=lr_pi)
+        opt = torch.optim.Adam([p for n, p in model.named_parameters() if not n.startswith('pi_net')], lr=self.lr)
+        opt_pi = torch.optim.Adam(model.pi_net.parameters(), lr=self.policy_lr)
         sched = [torch.optim.lr_scheduler.CosineAnnealingLR(o, steps) for o in (opt, opt_pi)]
-        gen = torch.Generator().manual_seed(seed)
-        hist, t0 = [], time.perf_counter()
-        for step in progress(range(steps), desc='FairDICE', disable=None if show_progress is None else not show_progress):
-            idx = torch.randint(0, N, (batch_size,), generator=gen) if batch_size else slice(None)
+        gen = torch.Generator().manual_seed(self.seed)
+        hist, last, done_steps, t0 = [], None, 0, time.perf_counter()
+        show = None if self.show_progress is None else not self.show_progress
+        for step in progress(range(steps), desc='FairDICE', disable=show):
+            idx = torch.randint(0, N, (self.batch_size,), generator=gen) if self.batch_size else slice(None)
             b = {k: v[idx] for k, v in X.items()}
-            if p0 == 'trajectory': loss, diag = model.nu_mu_loss(b['s'], b['r'], b['s2'], b['done'], s0_t, p0_w)
+            if self.initial_states == 'trajectory': loss, diag = model.nu_mu_loss(b['s'], b['r'], b['s2'], b['done'], s0_t, p0_w)
             else: loss, diag = model.nu_mu_loss(b['s'], b['r'], b['s2'], b['done'], b['s0'])
+            if not np.isfinite(diag['loss']):                 # stop before a non-finite step spoils the networks
+                hist.append({**diag, 'step': step, 'policy_loss': np.nan})
+                notes.append(report_numerical(
+                    f"NeuralFairDICE: the loss became {diag['loss']} at step {step} (mu = {model.mu().detach().numpy().round(4).tolist()}); "
+                    "training stopped there and the policy is the one before that step"
+                    + ("; with weight_parametrisation='raw' mu can go non-positive" if model.weight_parametrisation == 'raw' else "")))
+                break
             opt.zero_grad(); loss.backward(); opt.step()
             lp = model.policy_loss(b['s'], b['a'], b['r'], b['s2'], b['done'])
             opt_pi.zero_grad(); lp.backward(); opt_pi.step()
             for sc in sched: sc.step()
-            if step % log_every == 0 or step == steps - 1:
-                diag.update(step=step, policy_loss=float(lp.detach())); hist.append(diag)
-                if not np.isfinite(diag['loss']):
-                    report_numerical(f"train_fairdice: the loss became {diag['loss']} at step {step} "
-                                     f"(mu = {model.mu().detach().numpy().round(4).tolist()}); with mu_param='raw' mu can go non-positive")
-                    break
-        if refit_steps > 0:                                   # polish the policy on the final weights (full batch)
-            opt_pi = torch.optim.Adam(model.pi_net.parameters(), lr=lr_pi)
-            sc = torch.optim.lr_scheduler.CosineAnnealingLR(opt_pi, refit_steps)
-            for _ in range(refit_steps):
+            last, done_steps = diag, step + 1
+            if step % self.log_every == 0 or step == steps - 1: hist.append({**diag, 'step': step, 'policy_loss': float(lp.detach())})
+        if last is None:
+            raise ValueError(f"NeuralFairDICE: the loss is not finite at the first step (beta={self.beta:g}); "
+                             "choose a beta nearer 1e-3..1e3 or rescale the rewards")
+        if self.refit_steps > 0 and done_steps == steps:    # polish the policy on the final weights (full batch)
+            opt_pi = torch.optim.Adam(model.pi_net.parameters(), lr=self.policy_lr)
+            sc = torch.optim.lr_scheduler.CosineAnnealingLR(opt_pi, self.refit_steps)
+            for _ in range(self.refit_steps):
                 lp = model.policy_loss(X['s'], X['a'], X['r'], X['s2'], X['done'])
                 opt_pi.zero_grad(); lp.backward(); opt_pi.step(); sc.step()
-        secs = time.perf_counter() - t0
-    finally: torch.set_num_threads(n_threads)
-    mu_v = model.mu().detach().double().numpy() * mu_back
-    hist = pd.DataFrame(hist)
-    for i in range(data.n_objectives): hist[f'mu{i}'] *= mu_back
-    table = pd.DataFrame({'objective': [f'obj{i}' for i in range(data.n_objectives)], 'mu': mu_v})
-    return Result(table, title=f"Neural FairDICE ({W.name}, {divergence}, beta={beta:g}, {steps} steps)",
-                  summary={'seconds': secs, 'final_loss': float(hist.loss.iloc[-1]), 'E_w': float(hist.E_w.iloc[-1])},
-                  pi=model.policy(), mu=mu_v, model=model, history=hist, reward_scale=c)
+        elif self.refit_steps > 0: notes.append("the final policy refit was skipped because training stopped early")
+        return model, hist, last, done_steps, notes, time.perf_counter() - t0
 
 # %% ../nbs/41_fairdice.ipynb #1fc9d6ef
+@contextlib.contextmanager
+def _summarised_warnings(source:str):
+    "Record the warnings of many fits, then warn each distinct one once, with how often it came (nothing is dropped)."
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')      # record every occurrence, so the counts are right
+        yield
+    for (category, msg), n in Counter((w.category, str(w.message)) for w in caught).items():
+        warnings.warn(f"{source}: {msg}" + (f" ({n} fits)" if n > 1 else ''), category, stacklevel=3)
+
+def _check_values(values, name:str, low=None, high=None, closed='both', allow_inf=False)->list:
+    "A non-empty sequence of numbers, each checked by `check_scalar`."
+    if isinstance(values, (str, bytes)) or np.ndim(values) != 1: raise TypeError(f"{name} must be a sequence of numbers, got {type(values).__name__}")
+    values = list(values)
+    if not values: raise ValueError(f"{name} must not be empty")
+    for v in values: check_scalar(v, name, low=low, high=high, closed=closed, allow_inf=allow_inf)
+    return values
+
 def welfare_beta_sweep(
-    seeds=range(4), # random MOMDP seeds
-    alphas=(0.0, 0.5, 1.0), # welfare: alpha-fair (0 = utilitarian, 1 = Nash); alpha <= 1 (dual route)
-    betas=(1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0), # regularisation strengths
+    seeds=range(4), # random MOMDP seeds (ints >= 0)
+    alphas=(0.0, 0.5, 1.0), # welfare: alpha-fair (0 = utilitarian, 1 = Nash); alpha in [0, 1] (the dual route is reliable there)
+    betas=(1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0), # regularisation strengths, > 0
     divergence:str='softchi', # f-divergence
     n_states:int=50, n_trajectories:int=100, optimality:float=0.5, # environment and data
-    data_distribution:str='occupancy', # d_D convention (see `fairdice_dual`)
-)->pd.DataFrame:
-    "Exact FairDICE on random MOMDPs over alpha x beta; one row per (seed, alpha, beta) plus the behaviour policy."
-    rows = []
-    for seed in progress(list(seeds), desc='seeds'):
-        m_ = random_momdp(n_states=n_states, seed=seed)
-        data = collect_dataset(m_, spibb_policy(m_, optimality, seed=seed), n_trajectories, 50, seed=seed)
-        rows.append({'seed': seed, 'alpha': np.nan, 'beta': np.nan, **policy_metrics(m_, behaviour_cloning(data), 'behaviour')})
-        for a in alphas:
-            for b in betas:
-                with warnings.catch_warnings():
-                    warnings.simplefilter('ignore')
-                    r = fairdice_dual(data, welfare=a, divergence=divergence, beta=b, gamma=m_.gamma, data_distribution=data_distribution)
-                rows.append({'seed': seed, 'alpha': a, 'beta': b, **policy_metrics(m_, r.pi, f'alpha={a:g}')})
-    return pd.DataFrame(rows)
+    data_distribution:str='occupancy', # d_D convention (see `FairDICE`)
+    show_progress:bool|None=None, # progress bar (None: follow TRUSTML_NB_PROGRESS)
+)->pd.DataFrame: # one row per (seed, alpha, beta) and one 'behaviour' row per seed (alpha and beta NaN there): the `policy_metrics` columns
+    "Exact FairDICE on random MOMDPs over alpha x beta, each policy evaluated exactly in the true MDP."
+    seeds = [check_scalar(s, 'seeds', int, low=0) for s in _check_values(seeds, 'seeds')]
+    alphas = _check_values(alphas, 'alphas', low=0, high=1); betas = _check_values(betas, 'betas', low=0, closed='neither')
+    Divergence(divergence); check_option(data_distribution, 'data_distribution', ('empirical', 'occupancy'))
+    check_scalar(n_trajectories, 'n_trajectories', int, low=1); check_scalar(optimality, 'optimality', low=0, high=1)
+    if show_progress is not None: _check_flag(show_progress, 'show_progress')
+    frames = []
+    with _summarised_warnings('welfare_beta_sweep'):
+        for seed in progress(seeds, desc='seeds', disable=None if show_progress is None else not show_progress):
+            m_ = random_momdp(n_states=n_states, seed=seed)
+            data = collect_dataset(m_, spibb_policy(m_, optimality, seed=seed), n_trajectories, 50, seed=seed)
+            pols = {'behaviour': behaviour_cloning(data)}
+            keys = [(np.nan, np.nan)]
+            for a in alphas:
+                for b in betas:
+                    fd = FairDICE(welfare=a, divergence=divergence, beta=b, gamma=m_.gamma, data_distribution=data_distribution)
+                    pols[f'alpha={a:g}, beta={b:g}'] = fd.fit(data).policy_
+                    keys.append((a, b))
+            f = policy_metrics(m_, pols)
+            f['policy'] = ['behaviour'] + [f'alpha={a:g}' for a, _ in keys[1:]]
+            f.insert(0, 'beta', [b for _, b in keys]); f.insert(0, 'alpha', [a for a, _ in keys]); f.insert(0, 'seed', seed)
+            frames.append(f)
+    return pd.concat(frames, ignore_index=True)
 
 # %% ../nbs/41_fairdice.ipynb #03983726
-def simplex_grid(n_objectives:int, step:float=0.1)->np.ndarray:
+def simplex_grid(
+    n_objectives:int, # number of objectives I >= 1
+    step:float=0.1, # grid spacing; 1 / step must be a whole number
+)->np.ndarray: # (K, I) weight vectors, each summing to 1
     "All weight vectors on the simplex with coordinates in multiples of `step`."
+    check_scalar(n_objectives, 'n_objectives', int, low=1); check_scalar(step, 'step', low=0, high=1, closed='right')
     m = int(round(1 / step))
+    if abs(m * step - 1) > 1e-9: raise ValueError(f"step must divide 1 into whole parts (0.5, 0.25, 0.1, ...), got {step}")
     pts = [np.array(c) for c in np.ndindex(*([m + 1] * (n_objectives - 1))) if sum(c) <= m]
     return np.array([np.append(p, m - p.sum()) / m for p in pts])
 
 def linear_scalarisation_sweep(
     data:OfflineDataset, # offline transitions
     mdp_true:TabularMOMDP, # the environment, for exact evaluation
-    weights=None, # (K, I) weight vectors (default: simplex grid, step 0.1)
+    weights=None, # (K, I) non-negative weight vectors (default: simplex grid, step 0.1)
     divergence:str='softchi', # f-divergence of the regularised sweep
-    beta:float=0.1, # regularisation of the regularised sweep
-    mu_scale:float=1.0, # mu = w * mu_scale in the regularised sweep
-)->pd.DataFrame:
+    beta:float=0.1, # regularisation of the regularised sweep, > 0
+    mu_scale:float=1.0, # mu = w * mu_scale in the regularised sweep, > 0
+    show_progress:bool|None=None, # progress bar (None: follow TRUSTML_NB_PROGRESS)
+)->pd.DataFrame: # two rows per weight vector ('linear, unregularised' and 'linear, regularised'): weights, kind, the `policy_metrics` columns, regularised_nsw_objective (regularised rows; NaN in the others)
     "Linear-scalarisation baselines over a grid of weights: unregularised (empirical-MDP optimum) and regularised (FairDICE-fixed)."
-    W = simplex_grid(data.n_objectives) if weights is None else check_array(weights, 'weights', ndim=2)
+    _check_data(data); _check_mdp(mdp_true, 'mdp_true')
+    if (data.n_states, data.n_actions, data.n_objectives) != (mdp_true.n_states, mdp_true.n_actions, mdp_true.n_objectives):
+        raise ValueError(f"mdp_true has {mdp_true.n_states} states, {mdp_true.n_actions} actions and {mdp_true.n_objectives} objectives "
+                         f"but data has {data.n_states}, {data.n_actions} and {data.n_objectives}")
+    W = simplex_grid(data.n_objectives) if weights is None else check_array(weights, 'weights', ndim=2, shape=(None, data.n_objectives))
+    if (W < 0).any() or (W.sum(1) <= 0).any(): raise ValueError("weights must be non-negative, with a positive entry in every row")
+    Divergence(divergence); check_scalar(beta, 'beta', low=0, closed='neither'); check_scalar(mu_scale, 'mu_scale', low=0, closed='neither')
+    if show_progress is not None: _check_flag(show_progress, 'show_progress')
     mdp_hat, _ = empirical_mdp(data, mdp_true.gamma, warn=False)
-    rows = []
-    for w in progress(W, desc='weights'):
-        pi_u = optimal_policy(mdp_hat, w)[0]
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore')
-            r = fairdice_dual(data, divergence=divergence, beta=beta, gamma=mdp_true.gamma, mu=np.maximum(w, 1e-9) * mu_scale)
-        reg_obj = float(np.sum(np.log(np.maximum(r.k, 1e-300)))) - beta * r['divergence_value']
-        rows.append({'w': np.round(w, 2).tolist(), 'kind': 'linear, unregularised', **policy_metrics(mdp_true, pi_u)})
-        rows.append({'w': np.round(w, 2).tolist(), 'kind': 'linear, regularised', 'regularised_nsw_objective': reg_obj,
-                     **policy_metrics(mdp_true, r.pi)})
-    return pd.DataFrame(rows)
+    pols, labels, reg_obj = {}, [], []
+    with _summarised_warnings('linear_scalarisation_sweep'):
+        for j, w in enumerate(progress(W, desc='weights', disable=None if show_progress is None else not show_progress)):
+            fx = FairDICE(divergence=divergence, beta=beta, gamma=mdp_true.gamma, objective_weights=np.maximum(w, 1e-9) * mu_scale).fit(data)
+            pols[f'{j} unregularised'], pols[f'{j} regularised'] = optimal_policy(mdp_hat, w)[0], fx.policy_
+            labels += [np.round(w, 2).tolist()] * 2
+            reg_obj += [np.nan, float(np.sum(np.log(np.maximum(fx.returns_, 1e-300)))) - beta * fx.report_.divergence_value]
+    f = policy_metrics(mdp_true, pols).drop(columns='policy')
+    f.insert(0, 'kind', ['linear, unregularised', 'linear, regularised'] * len(W)); f.insert(0, 'weights', labels)
+    f['regularised_nsw_objective'] = reg_obj
+    return f
 
 # %% ../nbs/41_fairdice.ipynb #8a5f73bb
 _DATA_CACHE = {}
 
-def four_room_data(quality:float, n_trajectories:int=300, seed:int=0)->OfflineDataset:
+def four_room_data(
+    quality:float, # data quality in [0, 1]: 0 = uniformly random actions, 1 = experts
+    n_trajectories:int=300, # dataset size
+    seed:int=0, # random seed (an int >= 0)
+)->OfflineDataset:
     "MO-Four-Room data of a given quality: 0 = uniformly random actions, 1 = experts for 20 sampled preferences (cached)."
-    check_scalar(quality, 'quality', low=0, high=1)
+    check_scalar(quality, 'quality', low=0, high=1); check_scalar(n_trajectories, 'n_trajectories', int, low=1)
+    check_scalar(seed, 'seed', int, low=0)
     key = (round(float(quality), 6), n_trajectories, seed)
     if key not in _DATA_CACHE:
         fr_ = four_room()
@@ -815,34 +1085,61 @@ def four_room_data(quality:float, n_trajectories:int=300, seed:int=0)->OfflineDa
         _DATA_CACHE[key] = d
     return _DATA_CACHE[key]
 
+@report
+class FairDICEExplorerReport(Report):
+    "One setting of the FairDICE explorer on MO-Four-Room: FairDICE's returns and the data's, evaluated exactly."
+    table: pd.DataFrame # one row per objective: the behaviour's return and FairDICE's return in the true environment
+    quality: float # data quality (0: random actions, 1: experts)
+    welfare: str # the welfare FairDICE maximised
+    beta: float # regularisation strength
+    n_trajectories: int # trajectories in the dataset
+    jain_index: float # Jain's index of FairDICE's returns (1: perfectly balanced)
+    behaviour_jain_index: float # Jain's index of the data's behaviour (behaviour cloning)
+    total_return: float # sum of FairDICE's returns (utilitarian welfare)
+    behaviour_total_return: float # sum of the behaviour's returns
+    nash_welfare: float # sum of the logs of FairDICE's returns
+    behaviour_nash_welfare: float # sum of the logs of the behaviour's returns
+    returns: np.ndarray # FairDICE's returns in the true environment, shape (3,)
+    behaviour_returns: np.ndarray # the behaviour's returns in the true environment, shape (3,)
+    fit: FairDICEReport # the exact solver's own report (solved on the data's empirical MDP)
+    notes: tuple = () # the solver's notes
+
+    @property
+    def title(self)->str: return f"FairDICE on MO-Four-Room: quality {self.quality:.2f}, {self.welfare}, beta={self.beta:.3g}"
+
 def render_fairdice(
     quality:float=0.0, # data quality in [0, 1]
-    welfare:str='nsw', # 'nsw', 'utilitarian' or 'maxmin'
-    beta:float=0.01, # regularisation
+    welfare:str='nsw', # 'nsw', 'utilitarian' or 'maxmin' (or any `get_welfare` spec)
+    beta:float=0.01, # regularisation, > 0
     n_trajectories:int=300, # dataset size
-):
-    "Solve exact FairDICE on MO-Four-Room data and draw returns and the policy: (HTML summary, figure)."
-    from IPython.display import HTML
+)->tuple: # (FairDICEExplorerReport, figure)
+    "Solve exact FairDICE on MO-Four-Room data; report and draw the returns and the policy."
     fr_ = four_room()
     data = four_room_data(quality, n_trajectories)
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore')
-        sol = fairdice_dual(data, welfare=welfare, divergence='chi2', beta=beta, gamma=fr_.gamma)
-    m_pi, m_b = policy_metrics(fr_, sol.pi), policy_metrics(fr_, behaviour_cloning(data))
+    fd = FairDICE(welfare=welfare, divergence='chi2', beta=beta, gamma=fr_.gamma).fit(data)
+    m = policy_metrics(fr_, {'behaviour': behaviour_cloning(data), 'FairDICE': fd.policy_}).set_index('policy')
+    J_b, J = (m.filter(like='return_').loc[k].to_numpy(float) for k in ('behaviour', 'FairDICE'))
+    rep = FairDICEExplorerReport(
+        pd.DataFrame({'objective': list(fr_.objectives), 'behaviour_return': J_b, 'fairdice_return': J}),
+        quality=float(quality), welfare=fd.report_.welfare, beta=float(beta), n_trajectories=int(n_trajectories),
+        jain_index=float(m.jain_index['FairDICE']), behaviour_jain_index=float(m.jain_index['behaviour']),
+        total_return=float(J.sum()), behaviour_total_return=float(J_b.sum()), nash_welfare=float(m.nash_welfare['FairDICE']),
+        behaviour_nash_welfare=float(m.nash_welfare['behaviour']), returns=J, behaviour_returns=J_b, fit=fd.report_,
+        notes=fd.report_.notes)
     fig, (ax1, ax2) = new_figure(1, 2, figsize=(8.5, 3.6), gridspec_kw={'width_ratios': [1, 1.1]})
     x = np.arange(3)
-    ax1.bar(x - 0.2, fr_.returns(behaviour_cloning(data)), 0.4, color='0.6', label='behaviour')
-    ax1.bar(x + 0.2, fr_.returns(sol.pi), 0.4, color=[PALETTE[i] for i in range(3)], label='FairDICE')
+    ax1.bar(x - 0.2, J_b, 0.4, color='0.6', label='behaviour')
+    ax1.bar(x + 0.2, J, 0.4, color=[PALETTE[i] for i in range(3)], label='FairDICE')
     ax1.set_xticks(x, [f'goal {i}' for i in range(3)]); ax1.set_ylabel('return $J_i$'); ax1.legend(fontsize='small')
-    ax1.set_title(f"{get_welfare(welfare).name}, beta={beta:.3g}", fontsize='medium')
-    plot_grid_policy(fr_, sol.pi, ax=ax2, title='FairDICE policy (shade: occupancy)')
-    txt = (f"<b>quality {quality:.2f}</b>, welfare {get_welfare(welfare).name}, beta {beta:.3g}: "
-           f"returns {np.round(fr_.returns(sol.pi), 4).tolist()}; Jain {m_pi['jain']:.3f} (behaviour {m_b['jain']:.3f}); "
-           f"total return {m_pi['util']:.4f} (behaviour {m_b['util']:.4f})")
-    return HTML(txt), fig
+    ax1.set_title(f"{rep.welfare}, beta={beta:.3g}", fontsize='medium')
+    plot_grid_policy(fr_, fd.policy_, ax=ax2, title='FairDICE policy (shade: occupancy)')
+    return rep, fig
 
-def fairdice_explorer(n_trajectories:int=300)->widgets.VBox:
+def fairdice_explorer(
+    n_trajectories:int=300, # dataset size
+)->widgets.VBox:
     "Widget: data quality, welfare and beta -> FairDICE returns per objective and the policy on the MO-Four-Room grid."
+    check_scalar(n_trajectories, 'n_trajectories', int, low=1)
     return explorer(lambda quality, welfare, beta: render_fairdice(quality, welfare, beta, n_trajectories),
                     title='FairDICE on MO-Four-Room',
                     quality=widgets.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.25, description='data quality', continuous_update=False),

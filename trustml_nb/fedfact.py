@@ -15,18 +15,23 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.exceptions import NotFittedError
 
-from .core import (Result, check_array, check_option, check_same_length, check_scalar, make_rng,
-                             progress, report_numerical)
+from .core import (NumericalWarning, PrefitClassifier, Report, _kind, check_array, check_binary,
+                             check_is_fitted, check_option, check_probabilities, check_same_length, check_scalar, make_rng, progress, report,
+                             report_numerical, require)
+from .groups import check_sensitive
 
 # %% auto #0
 __all__ = ['NOTIONS', 'encode_fl', 'fl_counts', 'fairness_matrices', 'confusion_matrices', 'disparities', 'direct_disparities',
            'cost_matrix', 'positivity_shift', 'project_l1_ball', 'dual_scale', 'smooth_max', 'dirichlet_partition',
-           'heterogeneous_partition', 'FedData', 'make_fed_data', 'synthetic_conflict', 'FedProtocol', 'run_inprocess',
-           'make_model', 'get_weights', 'set_weights', 'model_logits', 'FedAvgProtocol', 'fit_calibration', 'calibrate',
-           'rprop_step', 'FedFactPostProtocol', 'hedge_update', 'FedFactInProtocol', 'metrics_from_counts',
-           'prediction_counts', 'dp_noise_floor', 'client_counts', 'run_inprocess_eval', 'fedfact', 'adult_fed_data',
-           'fairlearn_baseline', 'tradeoff_curve', 'plot_client_gaps', 'explore_fedfact', 'fedfact_explorer']
+           'heterogeneous_partition', 'FedData', 'make_fed_data', 'synthetic_conflict', 'FedProtocol', 'FedRun',
+           'run_inprocess', 'make_model', 'get_weights', 'set_weights', 'model_logits', 'FedAvgProtocol',
+           'fit_calibration', 'calibrate', 'rprop_step', 'FedFactPostProtocol', 'hedge_update', 'FedFactInProtocol',
+           'metrics_from_counts', 'prediction_counts', 'dp_noise_floor', 'client_counts', 'FedRunner',
+           'InProcessRunner', 'FedReport', 'FedAvg', 'FedFactPost', 'FedFactIn', 'adult_fed_data', 'fairlearn_baseline',
+           'tradeoff_curve', 'plot_client_gaps', 'FedFactExplorerReport', 'explore_fedfact', 'fedfact_explorer']
 
 # %% ../nbs/20_fedfact.ipynb #1c72f861
 def encode_fl(
@@ -41,6 +46,8 @@ def encode_fl(
     "Validate federated label/group/client vectors and return them as int codes with their sizes."
     y = check_array(y, f'{name}y', ndim=1); a = check_array(a, f'{name}a', ndim=1); k = check_array(k, f'{name}k', ndim=1)
     check_same_length(**{f'{name}y': y, f'{name}a': a, f'{name}k': k})
+    for v, nm in ((n_classes, 'n_classes'), (n_groups, 'n_groups'), (n_clients, 'n_clients')):
+        if v is not None: check_scalar(v, nm, int, low=1)
     out = []
     for arr, nm, size in ((y, 'y', n_classes), (a, 'a', n_groups), (k, 'k', n_clients)):
         if not np.all(np.equal(np.mod(arr, 1), 0)) or arr.min() < 0:
@@ -80,6 +87,22 @@ def _safe_div(num, den, what):
                          f"repartition with a larger min_size, or merge groups/classes")
     return num / den
 
+def _check_counts(counts, name:str='counts', ndim:int=3)->np.ndarray:
+    "Count tensor check: finite, non-negative, at least 2 groups and 2 classes, and every client holding rows."
+    n = check_array(counts, name, ndim=ndim).astype(float)
+    if n.size == 0 or min(n.shape) == 0: raise ValueError(f"{name} must not be empty, got shape {n.shape}")
+    if (n < 0).any(): raise ValueError(f"{name} must hold counts >= 0, got {int((n < 0).sum())} negative value(s) such as {n[n < 0][0]:g}")
+    if n.shape[1] < 2: raise ValueError(f"{name} has {n.shape[1]} group (axis 1): fairness compares at least 2 groups")
+    if n.shape[2] < 2: raise ValueError(f"{name} has {n.shape[2]} class (axis 2): fairness needs at least 2 classes")
+    per_client = n.reshape(n.shape[0], -1).sum(1)
+    if (per_client == 0).any():
+        raise ValueError(f"{name}: client(s) {np.flatnonzero(per_client == 0).tolist()[:5]} have no rows, so their rates are "
+                         f"undefined; drop them or repartition")
+    per_group = n.sum(axis=tuple(i for i in range(n.ndim) if i != 1))
+    if (per_group == 0).any():
+        raise ValueError(f"{name}: group(s) {np.flatnonzero(per_group == 0).tolist()[:5]} have no rows on any client; drop them")
+    return n
+
 def fairness_matrices(
     counts:np.ndarray, # n[k, a, y] from `fl_counts`, shape (N, G, m)
     notion:str='dp', # 'dp' (demographic parity), 'eop' (equal opportunity) or 'eo' (equalised odds)
@@ -87,7 +110,7 @@ def fairness_matrices(
 )->np.ndarray: # global: (U, N, G, m, m); local: (N, U, G, m, m)
     "Matrices D with disparity_u = sum_{a,k} <D^{a,k}_u, C^{a,k}> for the paper's subgroup-vs-overall constraints."
     check_option(notion, 'notion', NOTIONS); check_option(level, 'level', ('global', 'local'))
-    n = check_array(counts, 'counts', ndim=3).astype(float)
+    n = _check_counts(counts)
     N, G, m = n.shape
     p = n / n.sum()                                   # p[k, a, y]
     p_ak = p.sum(2).T                                 # (G, N): p_{a,k}
@@ -134,17 +157,41 @@ def fairness_matrices(
     return D.reshape(N, parts * G * m, G, m, m)
 
 # %% ../nbs/20_fedfact.ipynb #d0c5c9a6
+def _check_shape(shape)->tuple:
+    "The sizes (m, G, N) as three ints: at least 2 classes, 2 groups and 1 client."
+    if not isinstance(shape, (tuple, list)) or len(shape) != 3:
+        raise TypeError(f"shape must be a tuple (m, G, N) of 3 sizes, got {_kind(shape)} {shape!r:.60}")
+    m, G, N = (check_scalar(v, f"shape[{i}]", int, low=lo) for i, (v, lo) in enumerate(zip(shape, (2, 2, 1))))
+    return int(m), int(G), int(N)
+
+def _codes(x, name:str, size:int)->np.ndarray:
+    "A vector of integer codes 0..size-1 (never truncated: 0.7 is an error, not 0)."
+    arr = check_array(x, name, ndim=1)
+    if arr.dtype != bool and (np.mod(arr, 1) != 0).any():
+        raise ValueError(f"{name} must hold integer codes, got fractional values such as {arr[np.mod(arr, 1) != 0][:3].tolist()}")
+    arr = arr.astype(int)
+    if arr.min() < 0 or arr.max() >= size:
+        raise ValueError(f"{name} must hold codes 0..{size - 1}, got values in [{arr.min()}, {arr.max()}]")
+    return arr
+
+def _labels_or_probabilities(x, name:str, n:int, m:int)->np.ndarray:
+    "Hard labels (n,) as one-hot rows, or probabilities (n, m) checked to be distributions."
+    arr = check_array(x, name, ndim=(1, 2))
+    if arr.ndim == 1: return np.eye(m)[_codes(arr, name, m)]
+    if arr.shape[1] != m: raise ValueError(f"{name} must have {m} columns (one per class), got {arr.shape[1]}")
+    return check_probabilities(arr, name, rows_sum_to_one=True)
+
 def confusion_matrices(
-    y, # true labels (n,), or label probabilities (n, m) for the label-free (eta-weighted) version
-    pred, # predicted labels (n,), or prediction probabilities (n, m) for a randomised classifier
+    y_true, # true labels (n,), or label probabilities (n, m) for the label-free (eta-weighted) version
+    y_pred, # predicted labels (n,), or prediction probabilities (n, m) for a randomised classifier
     a, k, # groups and client ids
     shape:tuple, # (m, G, N)
 )->np.ndarray: # C of shape (N, G, m, m), each C[k, a] summing to 1
     "Per-(client, group) confusion matrices C[k, a, i, j] = P(Y=i, Yhat=j | A=a, K=k)."
-    m, G, N = shape
-    a = np.asarray(a, int); k = np.asarray(k, int)
-    Y = np.asarray(y, float) if np.ndim(y) == 2 else np.eye(m)[np.asarray(y, int)]
-    P = np.asarray(pred, float) if np.ndim(pred) == 2 else np.eye(m)[np.asarray(pred, int)]
+    m, G, N = _check_shape(shape)
+    a = _codes(a, 'a', G); k = _codes(k, 'k', N)
+    Y = _labels_or_probabilities(y_true, 'y_true', len(a), m); P = _labels_or_probabilities(y_pred, 'y_pred', len(a), m)
+    check_same_length(y_true=Y, y_pred=P, a=a, k=k)
     C = np.zeros((N, G, m, m))
     np.add.at(C, (k, a), Y[:, :, None] * P[:, None, :])
     n_ka = np.zeros((N, G)); np.add.at(n_ka, (k, a), 1)
@@ -157,30 +204,40 @@ def disparities(
 )->np.ndarray: # global: (U,); local: (N, U)
     "The constraint values sum_{a,k} <D^{a,k}_u, C^{a,k}> (global) or sum_a <D^{a,k}_u, C^{a,k}> per client (local)."
     check_option(level, 'level', ('global', 'local'))
+    D = check_array(D, 'D', ndim=5); C = check_array(C, 'C', ndim=4)
+    want = (D.shape[1], *D.shape[2:]) if level == 'global' else (D.shape[0], *D.shape[2:])
+    if C.shape != want:
+        raise ValueError(f"C must have shape {want} to match D {D.shape} at level {level!r}, got {C.shape}")
     return np.einsum('ukaij,kaij->u', D, C) if level == 'global' else np.einsum('kuaij,kaij->ku', D, C)
 
 # %% ../nbs/20_fedfact.ipynb #77796594
 def direct_disparities(
-    y, pred, a, k, # labels, hard predictions, groups, client ids
+    y_true, y_pred, a, k, # labels, hard predictions, groups, client ids
     shape:tuple, # (m, G, N)
     notion:str='dp', # 'dp', 'eop' or 'eo'
     level:str='global', # 'global' or 'local'
 )->np.ndarray: # global: (U,); local: (N, U); same order as `fairness_matrices`
     "Subgroup-vs-overall disparities computed from conditional frequencies (the reference the matrices must match)."
-    m, G, N = shape
-    y, pred, a, k = (np.asarray(v, int) for v in (y, pred, a, k))
+    m, G, N = _check_shape(shape)
+    check_option(notion, 'notion', NOTIONS); check_option(level, 'level', ('global', 'local'))
+    y, pred, a, k = _codes(y_true, 'y_true', m), _codes(y_pred, 'y_pred', m), _codes(a, 'a', G), _codes(k, 'k', N)
+    check_same_length(y_true=y, y_pred=pred, a=a, k=k)
     parts = 2 if notion == 'eo' else 1
-    def gaps(mask):
+    def rate(cond, y0, what):
+        if not cond.any(): raise ValueError(f"{what} has no rows, so its rate is undefined (notion {notion!r}); use notion='dp' or merge groups/classes")
+        return (pred[cond] == y0).mean()
+    def gaps(mask, where):
         out = np.zeros((parts, G, m))
         for y0 in range(m):
             for part in range(parts):
                 cond = mask.copy()
                 if notion != 'dp': cond &= (y == y0) if part == 0 else (y != y0)
-                overall = (pred[cond] == y0).mean()
-                for g in range(G): out[part, g, y0] = (pred[cond & (a == g)] == y0).mean() - overall
+                lab = '' if notion == 'dp' else (f", y={y0}" if part == 0 else f", y!={y0}")
+                overall = rate(cond, y0, f"the cell ({where}{lab})")
+                for g in range(G): out[part, g, y0] = rate(cond & (a == g), y0, f"the cell ({where}a={g}{lab})") - overall
         return out.ravel()
-    if level == 'global': return gaps(np.ones(len(y), bool))
-    return np.stack([gaps(k == c) for c in range(N)])
+    if level == 'global': return gaps(np.ones(len(y), bool), '')
+    return np.stack([gaps(k == c, f"k={c}, ") for c in range(N)])
 
 # %% ../nbs/20_fedfact.ipynb #170a5e1a
 def cost_matrix(
@@ -190,17 +247,23 @@ def cost_matrix(
     mu_sign:float=1.0, # +1: the derived (correct) convention; -1: the sign printed in the paper's proofs
 )->np.ndarray: # M of shape (N, G, m, m)
     "Calibration matrices M(a, k) = I - [sum (lam1-lam2) Dg + sign * sum (mu1-mu2) Dl] / p(a, k)."
-    p_ak = np.asarray(p_ak, float); N, G = p_ak.shape
-    D0 = Dg if Dg is not None else Dl
-    if D0 is None: raise ValueError("cost_matrix needs Dg or Dl")
-    m = D0.shape[-1]
+    p_ak = check_array(p_ak, 'p_ak', ndim=2).astype(float); N, G = p_ak.shape
+    if (p_ak <= 0).any() or (p_ak > 1).any():
+        raise ValueError(f"p_ak must hold joint frequencies in (0, 1] (every (client, group) cell needs rows), got values in [{p_ak.min():.3g}, {p_ak.max():.3g}]")
+    check_option(mu_sign, 'mu_sign', (1, -1))
+    if Dg is None and Dl is None: raise ValueError("cost_matrix needs Dg or Dl")
+    if (Dg is None) != (lam is None): raise ValueError("Dg and lam go together: pass both (global constraints) or neither")
+    if (Dl is None) != (mu is None): raise ValueError("Dl and mu go together: pass both (local constraints) or neither")
+    if Dg is not None: Dg = check_array(Dg, 'Dg', ndim=5, shape=(None, N, G, None, None))
+    if Dl is not None: Dl = check_array(Dl, 'Dl', ndim=5, shape=(N, None, G, None, None))
+    m = (Dg if Dg is not None else Dl).shape[-1]
     B = np.zeros((N, G, m, m))
     if Dg is not None and lam is not None:
-        lam = np.asarray(lam, float)
+        lam = check_array(lam, 'lam').astype(float)
         if lam.shape != (2, Dg.shape[0]): raise ValueError(f"lam must have shape (2, {Dg.shape[0]}), got {lam.shape}")
         B += np.einsum('u,ukaij->kaij', lam[0] - lam[1], Dg)
     if Dl is not None and mu is not None:
-        mu = np.asarray(mu, float)
+        mu = check_array(mu, 'mu').astype(float)
         if mu.shape != (N, 2, Dl.shape[1]): raise ValueError(f"mu must have shape ({N}, 2, {Dl.shape[1]}), got {mu.shape}")
         B += mu_sign * np.einsum('ku,kuaij->kaij', mu[:, 0] - mu[:, 1], Dl)
     return np.eye(m) - B / p_ak[..., None, None]
@@ -212,6 +275,10 @@ def positivity_shift(
 )->np.ndarray: # Mbar = M + kappa
     "Shift cost matrices by constants so every entry is >= eps (leaves the argmax rule unchanged)."
     check_option(per, 'per', ('client', 'row'))
+    M = check_array(M, 'M', ndim=4).astype(float); check_scalar(eps, 'eps', float, low=0, closed='neither')
+    return _positivity_shift(M, eps, per)
+
+def _positivity_shift(M, eps, per):
     if per == 'client': return M + np.maximum(0.0, eps - M.min(axis=(1, 2, 3)))[:, None, None, None]
     return M + np.maximum(0.0, eps - M.min(axis=3, keepdims=True))
 
@@ -221,7 +288,11 @@ def project_l1_ball(
     radius:float=5.0, # B_d
 )->np.ndarray:
     "Euclidean projection onto {x >= 0, sum(x) <= radius}."
-    v = np.asarray(v, float); x = np.maximum(v, 0.0)
+    v = check_array(v, 'v', ndim=None).astype(float)
+    return _project_l1_ball(v, check_scalar(radius, 'radius', float, low=0, closed='neither'))
+
+def _project_l1_ball(v, radius):
+    x = np.maximum(np.asarray(v, float), 0.0)
     if x.sum() <= radius: return x
     u = np.sort(x.ravel())[::-1]; css = np.cumsum(u)
     rho = np.nonzero(u * np.arange(1, u.size + 1) > css - radius)[0][-1]
@@ -234,14 +305,25 @@ def dual_scale(
     level:str='global', # which layout D has
 )->np.ndarray: # (U,) or (N, U) step scales
     "Diagonal preconditioner: 1 / max |D_u / p(a,k)|, so a unit step in any dual moves the scores by at most 1."
-    if level == 'global': return 1.0 / np.abs(D / p_ak[None, :, :, None, None]).max(axis=(1, 2, 3, 4))
-    return 1.0 / np.abs(D / p_ak[:, None, :, None, None]).max(axis=(2, 3, 4))
+    check_option(level, 'level', ('global', 'local'))
+    p_ak = check_array(p_ak, 'p_ak', ndim=2).astype(float)
+    if (p_ak <= 0).any(): raise ValueError(f"p_ak must be > 0 in every (client, group) cell, got {int((p_ak <= 0).sum())} empty cell(s)")
+    D = check_array(D, 'D', ndim=5, shape=(None, p_ak.shape[0], p_ak.shape[1], None, None) if level == 'global'
+                    else (p_ak.shape[0], None, p_ak.shape[1], None, None))
+    big = np.abs(D / (p_ak[None, :, :, None, None] if level == 'global' else p_ak[:, None, :, None, None]))
+    big = big.max(axis=(1, 2, 3, 4)) if level == 'global' else big.max(axis=(2, 3, 4))
+    if (big == 0).any(): raise ValueError("D has an all-zero constraint, whose dual has no effect (scale undefined)")
+    return 1.0 / big
 
 def smooth_max(
     z:np.ndarray, # scores (n, m)
     beta:float=0.1, # temperature; beta -> 0 gives the hard max
 )->tuple: # (values (n,), gradient (n, m))
     "Softmax-weighted mean sigma_beta(z) per row and its gradient in z."
+    z = check_array(z, 'z', ndim=2).astype(float)
+    return _smooth_max(z, check_scalar(beta, 'beta', float, low=0, closed='neither'))
+
+def _smooth_max(z, beta):
     s = z / beta; s = s - s.max(1, keepdims=True)
     p = np.exp(s); p /= p.sum(1, keepdims=True)
     val = (p * z).sum(1)
@@ -249,7 +331,7 @@ def smooth_max(
 
 # %% ../nbs/20_fedfact.ipynb #e6dc01cc
 def dirichlet_partition(
-    a, # sensitive group codes, one per row
+    a, # sensitive group of every row: labels or integer codes (checked by `groups.check_sensitive`)
     n_clients:int=5, # N
     alpha:float=0.5, # Dirichlet concentration (small: heterogeneous)
     min_size:int=20, # smallest allowed (client, group) cell
@@ -258,15 +340,15 @@ def dirichlet_partition(
     scheme:str='as_given', # 'as_given': shares ~ Dir(alpha); 'logofair': the authors' sibling code (Dir(2 alpha) + balancing)
 )->np.ndarray: # client id per row
     "Split rows across clients: for every group, client shares ~ Dir(alpha); redraw until each cell has min_size rows."
-    a = check_array(a, 'a', ndim=1).astype(int)
+    a, groups = check_sensitive(a, 'a')        # integer codes 0..G-1 of the sorted labels; fractional codes are an error
     check_scalar(n_clients, 'n_clients', int, low=1); check_scalar(alpha, 'alpha', low=0, closed='neither')
+    check_scalar(min_size, 'min_size', int, low=0); check_scalar(max_tries, 'max_tries', int, low=1)
     check_option(scheme, 'scheme', ('as_given', 'logofair'))
     conc = alpha if scheme == 'as_given' else 2 * alpha
     rng = make_rng(seed)
-    groups = np.unique(a)
     for _ in range(max_tries):
         k = np.empty(len(a), int); sizes = np.zeros(n_clients)
-        for g in groups:
+        for g in range(len(groups)):
             idx = rng.permutation(np.nonzero(a == g)[0])
             share = rng.dirichlet(np.full(n_clients, conc))
             if scheme == 'logofair':   # balancing: clients already holding >= n/N rows get no share of this group
@@ -276,7 +358,7 @@ def dirichlet_partition(
             cuts = (np.cumsum(share) * len(idx)).astype(int)[:-1]
             for c, part in enumerate(np.split(idx, cuts)): k[part] = c; sizes[c] += len(part)
         if sizes.sum() < len(a): continue
-        n_ka = np.zeros((n_clients, len(groups)), int); np.add.at(n_ka, (k, np.searchsorted(groups, a)), 1)
+        n_ka = np.zeros((n_clients, len(groups)), int); np.add.at(n_ka, (k, a), 1)
         if n_ka.min() >= min_size: return k
     raise ValueError(f"no Dirichlet(alpha={alpha}) split with >= {min_size} rows per (client, group) in {max_tries} tries; "
                      f"raise alpha, lower min_size or use fewer clients")
@@ -288,9 +370,9 @@ def heterogeneous_partition(
     seed=0, # seed or Generator
 )->np.ndarray: # client id per row
     "The paper's heterogeneous split: client k gets share gamma_k (i == j) or 1 - gamma_k (i != j) of cell (A=i, Y=j), normalised."
-    a = check_array(a, 'a', ndim=1).astype(int); y = check_array(y, 'y', ndim=1).astype(int)
-    check_same_length(a=a, y=y)
-    if set(np.unique(a)) - {0, 1} or set(np.unique(y)) - {0, 1}: raise ValueError("heterogeneous_partition needs binary a and y (0/1)")
+    a = check_binary(a, 'a', both_classes=True); y = check_binary(y, 'y', both_classes=True)
+    check_same_length(a=a, y=y); check_scalar(n_clients, 'n_clients', int, low=1)
+    check_scalar(low, 'low', float, low=0, high=1, closed='neither'); check_scalar(high, 'high', float, low=low, high=1, closed='left')
     rng = make_rng(seed); gamma = rng.uniform(low, high, n_clients)
     k = np.empty(len(a), int)
     for i in (0, 1):
@@ -317,6 +399,7 @@ class FedData:
     def counts(self)->np.ndarray: return fl_counts(self.y, self.a, self.k, *self.shape)
     def client(self, c:int, split:str='train')->dict:
         "Client c's rows as a dict X, y, a (train or test)."
+        check_scalar(c, 'c', int, low=0, high=self.shape[2] - 1); check_option(split, 'split', ('train', 'test'))
         if split == 'train': s = self.k == c; return dict(X=self.X[s], y=self.y[s], a=self.a[s])
         s = self.k_test == c; return dict(X=self.X_test[s], y=self.y_test[s], a=self.a_test[s])
     def __repr__(self):
@@ -330,10 +413,16 @@ def make_fed_data(
 )->FedData:
     "Validate and bundle a federation's train and test data."
     X = check_array(X, 'X', ndim=2).astype(float); X_test = check_array(X_test, 'X_test', shape=(None, X.shape[1])).astype(float)
-    check_same_length(X=X, y=y); check_same_length(X_test=X_test, y_test=y_test)
+    if X.shape[1] == 0: raise ValueError("X must have at least one feature column, got 0")
     y, a, k, shape = encode_fl(y, a, k)
     y_test, a_test, k_test, _ = encode_fl(y_test, a_test, k_test, *shape, name='test ')
+    check_same_length(X=X, y=y); check_same_length(X_test=X_test, y_test=y_test)
     m, G, N = shape
+    for names, nm, size in ((group_names, 'group_names', G), (class_names, 'class_names', m), (feature_names, 'feature_names', X.shape[1])):
+        if names is None: continue
+        if isinstance(names, (str, bytes)) or not hasattr(names, '__len__'): raise TypeError(f"{nm} must be a list of {size} names, got {_kind(names)}")
+        if len(names) != size: raise ValueError(f"{nm} must have {size} entries, got {len(names)}")
+        if len(set(map(str, names))) != size: raise ValueError(f"{nm} has duplicate names: {list(names)[:8]}")
     return FedData(X, y, a, k, X_test, y_test, a_test, k_test, shape,
                    list(group_names) if group_names is not None else [str(g) for g in range(G)],
                    list(class_names) if class_names is not None else [str(c) for c in range(m)],
@@ -350,8 +439,15 @@ def synthetic_conflict(
     seed=0, # seed or Generator
 )->FedData:
     "Synthetic clients whose A-Y correlations point in different directions (global and local fairness conflict)."
+    check_scalar(n, 'n', int, low=20); check_scalar(n_classes, 'n_classes', int, low=2)
+    check_scalar(test_size, 'test_size', float, low=0, high=1, closed='neither')
+    sizes = check_array(sizes, 'sizes', ndim=1).astype(float); group_share = check_array(group_share, 'group_share', ndim=1).astype(float)
+    bias = check_array(bias, 'bias', ndim=1).astype(float)
+    if (sizes <= 0).any(): raise ValueError(f"sizes must be positive shares, got {sizes.tolist()}")
+    if (group_share <= 0).any() or (group_share >= 1).any():
+        raise ValueError(f"group_share must be in (0, 1) (every client needs both groups), got {group_share.tolist()}")
+    check_same_length(sizes=sizes, group_share=group_share, bias=bias)
     rng = make_rng(seed); N = len(sizes)
-    if not (len(group_share) == len(bias) == N): raise ValueError(f"sizes, group_share and bias must have the same length, got {N}, {len(group_share)}, {len(bias)}")
     nk = rng.multinomial(n, np.asarray(sizes) / np.sum(sizes))
     parts = []
     W = rng.normal(size=(4, n_classes))
@@ -379,24 +475,49 @@ class FedProtocol:
     def client_round(self, rnd:int, cid:int, payload:dict, state:dict, data:dict, seed:int)->tuple: return {}, state
     def server_round(self, rnd:int, payload:dict, replies:list)->dict: return payload
 
+@dataclass
+class FedRun:
+    "What a federated run returns: the server's final payload, every client's final state, the round log, the evaluation counts."
+    payload: dict # the server's payload after the last round (shared weights, global duals)
+    states: list # every client's private state at the end, in client order (calibration, local duals, personal model)
+    log: list # one dict per round: stage, round, seconds, and what the server logged
+    evals: list # every client's confusion counts n[a, y, yhat] on its train and test rows (empty if no shape was given)
+    stage_payloads: list # the payload at the end of every stage (e.g. the FedAvg weights before FedFACT-In changes them)
+
+def _stage_seeds(seed, n_stages:int)->list:
+    "One seed per stage: an int for all of them, or a sequence with one int each."
+    seeds = [seed] * n_stages if isinstance(seed, (int, np.integer)) else list(seed)
+    if len(seeds) != n_stages: raise ValueError(f"seed must be an int or one int per protocol ({n_stages}), got {len(seeds)}")
+    for i, s in enumerate(seeds): check_scalar(s, f"seed[{i}]" if len(seeds) > 1 else 'seed', int, low=0, high=2**32 - 1)
+    return [int(s) for s in seeds]
+
+def _disable(show_progress)->bool|None:
+    "show_progress (None: follow TRUSTML_NB_PROGRESS) as `progress`'s `disable`."
+    check_option(show_progress, 'show_progress', (None, True, False))
+    return None if show_progress is None else not show_progress
+
 def run_inprocess(
     protocols:list, # FedProtocol objects run in sequence
-    clients:list, # per-client data dicts (X, y, a)
-    seed:int=0, # seed for every random choice
-    show_progress:bool=True, # show a progress bar over rounds
-)->tuple: # (final payload, client states, per-round log list)
+    clients:list, # per-client data dicts (X, y, a; X_test, y_test, a_test for the evaluation)
+    seed=0, # seed for every random choice: an int, or one int per protocol (stage s draws from seed[s] * 1000 + s)
+    show_progress:bool|None=None, # progress bar over rounds (None: follow TRUSTML_NB_PROGRESS)
+    shape:tuple|None=None, # (m, G, N): also let every client report its counts with the last protocol's rule
+)->FedRun:
     "Run a pipeline of protocols with all clients in one process (clients visited in id order)."
-    payload, states, log = {}, [dict() for _ in clients], []
+    seeds = _stage_seeds(seed, len(protocols)); disable = _disable(show_progress)
+    payload, states, log, stage_payloads = {}, [dict() for _ in clients], [], []
     for s, proto in enumerate(protocols):
         payload = proto.init_server(payload)
-        for r in progress(range(proto.n_rounds), desc=proto.name, disable=None if show_progress else True):
+        for r in progress(range(proto.n_rounds), desc=proto.name, disable=disable):
             t0 = time.perf_counter(); replies = []
             for c, data in enumerate(clients):
-                rep, states[c] = proto.client_round(r, c, payload, states[c], data, seed * 1000 + s)
+                rep, states[c] = proto.client_round(r, c, payload, states[c], data, seeds[s] * 1000 + s)
                 replies.append(rep)
             payload = proto.server_round(r, payload, replies)
             log.append(dict(stage=proto.name, round=r, seconds=time.perf_counter() - t0, **{k: float(v) for k, v in payload.get('_log', {}).items()}))
-    return payload, states, log
+        stage_payloads.append({k: v for k, v in payload.items() if not k.startswith('_')})
+    evals = [] if shape is None else [client_counts(protocols[-1], c, payload, states[c], d, shape) for c, d in enumerate(clients)]
+    return FedRun(payload, states, log, evals, stage_payloads)
 
 # %% ../nbs/20_fedfact.ipynb #e5a0825d
 @contextlib.contextmanager
@@ -415,7 +536,8 @@ def make_model(
 ):
     "A float64 torch model mapping features to class logits."
     import torch
-    g = torch.Generator().manual_seed(int(seed))
+    check_scalar(n_features, 'n_features', int, low=1); check_scalar(n_classes, 'n_classes', int, low=2)
+    check_scalar(hidden, 'hidden', int, low=0); check_scalar(seed, 'seed', int, low=0, high=2**63 - 1)
     torch_state = torch.random.get_rng_state(); torch.manual_seed(int(seed))
     try:
         if hidden: model = torch.nn.Sequential(torch.nn.Linear(n_features, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, n_classes))
@@ -430,12 +552,19 @@ def get_weights(model)->dict:
 def set_weights(model, weights:dict):
     "Load a dict of numpy arrays produced by `get_weights`."
     import torch
+    if not isinstance(weights, dict): raise TypeError(f"weights must be a dict of arrays from get_weights, got {_kind(weights)}")
+    want = {f'w.{k}': tuple(v.shape) for k, v in model.state_dict().items()}
+    got = {k: tuple(np.shape(v)) for k, v in weights.items() if k.startswith('w.')}
+    if got != want:
+        bad = sorted(set(want) ^ set(got)) or [k for k in want if want[k] != got[k]]
+        raise ValueError(f"weights do not fit this model: expected {want}, got {got} (first difference: {bad[:2]})")
     model.load_state_dict({k[2:]: torch.as_tensor(v) for k, v in weights.items() if k.startswith('w.')})
     return model
 
 def model_logits(model, X:np.ndarray)->np.ndarray:
     "Logits of a torch model on numpy features."
     import torch
+    X = check_array(X, 'X', ndim=2)
     with torch.no_grad(), _torch_single_thread(): return model(torch.as_tensor(np.asarray(X, float))).numpy()
 
 def _local_train(model, X, y, rng, steps, lr, batch_size, row_weights=None, weight_decay=0.0):
@@ -452,11 +581,29 @@ def _local_train(model, X, y, rng, steps, lr, batch_size, row_weights=None, weig
     return model
 
 # %% ../nbs/20_fedfact.ipynb #d0729f24
+def _check_budget(xi, name:str)->float|None:
+    "A budget: None (no constraint) or a finite number >= 0."
+    if xi is None: return None
+    check_scalar(xi, name, float, low=0)
+    return float(xi)
+
+def _check_training(**settings)->None:
+    "Check the settings of local training: rounds, steps and batches >= 1, positive finite learning rates, ..."
+    rules = {'n_rounds': (int, 1), 'local_steps': (int, 1), 'batch_size': (int, 1), 'hidden': (int, 0), 'init_seed': (int, 0),
+             'n_history': (int, 1), 'weight_decay': (float, 0)}
+    for name, v in settings.items():
+        kind, low = rules.get(name, (float, None))
+        if low is None: check_scalar(v, name, float, low=0, closed='neither')    # learning rates, step sizes, temperatures
+        else: check_scalar(v, name, kind, low=low)
+
 class FedAvgProtocol(FedProtocol):
     "FedAvg: clients run local Adam steps from the global model; the server averages weights by client size."
     name = 'FedAvg'
     def __init__(self, n_features:int, n_classes:int, n_rounds:int=20, local_steps:int=20, lr:float=0.01,
                  batch_size:int=256, hidden:int=0, weight_decay:float=1e-4, init_seed:int=0):
+        check_scalar(n_features, 'n_features', int, low=1); check_scalar(n_classes, 'n_classes', int, low=2)
+        _check_training(n_rounds=n_rounds, local_steps=local_steps, lr=lr, batch_size=batch_size, hidden=hidden,
+                        weight_decay=weight_decay, init_seed=init_seed)
         self.n_features, self.n_classes, self.n_rounds, self.local_steps = n_features, n_classes, n_rounds, local_steps
         self.lr, self.batch_size, self.hidden, self.weight_decay, self.init_seed = lr, batch_size, hidden, weight_decay, init_seed
     def model(self): return make_model(self.n_features, self.n_classes, self.hidden, self.init_seed)
@@ -480,7 +627,9 @@ def fit_calibration(
     l2:float=1e-3, # ridge penalty keeping tiny cells stable
 )->np.ndarray: # parameters [T, b_1..b_{m-1}]
     "Temperature-and-bias recalibration softmax(T * logits + b), fitted by penalised maximum likelihood."
-    logits = np.asarray(logits, float); y = np.asarray(y, int); n, m = logits.shape
+    logits = check_array(logits, 'logits', ndim=2).astype(float); n, m = logits.shape
+    if m < 2: raise ValueError(f"logits must have at least 2 columns (one per class), got {m}")
+    y = _codes(y, 'y', m); check_same_length(logits=logits, y=y); check_scalar(l2, 'l2', float, low=0)
     Y = np.eye(m)[y]
     def f(th):
         b = np.r_[0.0, th[1:]]; z = th[0] * logits + b
@@ -493,6 +642,8 @@ def fit_calibration(
 
 def calibrate(logits:np.ndarray, theta:np.ndarray)->np.ndarray:
     "Apply `fit_calibration` parameters: class probabilities (n, m)."
+    logits = check_array(logits, 'logits', ndim=2); theta = check_array(theta, 'theta', ndim=1)
+    if len(theta) != logits.shape[1]: raise ValueError(f"theta must have {logits.shape[1]} entries [T, b_1..b_(m-1)] for {logits.shape[1]} classes, got {len(theta)}")
     z = theta[0] * np.asarray(logits, float) + np.r_[0.0, theta[1:]]
     z = z - z.max(1, keepdims=True); p = np.exp(z)
     return p / p.sum(1, keepdims=True)
@@ -503,7 +654,7 @@ def _client_post_grads(eta, groups, Mk, Dg_k, Dl_k, p_ak_k, n_k, beta):
     G, m = Mk.shape[0], eta.shape[1]
     W = np.zeros((G, m, m)); val = 0.0
     for g, idx in enumerate(groups):
-        e = eta[idx]; v, grad = smooth_max(e @ Mk[g], beta)
+        e = eta[idx]; v, grad = _smooth_max(e @ Mk[g], beta)
         val += v.sum(); W[g] = e.T @ grad / (n_k * p_ak_k[g])      # (1/n_k)(1/p_ak) sum_i eta_i g_i^T
     dg = np.einsum('uaij,aij->u', Dg_k, W) if Dg_k is not None else None   # = (n/n_k) * client's share of the global disparity
     dl = np.einsum('uaij,aij->u', Dl_k, W) if Dl_k is not None else None   # = (n/n_k) * local disparity
@@ -519,10 +670,23 @@ def rprop_step(
     inc:float=1.2, dec:float=0.5, step_min:float=1e-5, step_max:float=0.05, # Rprop constants
 )->tuple: # (new x, grad to remember, new steps)
     "One projected iRprop- step: per-coordinate steps grow while the violation keeps its sign and halve when it flips."
+    x = check_array(x, 'x', ndim=None).astype(float)
+    for v, nm in ((grad, 'grad'), (prev, 'prev'), (step, 'step')): check_array(v, nm, shape=x.shape)
+    scale = check_array(scale, 'scale', ndim=None).astype(float)
+    if (scale <= 0).any(): raise ValueError("scale must be > 0 (see dual_scale)")
+    if (np.asarray(step) < 0).any(): raise ValueError("step must be >= 0")
+    check_scalar(bound, 'bound', float, low=0, closed='neither'); check_scalar(inc, 'inc', float, low=1)
+    check_scalar(dec, 'dec', float, low=0, high=1, closed='neither'); check_scalar(step_min, 'step_min', float, low=0)
+    check_scalar(step_max, 'step_max', float, low=step_min)
+    try: np.broadcast_shapes(scale.shape, x.shape)
+    except ValueError: raise ValueError(f"scale of shape {scale.shape} does not broadcast against x of shape {x.shape}") from None
+    return _rprop_step(x, np.asarray(grad, float), np.asarray(prev, float), np.asarray(step, float), scale, bound, inc, dec, step_min, step_max)
+
+def _rprop_step(x, grad, prev, step, scale, bound=5.0, inc=1.2, dec=0.5, step_min=1e-5, step_max=0.05):
     flip = np.sign(grad) * np.sign(prev)
     step = np.where(flip > 0, np.minimum(step * inc, step_max), np.where(flip < 0, np.maximum(step * dec, step_min), step))
     g = np.where(flip < 0, 0.0, grad)
-    return project_l1_ball(x - scale * step * np.sign(g), bound), g, step
+    return _project_l1_ball(x - scale * step * np.sign(g), bound), g, step
 
 class FedFactPostProtocol(FedProtocol):
     "FedFACT-Post: round 0 fits per-group calibration on each client; later rounds run the bi-level dual descent."
@@ -530,12 +694,18 @@ class FedFactPostProtocol(FedProtocol):
     def __init__(self, model_fn, counts, notion='dp', xi_g=0.01, xi_l=0.01, n_rounds=40, local_steps=20, lr=2.0,
                  server_lr=5.0, beta=0.01, beta_final=0.001, bound=5.0, max_step=0.05, average=False, jitter=1e-9,
                  optimizer='rprop', calibrate=True):
+        if not callable(model_fn): raise TypeError(f"model_fn must be callable (a fresh model of the plug-in score), got {_kind(model_fn)}")
+        check_option(notion, 'notion', NOTIONS); xi_g, xi_l = _check_budget(xi_g, 'xi_g'), _check_budget(xi_l, 'xi_l')
+        _check_training(n_rounds=n_rounds, local_steps=local_steps, lr=lr, server_lr=server_lr, beta=beta, beta_final=beta_final,
+                        bound=bound, max_step=max_step)
+        check_scalar(jitter, 'jitter', float, low=0); check_option(average, 'average', (True, False))
+        check_option(calibrate, 'calibrate', (True, False))
         self.model_fn, self.notion, self.xi_g, self.xi_l = model_fn, notion, xi_g, xi_l
         self.n_rounds, self.local_steps, self.lr, self.beta, self.beta_final = n_rounds + 1, local_steps, lr, beta, beta_final
         self.bound, self.jitter, self.server_lr, self.max_step = bound, jitter, server_lr, max_step
         self.average, self.calibrate = average, calibrate
         self.optimizer = check_option(optimizer, 'optimizer', ('rprop', 'sgd'))
-        self.counts = np.asarray(counts, float)
+        self.counts = _check_counts(counts)
         self.N, self.G, self.m = self.counts.shape
         self.p_ak = self.counts.sum(2) / self.counts.sum()
         self.p_k = self.p_ak.sum(1)
@@ -583,9 +753,9 @@ class FedFactPostProtocol(FedProtocol):
                 disp = dl * nk_frac                       # local disparity of the smoothed rule
                 grad = np.stack([self.xi_l - disp, self.xi_l + disp])
                 if self.optimizer == 'rprop':
-                    mu, state['mu_prev'], state['mu_step'] = rprop_step(mu, grad, state['mu_prev'], state['mu_step'], self.sl[cid],
+                    mu, state['mu_prev'], state['mu_step'] = _rprop_step(mu, grad, state['mu_prev'], state['mu_step'], self.sl[cid],
                                                                         self.bound, step_max=self.max_step)
-                else: mu = project_l1_ball(mu - self.sl[cid] * np.clip(lr * grad, -self.max_step, self.max_step), self.bound)
+                else: mu = _project_l1_ball(mu - self.sl[cid] * np.clip(lr * grad, -self.max_step, self.max_step), self.bound)
         state['mu'] = mu
         w_avg = self._avg_weight(rnd)                      # Polyak average of the second half of the rounds
         state['mu_avg'] = mu if w_avg == 1.0 else (1 - w_avg) * state['mu_avg'] + w_avg * mu
@@ -600,10 +770,10 @@ class FedFactPostProtocol(FedProtocol):
         grad = np.stack([self.xi_g - disp, self.xi_g + disp])
         extra = {}
         if self.optimizer == 'rprop':
-            lam, prev, step = rprop_step(payload['lam'], grad, payload['lam_prev'], payload['lam_step'], self.sg, self.bound,
+            lam, prev, step = _rprop_step(payload['lam'], grad, payload['lam_prev'], payload['lam_step'], self.sg, self.bound,
                                          step_max=2 * self.max_step)
             extra = {'lam_prev': prev, 'lam_step': step}
-        else: lam = project_l1_ball(payload['lam'] - self.sg * np.clip(self.server_lr / np.sqrt(rnd) * grad, -2 * self.max_step, 2 * self.max_step), self.bound)
+        else: lam = _project_l1_ball(payload['lam'] - self.sg * np.clip(self.server_lr / np.sqrt(rnd) * grad, -2 * self.max_step, 2 * self.max_step), self.bound)
         w_avg = self._avg_weight(rnd)
         lam_avg = lam if w_avg == 1.0 else (1 - w_avg) * payload['lam_avg'] + w_avg * lam
         return {**payload, **extra, 'lam': lam, 'lam_avg': lam_avg, '_log': {'max_global_violation': float(np.abs(disp).max() - self.xi_g)}}
@@ -620,12 +790,18 @@ class FedFactPostProtocol(FedProtocol):
 
 # %% ../nbs/20_fedfact.ipynb #6033f878
 def hedge_update(
-    w:float, # current weight of the shared model theta
+    w:float, # current weight of the shared model theta, in (0, 1)
     loss_theta:float, loss_phi:float, # mean calibrated losses of the two models
     eta_w:float=0.3, # Hedge step size
 )->float:
     "Exponentiated-gradient weight of theta in the two-expert ensemble."
-    W = (1 - w) / w * np.exp(-eta_w * (loss_phi - loss_theta))
+    check_scalar(w, 'w', float, low=0, high=1, closed='neither'); check_scalar(loss_theta, 'loss_theta', float)
+    check_scalar(loss_phi, 'loss_phi', float); check_scalar(eta_w, 'eta_w', float, low=0, closed='neither')
+    return _hedge_update(w, loss_theta, loss_phi, eta_w)
+
+def _hedge_update(w, loss_theta, loss_phi, eta_w):
+    with np.errstate(over='ignore', divide='ignore'):     # a saturated weight stays at 0 or 1
+        W = (1 - w) / w * np.exp(-eta_w * (loss_phi - loss_theta))
     return float(1 / (1 + W))
 
 # %% ../nbs/20_fedfact.ipynb #f4c00a0b
@@ -644,13 +820,20 @@ class FedFactInProtocol(FedProtocol):
                  init_seed=0, init_weights=None, optimizer='rprop', n_history=1, dual_audit='last'):
         self.n_history = check_scalar(n_history, 'n_history', int, low=1)
         self.dual_audit = check_option(dual_audit, 'dual_audit', ('last', 'mixture'))
+        check_scalar(n_features, 'n_features', int, low=1); check_scalar(n_classes, 'n_classes', int, low=2)
+        check_option(notion, 'notion', NOTIONS); xi_g, xi_l = _check_budget(xi_g, 'xi_g'), _check_budget(xi_l, 'xi_l')
+        _check_training(n_rounds=n_rounds, local_steps=local_steps, lr=lr, batch_size=batch_size, hidden=hidden, dual_lr=dual_lr,
+                        max_step=max_step, eta_w=eta_w, bound=bound, kappa_eps=kappa_eps, init_seed=init_seed)
+        if init_weights is not None and not isinstance(init_weights, dict):
+            raise TypeError(f"init_weights must be None or a dict of arrays from get_weights, got {_kind(init_weights)}")
         self.n_features, self.m, self.n_rounds, self.local_steps = n_features, n_classes, n_rounds, local_steps
         self.lr, self.batch_size, self.hidden, self.dual_lr, self.eta_w = lr, batch_size, hidden, dual_lr, eta_w
         self.bound, self.kappa_eps, self.init_seed, self.init_weights = bound, kappa_eps, init_seed, init_weights
         self.max_step = max_step
         self.optimizer = check_option(optimizer, 'optimizer', ('rprop', 'sgd'))
         self.notion, self.xi_g, self.xi_l = notion, xi_g, xi_l
-        self.counts = np.asarray(counts, float); self.N, self.G, _ = self.counts.shape
+        self.counts = _check_counts(counts); self.N, self.G, _ = self.counts.shape
+        if self.counts.shape[2] != n_classes: raise ValueError(f"counts has {self.counts.shape[2]} classes but n_classes is {n_classes}")
         self.p_ak = self.counts.sum(2) / self.counts.sum()
         self.Dg = fairness_matrices(self.counts, notion, 'global') if xi_g is not None else None
         self.Dl = fairness_matrices(self.counts, notion, 'local') if xi_l is not None else None
@@ -669,7 +852,7 @@ class FedFactInProtocol(FedProtocol):
         if self.Dg is not None: Bk += np.einsum('u,uaij->aij', lam[0] - lam[1], self.Dg[:, cid])
         if self.Dl is not None: Bk += np.einsum('u,uaij->aij', mu_k[0] - mu_k[1], self.Dl[cid])
         M = np.eye(self.m) - Bk / self.p_ak[cid][:, None, None]
-        return positivity_shift(M[None], self.kappa_eps, per='row')[0]
+        return _positivity_shift(M[None], self.kappa_eps, 'row')[0]
     def ensemble_proba(self, payload, state, X):
         "Probabilities of the last iterate's ensemble w f_theta + (1 - w) f_phi."
         return self._proba(payload, state['phi'], state['w'], X)
@@ -713,7 +896,7 @@ class FedFactInProtocol(FedProtocol):
         # 1, 3: ensemble and Hedge weight
         L_t, p_t = _cost_ce(theta, X, Wrow); L_p, p_p = _cost_ce(phi, X, Wrow)
         w_t = float(state['w']); pred = (w_t * p_t + (1 - w_t) * p_p).argmax(1)
-        state['w'] = hedge_update(w_t, L_t, L_p, self.eta_w)
+        state['w'] = _hedge_update(w_t, L_t, L_p, self.eta_w)
         # 4: fairness audit on local training data (of h^t, or of the mixture of the last N_h rules)
         C = np.zeros((self.G, self.m, self.m)); np.add.at(C, (a, y, pred), 1.0)
         C /= np.bincount(a, minlength=self.G)[:, None, None]
@@ -728,9 +911,9 @@ class FedFactInProtocol(FedProtocol):
             dl = np.einsum('uaij,aij->u', self.Dl[cid], C)
             g = -np.stack([dl - self.xi_l, -dl - self.xi_l])          # descent direction of the dual objective
             if self.optimizer == 'rprop':
-                state['mu'], state['mu_prev'], state['mu_step'] = rprop_step(mu, g, state['mu_prev'], state['mu_step'], self.sl[cid],
+                state['mu'], state['mu_prev'], state['mu_step'] = _rprop_step(mu, g, state['mu_prev'], state['mu_step'], self.sl[cid],
                                                                              self.bound, step_max=self.max_step)
-            else: state['mu'] = project_l1_ball(mu - self.sl[cid] * np.clip(self.dual_lr * g, -self.max_step, self.max_step), self.bound)
+            else: state['mu'] = _project_l1_ball(mu - self.sl[cid] * np.clip(self.dual_lr * g, -self.max_step, self.max_step), self.bound)
         # 5: local cost-sensitive training of theta and phi
         with _torch_single_thread():
             rng = _rng_for(seed, rnd, cid)
@@ -747,9 +930,9 @@ class FedFactInProtocol(FedProtocol):
             disp = sum(r['dglob'] for r in replies)           # clients' shares add up to the global disparity
             g = -np.stack([disp - self.xi_g, -disp - self.xi_g])
             if self.optimizer == 'rprop':
-                out['lam'], out['lam_prev'], out['lam_step'] = rprop_step(payload['lam'], g, payload['lam_prev'], payload['lam_step'],
+                out['lam'], out['lam_prev'], out['lam_step'] = _rprop_step(payload['lam'], g, payload['lam_prev'], payload['lam_step'],
                                                                           self.sg, self.bound, step_max=self.max_step)
-            else: out['lam'] = project_l1_ball(payload['lam'] - self.sg * np.clip(self.dual_lr * g, -self.max_step, self.max_step), self.bound)
+            else: out['lam'] = _project_l1_ball(payload['lam'] - self.sg * np.clip(self.dual_lr * g, -self.max_step, self.max_step), self.bound)
             out['_log'] = {'max_global_violation': float(np.abs(disp).max() - self.xi_g)}
         return out
     def predict_dist(self, cid, payload, state, data)->np.ndarray:
@@ -764,59 +947,87 @@ class FedFactInProtocol(FedProtocol):
         return P[rng.integers(0, len(P), P.shape[1]), np.arange(P.shape[1])]
 
 # %% ../nbs/20_fedfact.ipynb #8c68de12
+def _ratio(num, den):
+    "num / den with NaN (undefined) where den is 0, and no RuntimeWarning."
+    den = np.asarray(den, float)
+    return np.where(den > 0, np.asarray(num, float) / np.where(den > 0, den, 1.0), np.nan)
+
 def _rates(cnt, notion):
-    "Per-group rates (parts, G, m) and overall rates (parts, m) from counts cnt[a, y, yhat] (one population)."
+    "Per-group rates (parts, G, m) and overall rates (parts, m) from counts cnt[a, y, yhat] (one population); NaN: no rows to define it."
     G, m, _ = cnt.shape
     if notion == 'dp':
-        grp = cnt.sum(1) / cnt.sum((1, 2))[:, None]; tot = cnt.sum((0, 1)) / cnt.sum()
+        grp = _ratio(cnt.sum(1), cnt.sum((1, 2))[:, None]); tot = _ratio(cnt.sum((0, 1)), cnt.sum())
         return grp[None], tot[None]
     d = np.arange(m)
-    tp_g = cnt[:, d, d] / np.maximum(cnt.sum(2), 1e-300); tp = cnt.sum(0)[d, d] / np.maximum(cnt.sum((0, 2)), 1e-300)
+    tp_g = _ratio(cnt[:, d, d], cnt.sum(2)); tp = _ratio(cnt.sum(0)[d, d], cnt.sum((0, 2)))
     if notion == 'eop': return tp_g[None], tp[None]
     col = cnt.sum(1); rowsum = cnt.sum(2)
-    fp_g = (col - cnt[:, d, d]) / np.maximum(rowsum.sum(1, keepdims=True) - rowsum, 1e-300)
+    fp_g = _ratio(col - cnt[:, d, d], rowsum.sum(1, keepdims=True) - rowsum)
     colT = cnt.sum((0, 1)); rs = cnt.sum((0, 2))
-    fp = (colT - cnt.sum(0)[d, d]) / np.maximum(rs.sum() - rs, 1e-300)
+    fp = _ratio(colT - cnt.sum(0)[d, d], rs.sum() - rs)
     return np.stack([tp_g, fp_g]), np.stack([tp, fp])
+
+def _gaps(cnt, notion, where):
+    "Largest subgroup-vs-overall and pairwise gaps of one population, over the rates it defines; and how many it leaves undefined."
+    g, t = _rates(cnt, notion)
+    sub = np.abs(g - t[:, None, :])
+    if np.isnan(sub).all(): raise ValueError(f"counts: no rate of {where} is defined for notion {notion!r} (no rows in the cells it compares)")
+    ok = ~np.isnan(g)
+    pair = np.where(ok.sum(1) >= 2, np.where(ok, g, -np.inf).max(1) - np.where(ok, g, np.inf).min(1), np.nan)
+    if np.isnan(pair).all(): raise ValueError(f"counts: {where} has rows of fewer than 2 groups in every cell it compares, so no gap is defined")
+    return float(sub[~np.isnan(sub)].max()), float(pair[~np.isnan(pair)].max()), int((~ok).sum())
 
 def metrics_from_counts(
     counts:np.ndarray, # n[k, a, y, yhat] of shape (N, G, m, m)
     notion:str='dp', # 'dp', 'eop' or 'eo'
-)->dict: # accuracy, global/local disparities (subgroup and pairwise forms), per-client arrays
-    "Accuracy and global/local disparities from per-client confusion counts."
+)->dict: # accuracy, global/local disparities (subgroup and pairwise forms), per-client arrays, undefined_rates
+    "Accuracy and global/local disparities from per-client confusion counts (rates without rows to define them are left out and counted)."
     check_option(notion, 'notion', NOTIONS)
-    c = check_array(counts, 'counts', ndim=4).astype(float)
-    N = c.shape[0]; m = c.shape[2]
+    c = _check_counts(counts, 'counts', ndim=4)
+    if c.shape[2] != c.shape[3]: raise ValueError(f"counts must have shape (N, G, m, m), got {c.shape}")
+    N = c.shape[0]
     acc = np.trace(c.sum((0, 1))) / c.sum()
-    def both(cnt):
-        g, t = _rates(cnt, notion)
-        return np.abs(g - t[:, None, :]).max(), (g.max(1) - g.min(1)).max()
-    g_sub, g_pair = both(c.sum(0))
-    loc = np.array([both(c[k]) for k in range(N)])
+    g_sub, g_pair, g_undef = _gaps(c.sum(0), notion, 'the pooled data')
+    loc = [_gaps(c[k], notion, f'client {k}') for k in range(N)]
     acc_k = np.array([np.trace(c[k].sum(0)) / c[k].sum() for k in range(N)])
+    sub_k, pair_k = np.array([v[0] for v in loc]), np.array([v[1] for v in loc])
     return dict(accuracy=float(acc), global_subgroup=float(g_sub), global_pairwise=float(g_pair),
-                local_subgroup=float(loc[:, 0].max()), local_pairwise=float(loc[:, 1].max()),
-                client_subgroup=loc[:, 0], client_pairwise=loc[:, 1], client_accuracy=acc_k, client_n=c.sum((1, 2, 3)))
+                local_subgroup=float(sub_k.max()), local_pairwise=float(pair_k.max()),
+                client_subgroup=sub_k, client_pairwise=pair_k, client_accuracy=acc_k, client_n=c.sum((1, 2, 3)),
+                undefined_rates=g_undef + sum(v[2] for v in loc))
 
-def prediction_counts(y, pred, a, k, shape)->np.ndarray:
+def prediction_counts(
+    y_true, y_pred, a, k, # labels, hard predictions, groups, client ids (codes)
+    shape:tuple, # (m, G, N)
+)->np.ndarray: # n[k, a, y, yhat] of shape (N, G, m, m)
     "The (N, G, m, m) count tensor n[k, a, y, yhat]."
-    m, G, N = shape
-    c = np.zeros((N, G, m, m)); np.add.at(c, (np.asarray(k, int), np.asarray(a, int), np.asarray(y, int), np.asarray(pred, int)), 1)
+    m, G, N = _check_shape(shape)
+    y, pred, a, k = _codes(y_true, 'y_true', m), _codes(y_pred, 'y_pred', m), _codes(a, 'a', G), _codes(k, 'k', N)
+    check_same_length(y_true=y, y_pred=pred, a=a, k=k)
+    c = np.zeros((N, G, m, m)); np.add.at(c, (k, a, y, pred), 1)
     return c
 
 # %% ../nbs/20_fedfact.ipynb #5b97cdb1
 def dp_noise_floor(
-    counts:np.ndarray, # test counts n[k, a, y, yhat] of shape (N, G, m, m) (`prediction_counts`, `Result.test_counts`)
+    counts:np.ndarray, # test counts n[k, a, y, yhat] of shape (N, G, m, m) (`prediction_counts`, a report's `test_counts`)
     budget:float|None=None, # also return the probability that the worst local gap stays <= budget
     n_sim:int=4000, # simulated test sets
     seed:int=0, # seed of the simulation
     fit_counts:np.ndarray|None=None, # training counts (same layout): also add the noise of rates equalised on the training cells
 )->dict: # mean and 90% quantile of the worst local gap, per-client mean gaps, [p_within]
     "Worst local pairwise DP gap produced by sampling noise alone, for a rule exactly fair on every client, on these test cells."
-    c = check_array(counts, 'counts', ndim=4).astype(float)
+    c = _check_counts(counts, 'counts', ndim=4)
+    if c.shape[2] != c.shape[3]: raise ValueError(f"counts must have shape (N, G, m, m), got {c.shape}")
+    if budget is not None: check_scalar(budget, 'budget', float, low=0)
+    check_scalar(n_sim, 'n_sim', int, low=1)
     N, G, m, _ = c.shape; rng = make_rng(seed)
-    n_ka = c.sum((2, 3)).astype(int)                         # (N, G) test cell sizes
-    f_ka = None if fit_counts is None else check_array(fit_counts, 'fit_counts', shape=c.shape).sum((2, 3)).astype(int)
+    def cells(cnt, name):
+        n = cnt.sum((2, 3))
+        if (n < 0).any() or not np.allclose(n, np.round(n)):
+            raise ValueError(f"{name} must hold row counts: every (client, group) cell must sum to a whole number >= 0")
+        return np.round(n).astype(int)
+    n_ka = cells(c, 'counts')                                 # (N, G) test cell sizes
+    f_ka = None if fit_counts is None else cells(_check_counts(check_array(fit_counts, 'fit_counts', shape=c.shape), 'fit_counts', ndim=4), 'fit_counts')
     r_k = c.sum((1, 2)) / c.sum((1, 2, 3))[:, None]          # (N, m) each client's prediction rates
     per = np.zeros((n_sim, N))
     for k in range(N):
@@ -856,94 +1067,365 @@ def _fedavg_predict(self, cid, payload, state, data):
     return model_logits(set_weights(self.model(), payload), data['X']).argmax(1)
 FedAvgProtocol.predict = _fedavg_predict
 
-def run_inprocess_eval(protocols, clients, seed=0, show_progress=True, shape=None):
-    "`run_inprocess`, then every client reports its counts with the last protocol's rule."
-    payload, states, log = run_inprocess(protocols, clients, seed, show_progress)
-    evals = [client_counts(protocols[-1], c, payload, states[c], d, shape) for c, d in enumerate(clients)]
-    return payload, states, log, evals
+class FedRunner:
+    "Base class of the objects that play a protocol pipeline: `run(protocols, clients, seed, shape, show_progress)` returns a `FedRun`."
+    label = 'runner' # how reports name the runner
+
+    def __repr__(self):
+        import inspect
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p != 'self']
+        return f"{type(self).__name__}({', '.join(f'{k}={getattr(self, k)!r}' for k in names)})"
+
+    def run(self,
+            protocols:list, # FedProtocol objects run in sequence
+            clients:list, # per-client data dicts (X, y, a, X_test, y_test, a_test)
+            seed, # an int, or one int per protocol
+            shape:tuple, # (m, G, N)
+            show_progress:bool|None=None, # progress bars (None: follow TRUSTML_NB_PROGRESS)
+           )->FedRun:
+        "Play the pipeline and let every client report its counts."
+        raise NotImplementedError(f"{type(self).__name__} must implement run()")
+
+class InProcessRunner(FedRunner):
+    "Every client in this process, visited in client order (the default runner; `fedfact_flower.FlowerRunner` gives the same answers)."
+    label = 'in-process'
+    def run(self, protocols, clients, seed, shape, show_progress=None)->FedRun:
+        "Play the pipeline with `run_inprocess` and let every client report its counts."
+        return run_inprocess(protocols, clients, seed, show_progress, shape)
 
 # %% ../nbs/20_fedfact.ipynb #8dda9410
-def _check_budget(xi, name):
-    if xi is None: return None
-    check_scalar(xi, name, float, low=0)
-    return float(xi)
+@report
+class FedReport(Report):
+    "A federated fit: accuracy and disparities on the test rows, the budgets audited on the training rows, per client and per round."
+    method: str # 'FedAvg', 'FedFACT-Post', 'FedFACT-In', or a baseline's name
+    notion: str # fairness notion of every gap: 'dp' (demographic parity), 'eop' (equal opportunity) or 'eo' (equalised odds)
+    global_budget: float|None # xi_g, the budget on the global disparity (None: no global constraint)
+    local_budget: float|None # xi_l, every client's budget on its local disparity (None: no local constraints)
+    accuracy: float # test: share of rows predicted correctly, all clients pooled
+    global_gap: float # test: largest difference between two groups' rates, all clients pooled (pairwise form, as in the paper's tables)
+    worst_local_gap: float # test: the largest pairwise gap of any client on its own rows
+    global_gap_subgroup: float # test: largest |group rate - overall rate|, all clients pooled (the form the constraints use)
+    worst_local_gap_subgroup: float # test: the largest subgroup-form gap of any client
+    train_global_gap: float # training rows: global subgroup-form gap of the realised predictions
+    train_worst_local_gap: float # training rows: the worst client's subgroup-form gap of the realised predictions
+    train_global_gap_expected: float # training rows: global subgroup-form gap of the rule's expected rates (what the budget audit uses; the realised one for a deterministic rule)
+    train_worst_local_gap_expected: float # training rows: the worst client's subgroup-form gap of the expected rates (audited)
+    constraints_met: bool # every budget holds on the training rows within `tolerance` (True when there is no budget)
+    tolerance: float # slack of the budget audit
+    n_clients: int # clients in the federation
+    n_train: int # training rows, all clients
+    n_test: int # test rows, all clients
+    runner: str # how the federation was played: 'in-process', 'Flower simulation', 'pooled (centralised)'
+    seconds: float # wall-clock seconds of the run (all rounds and the evaluation)
+    cpu_seconds: float # CPU seconds of this process during the run (Flower's clients run in other processes)
+    table: pd.DataFrame # one row per client: test rows, accuracy, local gaps on the test rows (both forms), local gap on the training rows
+    round_log: pd.DataFrame # one row per round: stage, round, seconds, and what the server logged (e.g. max_global_violation)
+    train_counts: np.ndarray # n[k, a, y, yhat] of the realised predictions on the training rows, shape (N, G, m, m)
+    train_counts_expected: np.ndarray # expected training counts of a randomised rule (the realised ones for a deterministic rule)
+    test_counts: np.ndarray # n[k, a, y, yhat] of the predictions on the test rows
+    notes: tuple = () # unmet budgets and anything else a reader must see
 
-def fedfact(
-    fd:FedData, # the federation (see `make_fed_data`, `adult_fed_data`)
-    method:str='post', # 'fedavg', 'post' or 'in'
-    notion:str='dp', # 'dp', 'eop' or 'eo'
-    xi_g:float|None=0.01, # global budget (None: no global constraint)
-    xi_l:float|None=0.01, # local budget of every client (None: no local constraints)
-    seed:int=0, # seed for every random choice
-    base:Result|None=None, # a previous result whose FedAvg model is re-used (no retraining)
-    backend:str='inprocess', # 'inprocess' or 'flower'
-    fedavg_kw:dict|None=None, # options of `FedAvgProtocol` (n_rounds, local_steps, lr, batch_size, hidden)
-    method_kw:dict|None=None, # options of `FedFactPostProtocol` / `FedFactInProtocol`
-    tol:float=0.005, # slack when auditing the budgets on the fitted (training) data
-    show_progress:bool=True, # progress bars over rounds
-)->Result:
-    "Run FedAvg / FedFACT-Post / FedFACT-In on a federation and report accuracy and global/local disparities."
-    if not isinstance(fd, FedData): raise TypeError(f"fd must be a FedData (see make_fed_data), got {type(fd).__name__}")
-    check_option(method, 'method', ('fedavg', 'post', 'in')); check_option(notion, 'notion', NOTIONS)
-    check_option(backend, 'backend', ('inprocess', 'flower'))
-    xi_g, xi_l = _check_budget(xi_g, 'xi_g'), _check_budget(xi_l, 'xi_l')
-    check_scalar(seed, 'seed', int, low=0)
-    m, G, N = fd.shape; d = fd.X.shape[1]
-    fkw = dict(fedavg_kw or {}); mkw = dict(method_kw or {})
-    avg = FedAvgProtocol(d, m, **fkw)
-    protos = []
-    if base is not None:
-        if not hasattr(base, 'fedavg_weights'): raise ValueError("base must be a Result returned by fedfact")
-        if base.fedavg_weights['w.weight'].shape[-1] != d and 'w.0.weight' not in base.fedavg_weights:
-            raise ValueError("base was trained on data with a different number of features")
-        avg = base.fedavg_protocol
-        class _Fixed(FedProtocol):
-            name = 'FedAvg (re-used)'; n_rounds = 0
-            def init_server(s, prev): return {**prev, **base.fedavg_weights}
-        protos.append(_Fixed())
-    else: protos.append(avg)
-    if method == 'post':
-        protos.append(FedFactPostProtocol(avg.model, fd.counts, notion, xi_g, xi_l, **mkw))
-    elif method == 'in':
-        protos.append(FedFactInProtocol(d, m, fd.counts, notion, xi_g, xi_l, hidden=avg.hidden, **mkw))
-    clients = _client_data(fd)
-    t0, c0 = time.perf_counter(), time.process_time()
-    if backend == 'inprocess':
-        payload, states, log, evals = run_inprocess_eval(protos, clients, seed, show_progress, fd.shape)
-    else:
-        from trustml_nb.fedfact_flower import run_flower
-        payload, log, evals = run_flower(protos, clients, seed, fd.shape); states = None
-    seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
-    weights = {k: v for k, v in payload.items() if k.startswith('w.')}
-    if method == 'in': weights = base.fedavg_weights if base is not None else None
-    tr = metrics_from_counts(np.stack([e['train'] for e in evals]), notion)
-    te = metrics_from_counts(np.stack([e['test'] for e in evals]), notion)
-    # a randomised rule (FedFACT-In with n_history > 1) is audited on its expected rates, which the constraints are about
-    tr_ex = metrics_from_counts(np.stack([e['train_expected'] for e in evals]), notion) if 'train_expected' in evals[0] else tr
-    notes, met = [], True
-    if method != 'fedavg':
-        bad = []
-        if xi_g is not None and tr_ex['global_subgroup'] > xi_g + tol: bad.append(f"global {tr_ex['global_subgroup']:.4f} > xi_g={xi_g}")
-        if xi_l is not None and tr_ex['local_subgroup'] > xi_l + tol: bad.append(f"worst local {tr_ex['local_subgroup']:.4f} > xi_l={xi_l}")
-        if bad:
-            met = False
-            msg = (f"FedFACT-{method.capitalize()}: budget not met on the training data ({'; '.join(bad)}, tolerance {tol}). "
-                   f"The budget may be infeasible for this rule (dual bound B_d), or more rounds / a larger step are needed.")
-            report_numerical(msg); notes.append(msg)
+    @property
+    def title(self)->str:
+        fmt = lambda v: 'None' if v is None else f"{v:g}"
+        return f"{self.method} ({self.notion.upper()}, xi_g={fmt(self.global_budget)}, xi_l={fmt(self.local_budget)}, N={self.n_clients})"
+
+def _fed_report(method, notion, budgets, tol, train, test, train_expected, log, seconds, cpu_seconds, runner, notes=())->FedReport:
+    "Metrics, the budget audit (a NumericalWarning and a note when it fails) and the per-client table, from count tensors."
+    xi_g, xi_l = budgets
+    tr, te = metrics_from_counts(train, notion), metrics_from_counts(test, notion)
+    tr_ex = tr if train_expected is train else metrics_from_counts(train_expected, notion)
+    notes, bad = list(notes), []
+    if xi_g is not None and tr_ex['global_subgroup'] > xi_g + tol: bad.append(f"global {tr_ex['global_subgroup']:.4f} > xi_g={xi_g:g}")
+    if xi_l is not None and tr_ex['local_subgroup'] > xi_l + tol: bad.append(f"worst local {tr_ex['local_subgroup']:.4f} > xi_l={xi_l:g}")
+    if bad:
+        notes.append(report_numerical(f"{method}: budget not met on the training data ({'; '.join(bad)}, tolerance {tol:g}). The budget may be "
+                                      f"infeasible for this rule (dual bound B_d), or more rounds / a larger step are needed."))
+    undef = tr['undefined_rates'] + te['undefined_rates']
+    if undef: notes.append(f"{undef} group rate(s) had no rows to define them (e.g. a (client, group) cell without a label) and were left out of the gaps")
+    N = train.shape[0]
     table = pd.DataFrame({'client': range(N), 'n_test': te['client_n'].astype(int), 'accuracy': te['client_accuracy'],
                           'local_gap_pairwise': te['client_pairwise'], 'local_gap_subgroup': te['client_subgroup'],
                           'train_local_gap_subgroup': tr['client_subgroup']})
-    label = {'fedavg': 'FedAvg', 'post': 'FedFACT-Post', 'in': 'FedFACT-In'}[method]
-    summary = dict(accuracy=te['accuracy'], global_gap=te['global_pairwise'], local_gap=te['local_pairwise'],
-                   global_subgroup=te['global_subgroup'], local_subgroup=te['local_subgroup'],
-                   train_global_subgroup=tr['global_subgroup'], train_local_subgroup=tr['local_subgroup'],
-                   constraints_met=met, seconds=seconds, cpu_seconds=cpu_seconds)
-    if method == 'in': summary.update(train_global_subgroup_expected=tr_ex['global_subgroup'], train_local_subgroup_expected=tr_ex['local_subgroup'])
-    return Result(table, title=f"{label} ({notion.upper()}, xi_g={xi_g}, xi_l={xi_l}, N={N})", summary=summary, notes=notes,
-                  payload=payload, states=states, log=pd.DataFrame(log), protocols=protos, train_metrics=tr, test_metrics=te,
-                  train_expected_metrics=tr_ex, train_counts_expected=np.stack([e.get('train_expected', e['train']) for e in evals]),
-                  test_counts=np.stack([e['test'] for e in evals]), train_counts=np.stack([e['train'] for e in evals]),
-                  fedavg_weights=weights, fedavg_protocol=avg, method=method, notion=notion, xi_g=xi_g, xi_l=xi_l)
+    return FedReport(method=method, notion=notion, global_budget=xi_g, local_budget=xi_l, accuracy=te['accuracy'],
+                     global_gap=te['global_pairwise'], worst_local_gap=te['local_pairwise'], global_gap_subgroup=te['global_subgroup'],
+                     worst_local_gap_subgroup=te['local_subgroup'], train_global_gap=tr['global_subgroup'],
+                     train_worst_local_gap=tr['local_subgroup'], train_global_gap_expected=tr_ex['global_subgroup'],
+                     train_worst_local_gap_expected=tr_ex['local_subgroup'], constraints_met=not bad, tolerance=float(tol),
+                     n_clients=N, n_train=int(train.sum()), n_test=int(test.sum()), runner=runner, seconds=float(seconds),
+                     cpu_seconds=float(cpu_seconds), table=table, round_log=pd.DataFrame(log), train_counts=train,
+                     train_counts_expected=train_expected, test_counts=test, notes=tuple(notes))
+
+class _FixedWeights(FedProtocol):
+    "Stage 0 of a pipeline that re-uses a fitted model: puts its weights in the payload, no rounds."
+    name = 'FedAvg (re-used)'; n_rounds = 0
+    def __init__(self, weights:dict): self.weights = weights
+    def init_server(self, prev): return {**prev, **self.weights}
+
+def _finite_weights(weights:dict)->bool: return all(np.isfinite(v).all() for k, v in weights.items() if k.startswith('w.'))
+
+class _FedEstimator:
+    "What FedAvg, FedFACT-Post and FedFACT-In share: checking the federation and the runner, playing the pipeline, the report."
+    _method = ''
+
+    def _check_common(self, fd)->FedRunner:
+        if not isinstance(fd, FedData): raise TypeError(f"fd must be a FedData (see make_fed_data, adult_fed_data), got {_kind(fd)}")
+        check_option(self.notion, 'notion', NOTIONS); check_scalar(self.seed, 'seed', int, low=0, high=2**32 - 1)
+        check_option(self.show_progress, 'show_progress', (None, True, False))
+        runner = InProcessRunner() if self.runner is None else self.runner
+        if not isinstance(runner, FedRunner):
+            raise TypeError(f"runner must be a FedRunner such as InProcessRunner() or fedfact_flower.FlowerRunner(...), got {_kind(runner)} {runner!r:.40}")
+        return runner
+
+    def _play(self, fd, runner, protocols, seeds)->tuple:
+        "Run the pipeline; (FedRun, wall seconds, CPU seconds)."
+        t0, c0 = time.perf_counter(), time.process_time()
+        run = runner.run(protocols, _client_data(fd), seeds, fd.shape, self.show_progress)
+        return run, time.perf_counter() - t0, time.process_time() - c0
+
+    def _set_shape(self, fd):
+        m, G, N = fd.shape
+        self.n_features_in_, self.n_classes_, self.n_clients_ = fd.X.shape[1], m, N
+        self.classes_, self.class_names_, self.groups_ = np.arange(m), list(fd.class_names), list(fd.group_names)
+
+    def _check_X(self, X)->np.ndarray: return check_array(X, 'X', ndim=2, shape=(None, self.n_features_in_)).astype(float)
+
+    def _check_clients(self, clients, n:int)->np.ndarray:
+        if clients is None: raise TypeError(f"clients is required: the client (0..{self.n_clients_ - 1}) of every row, whose personalised rule applies")
+        k = _codes(clients, 'clients', self.n_clients_); check_same_length(X=np.empty(n), clients=k)
+        return k
+
+    def _check_sensitive(self, sensitive, n:int)->np.ndarray:
+        "Group codes 0..G-1, from the fitted group names or from the codes themselves."
+        if sensitive is None: raise TypeError(f"sensitive is required: the group of every row, one of {self.groups_}")
+        arr = check_array(sensitive, 'sensitive', ndim=1, numeric=False); check_same_length(X=np.empty(n), sensitive=arr)
+        names, vals = [str(g) for g in self.groups_], arr.ravel()
+        if all(isinstance(v, str) for v in vals):
+            unknown = sorted(set(vals) - set(names))
+            if unknown: raise ValueError(f"sensitive has group(s) {unknown[:3]} not seen in fit; the fitted groups are {names}")
+            return np.array([names.index(v) for v in vals], int)
+        try: codes = check_array(vals.astype(float) if vals.dtype == object else vals, 'sensitive', ndim=1)
+        except (TypeError, ValueError):
+            raise ValueError(f"sensitive must hold the fitted groups {names} or their codes 0..{len(names) - 1}, "
+                             f"got values such as {list(vals[:3])}") from None
+        return _codes(codes, 'sensitive', len(names))
+
+
+class FedAvg(ClassifierMixin, _FedEstimator, BaseEstimator):
+    "FedAvg: clients run local Adam steps from the shared model; the server averages the weights by client size (the unconstrained baseline)."
+    _method = 'FedAvg'
+    def __init__(self,
+                 n_rounds:int=20, # communication rounds
+                 local_steps:int=20, # Adam steps per client and round
+                 lr:float=0.01, # Adam learning rate
+                 batch_size:int=256, # rows per mini-batch
+                 hidden:int=0, # 0: logistic regression; > 0: one hidden ReLU layer of this width
+                 weight_decay:float=1e-4, # L2 penalty of Adam
+                 init_seed:int=0, # seed of the initial weights
+                 notion:str='dp', # fairness notion the report measures: 'dp', 'eop' or 'eo'
+                 runner=None, # how the federation is played: None or InProcessRunner(), or fedfact_flower.FlowerRunner(...)
+                 seed:int=0, # seed of the mini-batches (stage s of a pipeline draws from seed * 1000 + s)
+                 show_progress:bool|None=None, # progress bar over rounds (None: follow TRUSTML_NB_PROGRESS)
+                ):
+        self.n_rounds, self.local_steps, self.lr, self.batch_size, self.hidden = n_rounds, local_steps, lr, batch_size, hidden
+        self.weight_decay, self.init_seed, self.notion, self.runner, self.seed = weight_decay, init_seed, notion, runner, seed
+        self.show_progress = show_progress
+
+    def _protocol(self, fd)->FedAvgProtocol:
+        return FedAvgProtocol(fd.X.shape[1], fd.shape[0], self.n_rounds, self.local_steps, self.lr, self.batch_size, self.hidden,
+                              self.weight_decay, self.init_seed)
+
+    def fit(self, fd:FedData):
+        "Train the shared model on the federation `fd`; `report_` holds its accuracy and disparities."
+        runner = self._check_common(fd)
+        proto = self._protocol(fd)
+        run, secs, cpu = self._play(fd, runner, [proto], [self.seed])
+        weights = {k: v for k, v in run.payload.items() if k.startswith('w.')}
+        if not _finite_weights(weights):
+            raise ValueError(f"FedAvg training diverged: the weights became NaN or infinite (lr={self.lr:g}); lower lr")
+        self._set_shape(fd); self.protocol_, self.weights_ = proto, weights
+        tr = np.stack([e['train'] for e in run.evals]); te = np.stack([e['test'] for e in run.evals])
+        self.report_ = _fed_report('FedAvg', self.notion, (None, None), 0.0, tr, te, tr, run.log, secs, cpu, runner.label)
+        return self
+
+    def _adopt(self, fd, proto, weights, log, seconds, runner_label):
+        "Become the FedAvg stage of a FedFACT pipeline: its weights, and a report evaluated on `fd` from them."
+        self._set_shape(fd); self.protocol_, self.weights_ = proto, weights
+        pred = lambda X: self._logits(X).argmax(1)
+        tr = prediction_counts(fd.y, pred(fd.X), fd.a, fd.k, fd.shape); te = prediction_counts(fd.y_test, pred(fd.X_test), fd.a_test, fd.k_test, fd.shape)
+        self.report_ = _fed_report('FedAvg', self.notion, (None, None), 0.0, tr, te, tr, [r for r in log if r['stage'] == 'FedAvg'],
+                                   seconds, 0.0, runner_label, notes=("trained as the first stage of a FedFACT run; evaluated from its weights",))
+        return self
+
+    def predict_proba(self,
+                      X, # features (n, d)
+                      sensitive=None, # unused: the shared model is blind to the group (accepted for a common signature)
+                      clients=None, # unused: one model for every client
+                     )->np.ndarray: # (n, m) class probabilities
+        "Class probabilities of the shared model."
+        check_is_fitted(self)
+        z = self._logits(self._check_X(X))
+        p = np.exp(z - z.max(1, keepdims=True))
+        return p / p.sum(1, keepdims=True)
+
+    def predict(self, X, sensitive=None, clients=None)->np.ndarray:
+        "The most probable class (code 0..m-1) of every row."
+        check_is_fitted(self)
+        return self._logits(self._check_X(X)).argmax(1)
+
+    def _logits(self, X)->np.ndarray: return model_logits(set_weights(self.protocol_.model(), self.weights_), X)
+
+# %% ../nbs/20_fedfact.ipynb #703f4848
+def _is_fitted(est)->bool:
+    "Whether `est` has been fitted (scikit-learn's test, as in `core.check_is_fitted`)."
+    try: check_is_fitted(est); return True
+    except NotFittedError: return False
+
+class _FedFactBase(_FedEstimator):
+    "FedFACT-Post and FedFACT-In: a FedAvg stage (trained, or re-used from a fitted FedAvg), then the fairness stage."
+
+    def _base_stage(self, fd):
+        "(stage-0 protocol, FedAvg protocol whose model the score uses, stage-0 seed, the FedAvg estimator, whether it was fitted)."
+        base = FedAvg(seed=self.seed) if self.base_model is None else self.base_model
+        if not isinstance(base, FedAvg):
+            raise TypeError(f"base_model must be None or a FedAvg estimator (fitted: re-used as is; unfitted: trained first), got {_kind(base)}")
+        if _is_fitted(base):                           # re-use its weights, no retraining
+            if base.n_features_in_ != fd.X.shape[1] or base.n_classes_ != fd.shape[0]:
+                raise ValueError(f"base_model was fitted on {base.n_features_in_} features and {base.n_classes_} classes; "
+                                 f"fd has {fd.X.shape[1]} and {fd.shape[0]}")
+            return _FixedWeights(base.weights_), base.protocol_, self.seed, base, True
+        try:
+            check_scalar(base.seed, 'seed', int, low=0, high=2**32 - 1); check_option(base.notion, 'notion', NOTIONS)
+            proto = base._protocol(fd)
+        except (TypeError, ValueError) as e: raise type(e)(f"base_model: {e}") from None
+        return proto, proto, base.seed, base, False
+
+    def fit(self, fd:FedData):
+        "Run the FedAvg stage (unless `base_model` is fitted) and the fairness stage on `fd`; `report_` holds the audit."
+        runner = self._check_common(fd); check_scalar(self.tol, 'tol', float, low=0)
+        xi_g, xi_l = _check_budget(self.xi_g, 'xi_g'), _check_budget(self.xi_l, 'xi_l')
+        stage0, avg, seed0, base, fitted = self._base_stage(fd)
+        proto = self._protocol(fd, avg)
+        run, secs, cpu = self._play(fd, runner, [stage0, proto], [seed0, self.seed])
+        w0 = {k: v for k, v in run.stage_payloads[0].items() if k.startswith('w.')}
+        if not fitted and not _finite_weights(w0):
+            raise ValueError(f"base_model: FedAvg training diverged: the weights became NaN or infinite (lr={base.lr:g}); lower lr")
+        self._check_diverged(run)
+        self._set_shape(fd)
+        stage0_secs = sum(r['seconds'] for r in run.log if r['stage'] == 'FedAvg')
+        self.base_model_ = base if fitted else clone(base)._adopt(fd, avg, w0, run.log, stage0_secs, runner.label)
+        self.protocol_, self.payload_, self.client_states_ = proto, run.payload, run.states
+        tr = np.stack([e['train'] for e in run.evals]); te = np.stack([e['test'] for e in run.evals])
+        tr_ex = np.stack([e['train_expected'] for e in run.evals]) if 'train_expected' in run.evals[0] else tr
+        self.report_ = _fed_report(self._method, self.notion, (xi_g, xi_l), self.tol, tr, te, tr_ex, run.log, secs, cpu, runner.label)
+        return self
+
+    def _check_diverged(self, run): pass
+
+class FedFactPost(_FedFactBase, BaseEstimator):
+    "FedFACT-Post: per-(client, group) calibration of FedAvg's scores, then the bi-level dual descent (clients: local duals; server: global duals)."
+    _method = 'FedFACT-Post'
+    def __init__(self,
+                 notion:str='dp', # 'dp' (demographic parity), 'eop' (equal opportunity) or 'eo' (equalised odds)
+                 xi_g:float|None=0.01, # global budget (None: no global constraint)
+                 xi_l:float|None=0.01, # local budget of every client (None: no local constraints; with xi_g=None too: the unconstrained plug-in rule)
+                 n_rounds:int=40, # dual rounds (after the calibration round)
+                 local_steps:int=20, # local dual steps per client and round
+                 lr:float=2.0, # step of the local duals with optimizer='sgd' (divided by sqrt(round))
+                 server_lr:float=5.0, # step of the global duals with optimizer='sgd'
+                 beta:float=0.01, # first smoothing temperature of the max
+                 beta_final:float=0.001, # last smoothing temperature (geometric annealing)
+                 bound:float=5.0, # B_d, the l1 bound of the duals
+                 max_step:float=0.05, # largest local dual step in score units (twice that for the global duals)
+                 average:bool=False, # predict with the Polyak average of the second half of the duals
+                 jitter:float=1e-9, # seeded score jitter breaking exact ties
+                 optimizer:str='rprop', # 'rprop' (sign-based, preconditioned) or 'sgd' (projected gradient)
+                 calibrate:bool=True, # fit the per-(client, group) calibration (False: FedAvg's own scores)
+                 base_model=None, # FedAvg estimator: fitted, its weights are re-used (no retraining); unfitted, it is trained first; None: FedAvg(seed=seed)
+                 runner=None, # None or InProcessRunner(), or fedfact_flower.FlowerRunner(...)
+                 tol:float=0.005, # slack when auditing the budgets on the training rows
+                 seed:int=0, # seed of every random choice of this stage
+                 show_progress:bool|None=None, # progress bars over rounds (None: follow TRUSTML_NB_PROGRESS)
+                ):
+        self.notion, self.xi_g, self.xi_l, self.n_rounds, self.local_steps, self.lr = notion, xi_g, xi_l, n_rounds, local_steps, lr
+        self.server_lr, self.beta, self.beta_final, self.bound, self.max_step = server_lr, beta, beta_final, bound, max_step
+        self.average, self.jitter, self.optimizer, self.calibrate, self.base_model = average, jitter, optimizer, calibrate, base_model
+        self.runner, self.tol, self.seed, self.show_progress = runner, tol, seed, show_progress
+
+    def _protocol(self, fd, avg):
+        return FedFactPostProtocol(avg.model, fd.counts, self.notion, self.xi_g, self.xi_l, n_rounds=self.n_rounds,
+                                   local_steps=self.local_steps, lr=self.lr, server_lr=self.server_lr, beta=self.beta,
+                                   beta_final=self.beta_final, bound=self.bound, max_step=self.max_step, average=self.average,
+                                   jitter=self.jitter, optimizer=self.optimizer, calibrate=self.calibrate)
+
+    def predict(self,
+                X, # features (n, d)
+                sensitive=None, # the group of every row: a fitted group name or its code (the rule depends on it)
+                clients=None, # the client (0..N-1) of every row: its calibration and local duals apply
+               )->np.ndarray: # class codes 0..m-1
+        "The fair plug-in rule: argmax of the cost-weighted calibrated scores of each row's (client, group)."
+        check_is_fitted(self)
+        X = self._check_X(X); a = self._check_sensitive(sensitive, len(X)); k = self._check_clients(clients, len(X))
+        out = np.zeros(len(X), int)
+        for c in np.unique(k):
+            idx = np.flatnonzero(k == c)
+            out[idx] = self.protocol_.predict(int(c), self.payload_, self.client_states_[c], {'X': X[idx], 'a': a[idx]})
+        return out
+
+class FedFactIn(_FedFactBase, BaseEstimator):
+    "FedFACT-In: shared and personal models trained with the cost-sensitive loss while the server and clients move the duals."
+    _method = 'FedFACT-In'
+    def __init__(self,
+                 notion:str='dp', # 'dp', 'eop' or 'eo'
+                 xi_g:float|None=0.01, # global budget (None: no global constraint)
+                 xi_l:float|None=0.01, # local budget of every client (None: no local constraints)
+                 n_rounds:int=40, # communication rounds
+                 local_steps:int=20, # Adam steps per model, client and round
+                 lr:float=0.01, # Adam learning rate
+                 batch_size:int=256, # rows per mini-batch
+                 dual_lr:float=1.0, # dual step with optimizer='sgd'
+                 max_step:float=0.1, # largest dual step in score units
+                 eta_w:float=0.3, # Hedge step of the ensemble weight
+                 bound:float=5.0, # B_d, the l1 bound of the duals
+                 kappa_eps:float=1e-4, # smallest cost after the positivity shift
+                 optimizer:str='rprop', # 'rprop' or 'sgd'
+                 n_history:int=1, # N_h: predict with one of the last N_h rounds' rules, drawn per row (seeded); 1: the last iterate
+                 dual_audit:str='last', # the dual step audits the 'last' rule or the 'mixture' of the last N_h
+                 base_model=None, # FedAvg estimator: fitted, its weights start the shared model; unfitted, it is trained first; None: FedAvg(seed=seed)
+                 runner=None, # None or InProcessRunner(), or fedfact_flower.FlowerRunner(...)
+                 tol:float=0.005, # slack when auditing the budgets on the training rows (expected rates of a randomised rule)
+                 seed:int=0, # seed of every random choice of this stage (mini-batches, the rule's draws)
+                 show_progress:bool|None=None, # progress bars over rounds (None: follow TRUSTML_NB_PROGRESS)
+                ):
+        self.notion, self.xi_g, self.xi_l, self.n_rounds, self.local_steps, self.lr = notion, xi_g, xi_l, n_rounds, local_steps, lr
+        self.batch_size, self.dual_lr, self.max_step, self.eta_w, self.bound = batch_size, dual_lr, max_step, eta_w, bound
+        self.kappa_eps, self.optimizer, self.n_history, self.dual_audit = kappa_eps, optimizer, n_history, dual_audit
+        self.base_model, self.runner, self.tol, self.seed, self.show_progress = base_model, runner, tol, seed, show_progress
+
+    def _protocol(self, fd, avg):
+        return FedFactInProtocol(fd.X.shape[1], fd.shape[0], fd.counts, self.notion, self.xi_g, self.xi_l, n_rounds=self.n_rounds,
+                                 local_steps=self.local_steps, lr=self.lr, batch_size=self.batch_size, hidden=avg.hidden,
+                                 dual_lr=self.dual_lr, max_step=self.max_step, eta_w=self.eta_w, bound=self.bound,
+                                 kappa_eps=self.kappa_eps, optimizer=self.optimizer, n_history=self.n_history,
+                                 dual_audit=self.dual_audit)
+
+    def _check_diverged(self, run):
+        if not (_finite_weights(run.payload) and all(_finite_weights(s['phi']) for s in run.states)):
+            raise ValueError(f"FedFACT-In training diverged: the weights became NaN or infinite (lr={self.lr:g}); lower lr")
+
+    def predict(self,
+                X, # features (n, d)
+                sensitive=None, # unused: the rule is blind to the group (accepted for a common signature)
+                clients=None, # the client (0..N-1) of every row: its personal model and ensemble weight apply
+               )->np.ndarray: # class codes 0..m-1
+        "Each client's personalised rule; with n_history > 1 a row's rule is drawn from the last N_h rounds (seeded: the draws of the test evaluation)."
+        check_is_fitted(self)
+        X = self._check_X(X); k = self._check_clients(clients, len(X))
+        out = np.zeros(len(X), int)
+        for c in np.unique(k):
+            idx = np.flatnonzero(k == c)
+            out[idx] = self.protocol_.predict(int(c), self.payload_, self.client_states_[c], {'X': X[idx], 'stream': 1})
+        return out
 
 # %% ../nbs/20_fedfact.ipynb #239ee5a4
 def adult_fed_data(
@@ -951,124 +1433,173 @@ def adult_fed_data(
     alpha:float=0.5, # Dirichlet concentration of the sensitive attribute across clients
     partition:str='dirichlet', # 'dirichlet' or 'heterogeneous' (binary label and attribute only)
     label:str='income', # 'income' (binary) or 'hours' (3 classes)
-    sensitive:str='sex', # 'sex' or 'race'
+    sensitive:str='sex', # one of data.ADULT_ATTRIBUTES: 'sex', 'race', 'race_binary' or 'age_group'
     test_size:float=0.4, # share of each client's rows kept for testing
     max_rows:int|None=None, # subsample the data (for quick lessons); None: all rows
     min_size:int=20, # smallest (client, group) cell of the Dirichlet split
-    seed:int=0, # seed of the split
+    seed:int=0, # seed of the subsample and the split
     scheme:str='as_given', # Dirichlet convention: 'as_given' (Dir(alpha)) or 'logofair' (Dir(2 alpha) + balancing; see `dirichlet_partition`)
 )->FedData:
-    "UCI Adult split across clients (Dirichlet on the sensitive attribute or the heterogeneous split), 60/40 per client."
-    import warnings
-    from trustml_nb.data import load_adult
+    "UCI Adult (from `data.adult_task`) split across clients (Dirichlet on the sensitive attribute, or the heterogeneous split), 60/40 per client."
+    from trustml_nb.data import adult_task, encode_features
     check_option(partition, 'partition', ('dirichlet', 'heterogeneous')); check_option(label, 'label', ('income', 'hours'))
-    check_option(sensitive, 'sensitive', ('sex', 'race')); check_scalar(test_size, 'test_size', low=0, high=1, closed='neither')
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore')
-        df = load_adult('all')
-    rng = make_rng(seed)
-    if max_rows is not None and max_rows < len(df): df = df.iloc[np.sort(rng.choice(len(df), max_rows, replace=False))].reset_index(drop=True)
-    a_codes, groups = pd.factorize(df[sensitive].astype(str), sort=True)
-    if label == 'income': y = df['income'].to_numpy().astype(int); classes = ['<=50K', '>50K']
-    else:
-        h = df['hours_per_week'].to_numpy(); y = np.where(h < 40, 0, np.where(h == 40, 1, 2)); classes = ['<40h', '40h', '>40h']
-    feats = df.drop(columns=['income', 'sex', 'race', 'split'] + (['hours_per_week'] if label == 'hours' else []))
+    if not isinstance(sensitive, str): raise TypeError(f"sensitive must be the name of one attribute, e.g. 'sex', got {_kind(sensitive)}")
+    check_scalar(test_size, 'test_size', low=0, high=1, closed='neither'); check_scalar(n_clients, 'n_clients', int, low=1)
+    check_scalar(seed, 'seed', int, low=0); check_scalar(alpha, 'alpha', low=0, closed='neither')
+    check_scalar(min_size, 'min_size', int, low=0); check_option(scheme, 'scheme', ('as_given', 'logofair'))
+    if partition == 'heterogeneous' and (label != 'income' or sensitive not in ('sex', 'race_binary')):
+        raise ValueError(f"partition='heterogeneous' needs label='income' and a binary sensitive attribute ('sex' or 'race_binary'), "
+                         f"got label={label!r}, sensitive={sensitive!r}")
+    rng = make_rng(seed)           # one stream: adult_task draws the subsample from it, the split continues it
+    task = adult_task(splits=None, label=label, sensitive=(sensitive,), max_rows=max_rows, seed=rng)
+    rows = task['all']
+    a_codes, groups = check_sensitive(rows.A[sensitive], 'sensitive')
+    y = rows.y
     if partition == 'dirichlet': k = dirichlet_partition(a_codes, n_clients, alpha, min_size, rng, scheme=scheme)
-    else:
-        if label != 'income' or len(groups) != 2: raise ValueError("partition='heterogeneous' needs label='income' and sensitive='sex'")
-        k = heterogeneous_partition(a_codes, y, n_clients, seed=rng)
-    test = np.zeros(len(df), bool)
+    else: k = heterogeneous_partition(a_codes, y, n_clients, seed=rng)
+    test = np.zeros(len(y), bool)
     for c in range(n_clients):
         idx = np.nonzero(k == c)[0]; test[rng.choice(idx, int(round(test_size * len(idx))), replace=False)] = True
-    num = [c for c in feats.columns if pd.api.types.is_numeric_dtype(feats[c])]
-    X = pd.get_dummies(feats, columns=[c for c in feats.columns if c not in num], dtype=float)
-    mu_, sd = X.loc[~test, num].mean(), X.loc[~test, num].std().replace(0, 1)
-    X[num] = (X[num] - mu_) / sd
-    Xv = X.to_numpy(float)
+    Xv, names = encode_features(rows.X, fit=~test)   # standardised with the training rows' statistics
     return make_fed_data(Xv[~test], y[~test], a_codes[~test], k[~test], Xv[test], y[test], a_codes[test], k[test],
-                         group_names=list(groups), class_names=classes, feature_names=list(X.columns))
+                         group_names=[str(g) for g in groups], class_names=list(task.classes), feature_names=names)
 
 # %% ../nbs/20_fedfact.ipynb #24a7926f
-def _score_model(model):
-    "A prefit sklearn classifier around a torch model (for fairlearn)."
-    from sklearn.base import BaseEstimator, ClassifierMixin
-    class _ScoreModel(ClassifierMixin, BaseEstimator):
-        def __init__(self, model=None): self.model = model
-        def fit(self, X, y): return self
-        def predict_proba(self, X):
-            z = model_logits(self.model, np.asarray(X, float)); p = np.exp(z - z.max(1, keepdims=True))
-            return p / p.sum(1, keepdims=True)
-        def predict(self, X): return self.predict_proba(X).argmax(1)
-    est = _ScoreModel(model); est.classes_ = np.array([0, 1]); est.fitted_ = True
-    return est
+def _fitted_fedavg(base_model, name:str='base_model')->FedAvg:
+    "The fitted FedAvg behind `base_model`: a fitted FedAvg, or the `base_model_` of a fitted FedFactPost / FedFactIn."
+    if isinstance(base_model, _FedFactBase):
+        check_is_fitted(base_model); return base_model.base_model_
+    if not isinstance(base_model, FedAvg):
+        raise TypeError(f"{name} must be a fitted FedAvg (or a fitted FedFactPost / FedFactIn, whose base_model_ is used), got {_kind(base_model)}")
+    check_is_fitted(base_model)
+    return base_model
 
 def fairlearn_baseline(
     fd:FedData, # the federation (binary labels)
-    base:Result, # a `fedfact` result whose FedAvg model supplies the scores
+    base_model, # a fitted FedAvg whose scores are post-processed (or a fitted FedFACT estimator: its base_model_)
     constraints:str='demographic_parity', # fairlearn constraint name
     seed:int=0, # random_state of the randomised thresholds
-)->Result:
+)->FedReport:
     "fairlearn ThresholdOptimizer fitted on the pooled training data (centralised, client-blind); metrics per client."
-    from fairlearn.postprocessing import ThresholdOptimizer
-    if fd.shape[0] != 2: raise ValueError(f"ThresholdOptimizer needs binary labels, got {fd.shape[0]} classes")
-    model = set_weights(base.fedavg_protocol.model(), base.fedavg_weights)
-    to = ThresholdOptimizer(estimator=_score_model(model), constraints=constraints, prefit=True, predict_method='predict_proba')
-    t0 = time.perf_counter()
+    if not isinstance(fd, FedData): raise TypeError(f"fd must be a FedData (see make_fed_data, adult_fed_data), got {_kind(fd)}")
+    avg = _fitted_fedavg(base_model)
+    check_option(constraints, 'constraints', ('demographic_parity', 'equalized_odds', 'true_positive_rate_parity',
+                                              'false_positive_rate_parity', 'true_negative_rate_parity', 'false_negative_rate_parity'))
+    check_scalar(seed, 'seed', int, low=0, high=2**32 - 1)
+    if fd.shape[0] != 2: raise ValueError(f"fd must have binary labels for ThresholdOptimizer, got {fd.shape[0]} classes")
+    if avg.n_features_in_ != fd.X.shape[1]: raise ValueError(f"base_model was fitted on {avg.n_features_in_} features; fd has {fd.X.shape[1]}")
+    ThresholdOptimizer = require('fairlearn.postprocessing', 'fair', 'fairlearn_baseline').ThresholdOptimizer
+    score = PrefitClassifier(proba_fn=avg.predict_proba, classes=(0, 1)).fit()
+    to = ThresholdOptimizer(estimator=score, constraints=constraints, prefit=True, predict_method='predict_proba')
+    t0, c0 = time.perf_counter(), time.process_time()
     to.fit(fd.X, fd.y, sensitive_features=fd.a)
-    seconds = time.perf_counter() - t0
-    out = {}
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    counts = {}
     for split, (X, y, a, k) in {'train': (fd.X, fd.y, fd.a, fd.k), 'test': (fd.X_test, fd.y_test, fd.a_test, fd.k_test)}.items():
         pred = np.asarray(to.predict(X, sensitive_features=a, random_state=seed)).astype(int)
-        out[split] = metrics_from_counts(prediction_counts(y, pred, a, k, fd.shape), 'dp')
-    te, tr = out['test'], out['train']
-    table = pd.DataFrame({'client': range(fd.shape[2]), 'n_test': te['client_n'].astype(int), 'accuracy': te['client_accuracy'],
-                          'local_gap_pairwise': te['client_pairwise'], 'local_gap_subgroup': te['client_subgroup'],
-                          'train_local_gap_subgroup': tr['client_subgroup']})
-    summary = dict(accuracy=te['accuracy'], global_gap=te['global_pairwise'], local_gap=te['local_pairwise'],
-                   global_subgroup=te['global_subgroup'], local_subgroup=te['local_subgroup'],
-                   train_global_subgroup=tr['global_subgroup'], train_local_subgroup=tr['local_subgroup'], seconds=seconds)
-    return Result(table, title=f"fairlearn ThresholdOptimizer ({constraints}, pooled data)", summary=summary, estimator=to)
+        counts[split] = prediction_counts(y, pred, a, k, fd.shape)
+    notion = {'demographic_parity': 'dp', 'true_positive_rate_parity': 'eop', 'equalized_odds': 'eo'}.get(constraints, 'dp')
+    return _fed_report(f"fairlearn ThresholdOptimizer ({constraints}, pooled)", notion, (None, None), 0.0, counts['train'], counts['test'],
+                       counts['train'], [], seconds, cpu, 'pooled (centralised)',
+                       notes=("fitted centrally on all clients' training rows, blind to the clients",))
 
 # %% ../nbs/20_fedfact.ipynb #18ea9b74
+def _say_once(caught:list, what:str, points:list)->str:
+    "Re-emit warnings recorded over a loop of fits: the unmet budgets as one NumericalWarning naming the points (returned), the rest once each."
+    unmet = [p for p, w in zip(points, caught) if any(issubclass(x.category, NumericalWarning) and 'budget not met' in str(x.message) for x in w)]
+    msg = ''
+    if unmet:
+        msg = report_numerical(f"{what}: budget not met on the training data at {len(unmet)} of {len(points)} point(s) ({'; '.join(unmet[:6])}"
+                               f"{' ...' if len(unmet) > 6 else ''}); see the column constraints_met and each fit's notes")
+    seen = set()
+    for w in caught:
+        for x in w:
+            if issubclass(x.category, NumericalWarning) and 'budget not met' in str(x.message): continue
+            key = (x.category, str(x.message))
+            if key not in seen: seen.add(key); warnings.warn(x.message, x.category, stacklevel=3)
+    return msg
+
 def tradeoff_curve(
-    fd:FedData, base:Result, # federation and a result holding the FedAvg model
+    fd:FedData, # the federation
+    base_model, # a fitted FedAvg (re-used at every point: only the duals are refitted)
     budgets=(0.0025, 0.01, 0.03, 0.1), # xi values
     variants=('global+local',), # any of 'global+local', 'global', 'local'
-    notion:str='dp', seed:int=0, method_kw:dict|None=None, # passed to `fedfact`
-)->pd.DataFrame:
-    "Accuracy and test disparities of FedFACT-Post as the budget varies (one row per variant and budget)."
-    rows = []
+    estimator:FedFactPost|None=None, # settings of every point (notion, rounds, seed...); None: FedFactPost()
+)->pd.DataFrame: # one row per variant and budget: accuracy, test gaps (both forms), training gaps, constraints_met
+    "Accuracy and disparities of FedFACT-Post as the budget varies; unmet budgets are said once, and flagged per row."
+    avg = _fitted_fedavg(base_model)
+    template = FedFactPost() if estimator is None else estimator
+    if not isinstance(template, FedFactPost): raise TypeError(f"estimator must be None or a FedFactPost, got {_kind(template)}")
+    if isinstance(variants, str): variants = (variants,)
+    for v in variants: check_option(v, 'variants', ('global+local', 'global', 'local'))
+    budgets = check_array(budgets, 'budgets', ndim=1).astype(float)
+    if (budgets < 0).any(): raise ValueError(f"budgets must be >= 0, got {budgets.tolist()}")
+    rows, caught, points = [], [], []
     for var in variants:
-        check_option(var, 'variant', ('global+local', 'global', 'local'))
-        for xi in progress(budgets, desc=f'budgets ({var})'):
-            with warnings.catch_warnings():
-                warnings.simplefilter('ignore')
-                r = fedfact(fd, 'post', notion, xi if var != 'local' else None, xi if var != 'global' else None, seed=seed,
-                            base=base, method_kw=method_kw, show_progress=False)
-            rows.append(dict(variant=var, xi=xi, **{k: r[k] for k in ('accuracy', 'global_gap', 'local_gap', 'global_subgroup', 'local_subgroup', 'constraints_met')}))
+        for xi in progress(budgets, desc=f'budgets ({var})', disable=_disable(template.show_progress)):
+            est = clone(template).set_params(xi_g=float(xi) if var != 'local' else None, xi_l=float(xi) if var != 'global' else None,
+                                             base_model=avg, show_progress=False)
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter('always')          # record every warning of this fit (re-emitted below, unmet budgets once)
+                r = est.fit(fd).report_
+            caught.append(w); points.append(f"{var} xi={xi:g}")
+            rows.append(dict(variant=var, xi=float(xi), accuracy=r.accuracy, global_gap=r.global_gap, worst_local_gap=r.worst_local_gap,
+                             global_gap_subgroup=r.global_gap_subgroup, worst_local_gap_subgroup=r.worst_local_gap_subgroup,
+                             train_global_gap=r.train_global_gap, train_worst_local_gap=r.train_worst_local_gap,
+                             constraints_met=r.constraints_met))
+    _say_once(caught, 'tradeoff_curve', points)
     return pd.DataFrame(rows)
 
 def plot_client_gaps(
-    results:dict, # label -> Result from `fedfact` / `fairlearn_baseline`
-    column:str='local_gap_pairwise', # per-client column to draw
+    results:dict, # label -> FedReport (or a fitted estimator, whose report_ is used)
+    column:str='local_gap_pairwise', # per-client column of the reports' tables to draw
     ax=None, # axis to draw on
 ):
     "Grouped bars: every client's local gap under each method."
     from trustml_nb.viz import plot_group_metric
-    df = pd.concat([r.table.assign(method=k) for k, r in results.items()], ignore_index=True)
+    if not isinstance(results, dict) or not results: raise TypeError(f"results must be a non-empty dict of label -> FedReport, got {_kind(results)}")
+    reps = {}
+    for k, r in results.items():
+        if isinstance(r, _FedEstimator): check_is_fitted(r); r = r.report_
+        if not isinstance(r, FedReport): raise TypeError(f"results[{k!r}] must be a FedReport or a fitted FedAvg / FedFactPost / FedFactIn, got {_kind(r)}")
+        reps[k] = r
+    check_option(column, 'column', [c for c in next(iter(reps.values())).table.columns if c not in ('client', 'n_test')])
+    df = pd.concat([r.table.assign(method=k) for k, r in reps.items()], ignore_index=True)
     df['client'] = df['client'].astype(str)
     ax = plot_group_metric(df, 'client', column, hue='method', ax=ax)
     ax.set_ylabel(column.replace('_', ' ')); return ax
 
 # %% ../nbs/20_fedfact.ipynb #b6269958
+@report
+class FedFactExplorerReport(Report):
+    "One render of the FedFACT explorer: FedFACT-Post at the chosen budgets (and at a quarter and four times them) beside FedAvg."
+    notion: str # fairness notion: 'dp', 'eop' or 'eo'
+    global_budget: float # xi_g chosen on the slider
+    local_budget: float # xi_l chosen on the slider
+    alpha: float # Dirichlet concentration of the split
+    accuracy: float # FedFACT-Post at the chosen budgets: test accuracy
+    global_gap: float # FedFACT-Post at the chosen budgets: global test gap (pairwise form)
+    worst_local_gap: float # FedFACT-Post at the chosen budgets: worst client's test gap (pairwise form)
+    constraints_met: bool # the chosen budgets hold on the training rows (within the audit tolerance)
+    fedavg_accuracy: float # FedAvg: test accuracy
+    fedavg_global_gap: float # FedAvg: global test gap (pairwise form, same notion)
+    fedavg_worst_local_gap: float # FedAvg: worst client's test gap (pairwise form, same notion)
+    table: pd.DataFrame # one row per budget scale (0.25, 1, 4): budgets, accuracy, gaps, constraints_met
+    notes: tuple = () # unmet budgets, said once
+
+    @property
+    def title(self)->str:
+        return (f"FedFACT-Post, {self.notion.upper()}, xi_g={self.global_budget:.3f}, xi_l={self.local_budget:.3f}, alpha={self.alpha:g}"
+                + ('' if self.constraints_met else ' (budget NOT met on the training data)'))
+
 _EXPLORER_CACHE = {}
 
 def _explorer_base(alpha, max_rows, n_clients, seed):
-    "Cached (federation, FedAvg result) for the explorer."
+    "Cached (federation, fitted FedAvg) for the explorer."
     key = (round(float(alpha), 6), max_rows, n_clients, seed)
     if key not in _EXPLORER_CACHE:
         fd = adult_fed_data(n_clients=n_clients, alpha=alpha, max_rows=max_rows, seed=seed)
-        _EXPLORER_CACHE[key] = (fd, fedfact(fd, 'fedavg', seed=seed, show_progress=False))
+        _EXPLORER_CACHE[key] = (fd, FedAvg(seed=seed, show_progress=False).fit(fd))
     return _EXPLORER_CACHE[key]
 
 def explore_fedfact(
@@ -1076,46 +1607,44 @@ def explore_fedfact(
     alpha:float=0.5, # Dirichlet concentration of the split
     notion:str='dp', # 'dp', 'eop' or 'eo'
     max_rows:int=12000, n_clients:int=5, seed:int=0, # size of the Adult subsample, clients, seed
-)->tuple: # (summary text, figure)
-    "Run FedFACT-Post on an Adult federation at three budget scales; return a summary line and the trade-off/per-client figure."
-    from trustml_nb.viz import new_figure, plot_tradeoff
+)->tuple: # (FedFactExplorerReport, figure)
+    "Run FedFACT-Post on an Adult federation at three budget scales; return the report and the trade-off/per-client figure."
+    from trustml_nb.viz import new_figure, plot_group_metric, plot_tradeoff
+    check_scalar(xi_g, 'xi_g', float, low=0); check_scalar(xi_l, 'xi_l', float, low=0); check_option(notion, 'notion', NOTIONS)
     fd, base = _explorer_base(alpha, max_rows, n_clients, seed)
-    rows, main = [], None
+    rows, main, caught, points = [], None, [], []
     for f in (0.25, 1.0, 4.0):
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore')
-            r = fedfact(fd, 'post', notion, xi_g * f, xi_l * f, seed=seed, base=base, show_progress=False)
-        rows.append(dict(method='FedFACT-Post', scale=f, accuracy=r['accuracy'], global_gap=r['global_gap'], local_gap=r['local_gap']))
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter('always')
+            r = FedFactPost(notion, xi_g * f, xi_l * f, base_model=base, seed=seed, show_progress=False).fit(fd).report_
+        caught.append(w); points.append(f"scale {f:g}")
+        rows.append(dict(method='FedFACT-Post', scale=f, xi_g=xi_g * f, xi_l=xi_l * f, accuracy=r.accuracy, global_gap=r.global_gap,
+                         worst_local_gap=r.worst_local_gap, constraints_met=r.constraints_met))
         if f == 1.0: main = r
-    avg = metrics_from_counts(_counts_of(base, fd), notion)
+    unmet = _say_once(caught, 'explore_fedfact', points)
+    notes = (unmet,) if unmet else ()
+    avg = metrics_from_counts(prediction_counts(fd.y_test, base.predict(fd.X_test), fd.a_test, fd.k_test, fd.shape), notion)
     curve = pd.DataFrame(rows)
     fig, (ax1, ax2) = new_figure(1, 2, figsize=(10, 3.6))
-    plot_tradeoff(curve, 'local_gap', 'accuracy', annotate='scale', ax=ax1)
+    plot_tradeoff(curve, 'worst_local_gap', 'accuracy', annotate='scale', ax=ax1)
     ax1.scatter([avg['local_pairwise']], [avg['accuracy']], marker='s', color='crimson', zorder=3, label='FedAvg')
     ax1.legend(frameon=False, fontsize='small'); ax1.set_xlabel('worst local gap (test)'); ax1.set_title('trade-off (labels: budget scale)')
     gaps = pd.DataFrame({'client': [str(c) for c in range(n_clients)] * 2,
-                         'local gap': np.r_[avg['client_pairwise'], main.test_metrics['client_pairwise']],
+                         'local gap': np.r_[avg['client_pairwise'], main.table['local_gap_pairwise'].to_numpy()],
                          'method': ['FedAvg'] * n_clients + ['FedFACT-Post'] * n_clients})
-    from trustml_nb.viz import plot_group_metric
     plot_group_metric(gaps, 'client', 'local gap', hue='method', reference=xi_l if notion == 'dp' else None, ax=ax2)
     ax2.set_title(f'local {notion.upper()} gap per client (test)')
-    text = (f"FedFACT-Post, {notion.upper()}, xi_g={xi_g:.3f}, xi_l={xi_l:.3f}, alpha={alpha:g}: accuracy {main['accuracy']:.3f} "
-            f"(FedAvg {avg['accuracy']:.3f}), global gap {main['global_gap']:.3f} (FedAvg {avg['global_pairwise']:.3f}), "
-            f"worst local gap {main['local_gap']:.3f} (FedAvg {avg['local_pairwise']:.3f})"
-            + ('' if main['constraints_met'] else ' | budget NOT met on the training data'))
-    return text, fig
-
-def _counts_of(res, fd):
-    "FedAvg test counts recomputed from a result (the metrics of the unconstrained model under any notion)."
-    model = set_weights(res.fedavg_protocol.model(), res.fedavg_weights)
-    pred = model_logits(model, fd.X_test).argmax(1)
-    return prediction_counts(fd.y_test, pred, fd.a_test, fd.k_test, fd.shape)
+    rep = FedFactExplorerReport(notion=notion, global_budget=float(xi_g), local_budget=float(xi_l), alpha=float(alpha), accuracy=main.accuracy,
+                                global_gap=main.global_gap, worst_local_gap=main.worst_local_gap, constraints_met=main.constraints_met,
+                                fedavg_accuracy=avg['accuracy'], fedavg_global_gap=avg['global_pairwise'],
+                                fedavg_worst_local_gap=avg['local_pairwise'], table=curve, notes=notes)
+    return rep, fig
 
 def fedfact_explorer(
     max_rows:int=12000, # rows of Adult used (a subsample keeps Run under ~10 s)
     seed:int=0, # seed of the split and the training
 ):
-    "Widget: xi_g, xi_l, alpha and notion -> trade-off curve and per-client disparity bars (press Run)."
+    "Widget: xi_g, xi_l, alpha and notion -> trade-off curve and per-client disparity bars (press Run); `.report` keeps the last report."
     import ipywidgets as W
     from trustml_nb.viz import explorer
     def render(xi_g, xi_l, alpha, notion): return explore_fedfact(xi_g, xi_l, alpha, notion, max_rows=max_rows, seed=seed)

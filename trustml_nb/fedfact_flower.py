@@ -13,11 +13,11 @@ import time
 
 import numpy as np
 
-from .core import check_scalar
-from .fedfact import client_counts
+from .core import _kind, check_option, check_scalar, progress, require
+from .fedfact import FedRun, FedRunner, _disable, _stage_seeds, client_counts
 
 # %% auto #0
-__all__ = ['to_record', 'from_record', 'FedFactStrategy', 'make_server_app', 'make_client_app', 'run_flower']
+__all__ = ['to_record', 'from_record', 'FedFactStrategy', 'make_server_app', 'make_client_app', 'run_flower', 'FlowerRunner']
 
 # %% ../nbs/21_fedfact_flower.ipynb #e20bf0f3
 # Ray and Flower stay quiet and offline: no usage statistics, no dashboard, no log deduplication chatter.
@@ -27,6 +27,7 @@ for _k, _v in {'RAY_USAGE_STATS_ENABLED': '0', 'RAY_DEDUP_LOGS': '0', 'RAY_DISAB
                'RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO': '0'}.items():
     os.environ.setdefault(_k, _v)
 
+require('flwr', 'fl', 'trustml_nb.fedfact_flower')   # without the `fl` extra: an ImportError naming it
 from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
 from flwr.clientapp import ClientApp
 from flwr.serverapp import Grid, ServerApp
@@ -55,26 +56,29 @@ class FedFactStrategy:
     "Runs a pipeline of trustml_nb.fedfact protocols over a Flower Grid (one message per node per round)."
     def __init__(self,
                  protocols:list, # FedProtocol objects, run in sequence
-                 seed:int=0, # seed shared with the clients (sent in every message)
+                 seed=0, # seed shared with the clients (sent in every message): an int, or one int per protocol
                  min_nodes:int=1, # wait until this many nodes have connected
                  timeout:float=600.0, # seconds to wait for nodes, and for the replies of a round
+                 show_progress:bool|None=False, # progress bar over rounds (None: follow TRUSTML_NB_PROGRESS)
                 ):
-        self.protocols, self.seed, self.timeout, self.min_nodes = list(protocols), int(seed), timeout, min_nodes
-        self.payload, self.log, self.evals = {}, [], None
+        self.protocols, self.timeout, self.min_nodes = list(protocols), timeout, min_nodes
+        self.seeds, self.disable = _stage_seeds(seed, len(self.protocols)), _disable(show_progress)
+        self.payload, self.log, self.evals, self.states, self.stage_payloads = {}, [], None, None, []
 
     def _ask(self, grid, node_ids, kind, stage, rnd):
         msgs = [Message(content=RecordDict({'payload': to_record(self.payload),
-                                             'cfg': ConfigRecord({'stage': stage, 'round': rnd, 'seed': self.seed})}),
+                                             'cfg': ConfigRecord({'stage': stage, 'round': rnd, 'seed': self.seeds[stage]})}),
                         dst_node_id=nid, message_type='train' if kind == 'round' else 'evaluate') for nid in node_ids]
         replies = list(grid.send_and_receive(msgs, timeout=self.timeout))
         bad = [r for r in replies if r.has_error()]
         if bad: raise RuntimeError(f"{len(bad)} Flower client(s) failed in stage {stage}, round {rnd}: {bad[0].error.reason}")
         if len(replies) != len(node_ids): raise RuntimeError(f"expected {len(node_ids)} replies, got {len(replies)} (timeout?)")
         replies.sort(key=lambda r: int(r.content['meta']['cid']))   # arrival order -> partition order
+        if kind == 'evaluate': self.states = [from_record(r.content['state']) for r in replies]
         return [from_record(r.content['reply']) for r in replies]
 
     def start(self, grid:Grid):
-        "Run every protocol's rounds, then a final evaluation round; results land in payload, log and evals."
+        "Run every protocol's rounds, then a final evaluation round; results land in payload, log, evals and states."
         t0 = time.monotonic()
         while len(list(grid.get_node_ids())) < self.min_nodes:
             if time.monotonic() - t0 > self.timeout: raise RuntimeError(f"only {len(list(grid.get_node_ids()))} of {self.min_nodes} Flower nodes connected")
@@ -82,12 +86,13 @@ class FedFactStrategy:
         node_ids = sorted(grid.get_node_ids())
         for s, proto in enumerate(self.protocols):
             self.payload = proto.init_server(self.payload)
-            for r in range(proto.n_rounds):
+            for r in progress(range(proto.n_rounds), desc=proto.name, disable=self.disable):
                 t0 = time.perf_counter()
                 replies = self._ask(grid, node_ids, 'round', s, r)
                 self.payload = proto.server_round(r, self.payload, replies)
                 self.log.append(dict(stage=proto.name, round=r, seconds=time.perf_counter() - t0,
                                      **{k: float(v) for k, v in self.payload.get('_log', {}).items()}))
+            self.stage_payloads.append({k: v for k, v in self.payload.items() if not k.startswith('_')})
         self.evals = self._ask(grid, node_ids, 'evaluate', len(self.protocols) - 1, -1)
         return self
 
@@ -103,7 +108,7 @@ def make_client_app(
     load_partition, # load_partition(partition_id) -> dict with X, y, a (and X_test, y_test, a_test for evaluation)
     shape:tuple, # (m, G, N)
 )->ClientApp:
-    "A Flower ClientApp running the protocols' client steps on this node's partition; private state stays in context.state."
+    "A Flower ClientApp running the protocols' client steps on this node's partition; private state stays in context.state until the evaluation."
     app = ClientApp()
     def _state(context):
         return from_record(context.state['fedfact']) if 'fedfact' in context.state else {}
@@ -119,25 +124,31 @@ def make_client_app(
     @app.evaluate()
     def evaluate(msg:Message, context:Context)->Message:
         cid = _cid(context); stage = int(msg.content['cfg']['stage'])
-        counts = client_counts(protocols[stage], cid, from_record(msg.content['payload']), _state(context), load_partition(cid), shape)
-        return Message(content=RecordDict({'reply': to_record(counts), 'meta': ConfigRecord({'cid': cid})}), reply_to=msg)
+        state = _state(context)
+        counts = client_counts(protocols[stage], cid, from_record(msg.content['payload']), state, load_partition(cid), shape)
+        # the simulation hands the final private state back, so that the fitted estimator can predict new rows (a deployment keeps it on the node)
+        return Message(content=RecordDict({'reply': to_record(counts), 'state': to_record(state), 'meta': ConfigRecord({'cid': cid})}), reply_to=msg)
     return app
 
 # %% ../nbs/21_fedfact_flower.ipynb #18a37c07
 def run_flower(
     protocols:list, # FedProtocol objects run in sequence
     clients:list, # per-client data dicts (X, y, a, X_test, y_test, a_test)
-    seed:int=0, # seed for every random choice
+    seed=0, # seed for every random choice: an int, or one int per protocol (as in `run_inprocess`)
     shape:tuple|None=None, # (m, G, N)
     num_cpus:float=0.5, # Ray CPUs per simulated client
     total_cpus:int=2, # CPUs Ray may use in all
     verbose:bool=False, # show Flower's logs
-)->tuple: # (final payload, log list, per-client evaluation dicts)
+    show_progress:bool|None=False, # progress bar over rounds (None: follow TRUSTML_NB_PROGRESS)
+)->FedRun: # payload, client states (handed back at the evaluation), round log, evaluation counts, stage payloads
     "Run a protocol pipeline with Flower's local simulation engine (Ray); same answers as `run_inprocess`."
-    from flwr.simulation import run_simulation
-    import ray
-    check_scalar(num_cpus, 'num_cpus', low=0, closed='neither')
-    strategy = FedFactStrategy(protocols, seed, min_nodes=len(clients))
+    check_scalar(num_cpus, 'num_cpus', low=0, closed='neither'); check_scalar(total_cpus, 'total_cpus', int, low=1)
+    check_option(verbose, 'verbose', (True, False))
+    if not isinstance(clients, (list, tuple)) or not clients: raise TypeError(f"clients must be a non-empty list of per-client data dicts, got {_kind(clients)}")
+    if shape is None: raise ValueError("shape (m, G, N) is required: the clients report their counts at the end")
+    run_simulation = require('flwr.simulation', 'fl', 'run_flower').run_simulation
+    ray = require('ray', 'fl', 'run_flower')
+    strategy = FedFactStrategy(protocols, seed, min_nodes=len(clients), show_progress=show_progress)
     server = make_server_app(strategy)
     client = make_client_app(protocols, lambda cid: clients[cid], shape)
     backend = {'client_resources': {'num_cpus': num_cpus, 'num_gpus': 0.0},
@@ -150,4 +161,18 @@ def run_flower(
         flwr_logger.setLevel(old)
         if ray.is_initialized(): ray.shutdown()
     if strategy.evals is None: raise RuntimeError("the Flower run ended before the evaluation round; rerun with verbose=True to see why")
-    return strategy.payload, strategy.log, strategy.evals
+    return FedRun(strategy.payload, strategy.states, strategy.log, strategy.evals, strategy.stage_payloads)
+
+class FlowerRunner(FedRunner):
+    "Flower's local simulation engine (Ray): a ServerApp and one ClientApp per client play the protocols; same answers as InProcessRunner."
+    label = 'Flower simulation'
+    def __init__(self,
+                 num_cpus:float=0.5, # Ray CPUs per simulated client
+                 total_cpus:int=2, # CPUs Ray may use in all
+                 verbose:bool=False, # show Flower's and Ray's logs
+                ):
+        self.num_cpus, self.total_cpus, self.verbose = num_cpus, total_cpus, verbose
+
+    def run(self, protocols, clients, seed, shape, show_progress=None)->FedRun:
+        "Play the pipeline under Flower's simulation engine with `run_flower`; Ray is shut down afterwards."
+        return run_flower(protocols, clients, seed, shape, self.num_cpus, self.total_cpus, self.verbose, show_progress)

@@ -16,25 +16,30 @@ import time
 import ipywidgets as widgets
 import numpy as np
 import pandas as pd
-from IPython.display import HTML
 
-from .core import Result, check_array, check_option, check_scalar, make_rng, progress
-from .gam_models import (GAM, Domain, EnumerableDomain, GridDomain, IntervalDomain, ReLUNetComponent, SplineComponent,
-                                   StepComponent, TableComponent, random_gam, random_instance, sawtooth_net)
+from .core import Report, check_array, check_columns, check_option, check_scalar, make_rng, progress, report
+from .gam_models import (COMPONENT_KINDS, DOMAIN_KINDS, GAM, Domain, EnumerableDomain, GridDomain, IntervalDomain, ReLUNetComponent, SplineComponent,
+                                   StepComponent, TableComponent, _enum_probs, random_gam, random_instance, sawtooth_net)
 from .viz import PALETTE, explorer, new_figure
 
 # %% auto #0
-__all__ = ['PAPER_TABLE1', 'ANNOTATED_TABLE1', 'QUERIES', 'csr', 'msr', 'mcr', 'csr_bf', 'msr_bf', 'mcr_bf', 'cc_bf', 'fr_bf',
-           'shap_bf', 'csr_paper_sign', 'shap_regression', 'cc', 'shap_classification', 'fr', 'csr_tol', 'mcr_tol',
-           'msr_tol', 'subset_sum_count', 'knapsack_to_cc', 'subsetsum_to_fr', 'bit_extraction_net', 'subsetsum_to_nam',
-           'partition_to_msr_tol', 'balanced_partition_bf', 'taut_to_ebm', 'dnf_is_tautology', 'plot_landscape',
-           'run_query', 'runtime_table', 'plot_runtime', 'domain_decides', 'tolerance_greedy_study',
-           'delta_sufficient_reason', 'explain', 'plot_explanation', 'render_gam_explorer', 'gam_explorer']
+__all__ = ['MAX_DP_CELLS', 'PAPER_TABLE1', 'ANNOTATED_TABLE1', 'QUERIES', 'csr', 'msr', 'mcr', 'csr_bf', 'msr_bf', 'mcr_bf',
+           'cc_bf', 'fr_bf', 'shap_bf', 'csr_paper_sign', 'shap_regression', 'cc', 'shap_classification', 'fr',
+           'csr_tol', 'mcr_tol', 'msr_tol', 'subset_sum_count', 'knapsack_to_cc', 'subsetsum_to_fr',
+           'bit_extraction_net', 'subsetsum_to_nam', 'partition_to_msr_tol', 'balanced_partition_bf', 'taut_to_ebm',
+           'dnf_is_tautology', 'plot_landscape', 'run_query', 'runtime_table', 'plot_runtime', 'domain_decides',
+           'ToleranceStudy', 'tolerance_greedy_study', 'delta_sufficient_reason', 'GAMExplanation', 'explain',
+           'plot_explanation', 'GAMExplorerView', 'render_gam_explorer', 'gam_explorer']
 
 # %% ../nbs/31_gam_explanations.ipynb #294448cd
+def _check_gam(gam)->GAM:
+    "Raise a TypeError unless `gam` is a trustml_nb GAM."
+    if not isinstance(gam, GAM): raise TypeError(f"gam must be a trustml_nb GAM (use from_interpret_ebm / from_pygam / from_torch_nam to convert), got {type(gam).__name__}")
+    return gam
+
 def _view(gam:GAM, threshold=None)->float:
     "Effective intercept of the classification view: beta0 (classification) or beta0 - threshold (one-sided regression)."
-    if not isinstance(gam, GAM): raise TypeError(f"gam must be a trustml_nb GAM (use from_interpret_ebm / from_pygam / from_torch_nam to convert), got {type(gam).__name__}")
+    _check_gam(gam)
     if gam.task == 'classification':
         if threshold is not None: raise ValueError("threshold is only for regression GAMs (a classifier thresholds at 0)")
         return gam.beta0
@@ -51,20 +56,15 @@ def _gains(gam:GAM, x, threshold=None):
     p = m if y else M
     return c, p, sgn * (c - p), b0 + p.sum(), y, sgn, b0
 
-def _as_set(S, n:int)->list:
-    S = sorted(set(int(i) for i in (S or [])))
-    if S and (S[0] < 0 or S[-1] >= n): raise ValueError(f"S must hold feature indices in [0, {n - 1}], got {S}")
-    return S
-
 def csr(
     gam:GAM, # classification GAM (or regression with `threshold`)
     x, # the instance
-    S, # candidate set of fixed features (indices)
+    S, # candidate set of fixed features: indices or names, e.g. [0, 2] ([] for the empty set)
     threshold:float|None=None, # regression only: one-sided threshold tau
 )->bool:
     "Check sufficient reason (A1): is fixing x_S enough to keep the prediction for every completion?"
+    S = _check_gam(gam).check_features(S)
     c, p, v, W0, y, sgn, b0 = _gains(gam, x, threshold)
-    S = _as_set(S, gam.n)
     return int(W0 + sgn * v[S].sum() >= 0) == y
 
 def msr(
@@ -96,6 +96,7 @@ def mcr(
 # %% ../nbs/31_gam_explanations.ipynb #7a43638d
 def _space(gam:GAM, max_points:int=200_000):
     "All points of a discrete GAM's input space: (points, per-feature value lists)."
+    check_scalar(max_points, 'max_points', int, low=1)
     if not gam.discrete: raise ValueError("brute force needs discrete domains (enumerable or grid); this GAM has an interval domain")
     vals = [d.points() for d in gam.domains]
     N = math.prod(len(v) for v in vals)
@@ -114,14 +115,14 @@ def _subsets(n, sizes=None):
 
 def csr_bf(gam:GAM, x, S, threshold=None, max_points:int=200_000)->bool:
     "Brute-force CSR: every completion of x_S keeps the prediction."
-    x = gam.check_x(x); S = _as_set(S, gam.n)
+    S = _check_gam(gam).check_features(S); x = gam.check_x(x)
     P, _, s = _table(gam, threshold, max_points); y = int(gam.score(x) - gam.beta0 + _view(gam, threshold) >= 0)
     agree = np.all(np.isclose(P[:, S], x[S]), 1) if S else np.ones(len(P), bool)
     return bool(np.all(_step(s[agree]) == y))
 
 def msr_bf(gam:GAM, x, threshold=None, max_points:int=200_000)->list:
     "Brute-force MSR: the first sufficient set in order of increasing size."
-    x = gam.check_x(x); P, _, s = _table(gam, threshold, max_points)
+    x = _check_gam(gam).check_x(x); P, _, s = _table(gam, threshold, max_points)
     y = int(gam.score(x) - gam.beta0 + _view(gam, threshold) >= 0); pred = _step(s); eq = np.isclose(P, x)
     for S in _subsets(gam.n):
         agree = eq[:, S].all(1) if S else np.ones(len(P), bool)
@@ -129,7 +130,7 @@ def msr_bf(gam:GAM, x, threshold=None, max_points:int=200_000)->list:
 
 def mcr_bf(gam:GAM, x, threshold=None, max_points:int=200_000)->list|None:
     "Brute-force MCR: the first set (by size) whose change can flip the prediction, or None."
-    x = gam.check_x(x); P, _, s = _table(gam, threshold, max_points)
+    x = _check_gam(gam).check_x(x); P, _, s = _table(gam, threshold, max_points)
     y = int(gam.score(x) - gam.beta0 + _view(gam, threshold) >= 0); pred = _step(s); eq = np.isclose(P, x)
     for S in _subsets(gam.n):
         rest = [j for j in range(gam.n) if j not in S]
@@ -139,14 +140,15 @@ def mcr_bf(gam:GAM, x, threshold=None, max_points:int=200_000)->list|None:
 
 def cc_bf(gam:GAM, x, S, threshold=None, max_points:int=200_000)->float:
     "Brute-force count of completions: share of uniform completions of x_S that keep the prediction."
-    x = gam.check_x(x); S = _as_set(S, gam.n); P, _, s = _table(gam, threshold, max_points)
+    S = _check_gam(gam).check_features(S); x = gam.check_x(x); P, _, s = _table(gam, threshold, max_points)
     y = int(gam.score(x) - gam.beta0 + _view(gam, threshold) >= 0)
     agree = np.all(np.isclose(P[:, S], x[S]), 1) if S else np.ones(len(P), bool)
     return float(np.mean(_step(s[agree]) == y))
 
 def fr_bf(gam:GAM, i:int, threshold=None, max_points:int=200_000)->bool:
     "Brute-force feature redundancy: the output never changes when only feature i changes."
-    check_scalar(i, 'i', int, low=0, high=gam.n - 1)
+    i = _check_gam(gam).feature_index(i)
+    if threshold is not None: _view(gam, threshold)
     P, vals, s = _table(gam, threshold, max_points)
     out = s if (gam.task == 'regression' and threshold is None) else _step(s)
     out = out.reshape([len(v) for v in vals])
@@ -155,10 +157,12 @@ def fr_bf(gam:GAM, i:int, threshold=None, max_points:int=200_000)->bool:
 def shap_bf(gam:GAM, x, output:str='score', dist=None, threshold=None, max_points:int=200_000)->np.ndarray:
     "Brute-force Shapley values of the score ('score') or the 0/1 output ('class'), independent features."
     check_option(output, 'output', ('score', 'class'))
-    x = gam.check_x(x); _space(gam, max_points)
+    x = _check_gam(gam).check_x(x); _space(gam, max_points)
+    if output == 'score' and threshold is not None: raise ValueError("threshold is only used with output='class'")
     vals = [d.points() for d in gam.domains]
-    dl = dist if isinstance(dist, (list, tuple)) else [dist] * gam.n
-    probs = [np.full(len(v), 1 / len(v)) if p is None else np.asarray(p, float) for v, p in zip(vals, dl)]
+    dl = gam.check_dist(dist)
+    if 'data' in [p for p in dl if isinstance(p, str)]: raise ValueError("dist='data' is not available in brute force: pass per-feature probabilities")
+    probs = [_enum_probs(d, p) for d, p in zip(gam.domains, dl)]
     b0 = _view(gam, threshold) if output == 'class' else gam.beta0
     n, v = gam.n, {}
     for S in _subsets(n):
@@ -182,8 +186,9 @@ def shap_bf(gam:GAM, x, output:str='score', dist=None, threshold=None, max_point
 # %% ../nbs/31_gam_explanations.ipynb #b8befc1f
 def csr_paper_sign(gam:GAM, x, S, threshold=None)->bool:
     "The paper's Algorithm 1/2 test sign(W) * sign(s(x)) >= 0 (kept to show erratum C5; use `csr`)."
+    S = _check_gam(gam).check_features(S)
     c, p, v, W0, y, sgn, b0 = _gains(gam, x, threshold)
-    W = W0 + sgn * v[_as_set(S, gam.n)].sum()
+    W = W0 + sgn * v[S].sum()
     return bool(np.sign(W) * np.sign(b0 + c.sum()) >= 0)
 
 # %% ../nbs/31_gam_explanations.ipynb #cc9091fd
@@ -194,49 +199,62 @@ def shap_regression(
     background=None, # optional (rows, n) sample: mu_i is the mean of beta_i f_i over its column (shap's interventional SHAP)
 )->np.ndarray:
     "SHAP values of the GAM's score (A5): phi_i = c_i - E[beta_i f_i]."
-    if not isinstance(gam, GAM): raise TypeError(f"gam must be a trustml_nb GAM, got {type(gam).__name__}")
-    c = gam.contributions(x)
+    c = _check_gam(gam).contributions(x)
     if background is not None:
-        B = check_array(background, 'background', ndim=2)
-        if B.shape[1] != gam.n: raise ValueError(f"background must have {gam.n} columns, got {B.shape[1]}")
+        if dist is not None: raise ValueError("pass either dist or background, not both: background replaces the distribution by a sample")
+        B = gam.check_X(background, 'background')
         mu = gam.betas * np.array([comp(B[:, i]).mean() for i, comp in enumerate(gam.components)])
     else: mu = gam.means(dist)
     return c - mu
 
 # %% ../nbs/31_gam_explanations.ipynb #1b52d5de
+MAX_DP_CELLS = 50_000_000  # guard on the size of the counting DPs (pseudo-polynomial: grows with the integer weights)
+
+def _check_scale(scale):
+    "None, or a finite number > 0."
+    return None if scale is None else check_scalar(scale, 'scale', low=0, closed='neither')
+
 def _integer_values(vals, scale, what='contributions'):
     "Scale and round to integers; exact when scale is None and the values are integral."
-    if scale is None:
-        r = np.round(vals)
-        if np.max(np.abs(vals - r), initial=0) > 1e-9:
-            raise ValueError(f"the {what} are not integers: pass scale= to quantise them (erratum C7), or use the brute-force oracle")
-        return r.astype(np.int64)
-    check_scalar(scale, 'scale', low=0, closed='neither')
-    return np.round(np.asarray(vals) * scale).astype(np.int64)
+    vals = np.asarray(vals, float) * (1 if scale is None else _check_scale(scale))
+    r = np.round(vals)
+    if scale is None and np.max(np.abs(vals - r), initial=0) > 1e-9:
+        raise ValueError(f"the {what} are not integers: pass scale= to quantise them (erratum C7), or use the brute-force oracle")
+    if np.max(np.abs(r), initial=0) > 2.0**52:
+        raise ValueError(f"the {what} times scale reach {np.max(np.abs(r)):.3g}, beyond exact integers (2^52): use a smaller scale")
+    return r.astype(np.int64)
 
 def _pmf_int(gam, j, scale, dist=None):
     "Integer value distribution of feature j: (offset, probabilities of offset, offset+1, ...)."
-    d = dist[j] if isinstance(dist, (list, tuple)) else dist
-    v, p = gam.components[j].values(gam.domains[j], d)
+    v, p = gam.components[j].values(gam.domains[j], dist[j] if isinstance(dist, list) else dist)
     iv = _integer_values(gam.betas[j] * v, scale)
-    lo = int(iv.min()); arr = np.zeros(int(iv.max()) - lo + 1); np.add.at(arr, iv - lo, p)
+    lo = int(iv.min()); width = int(iv.max()) - lo + 1
+    if width > MAX_DP_CELLS:
+        raise ValueError(f"feature {j}'s integer contributions span {width:,} values, more than the DP allows ({MAX_DP_CELLS:,}): "
+                         "use a smaller scale (the pseudo-polynomial route grows with the weights)")
+    arr = np.zeros(width); np.add.at(arr, iv - lo, p)
     return lo, arr
+
+def _check_dp_size(pm, rows:int=1):
+    "Raise a clear error before a DP over the summed widths of `pm` would exceed MAX_DP_CELLS cells."
+    W = sum(len(a) - 1 for _, a in pm) + 1
+    if rows * W > MAX_DP_CELLS:
+        raise ValueError(f"the counting DP would need {rows * W:,} cells (more than {MAX_DP_CELLS:,}): use a smaller scale, fewer features, or brute force")
 
 def cc(
     gam:GAM, # classification GAM (or regression with `threshold`)
     x, # the instance
-    S, # fixed features
+    S, # fixed features: indices or names ([] for none)
     threshold:float|None=None, # regression only: one-sided threshold tau
     scale:float|None=None, # quantisation: contributions * scale are rounded to integers (None: must already be integers)
 )->float:
     "Count completions (A6): share of uniform completions of x_S that keep the prediction, by integer convolution."
-    b0 = _view(gam, threshold); x = gam.check_x(x); S = _as_set(S, gam.n)
+    S = _check_gam(gam).check_features(S); b0 = _view(gam, threshold); _check_scale(scale); x = gam.check_x(x)
     c = gam.contributions(x); y = int(b0 + c.sum() >= 0)
     fixed = int(_integer_values(c[S], scale).sum()) if S else 0
+    pm = [_pmf_int(gam, j, scale) for j in range(gam.n) if j not in S]; _check_dp_size(pm)
     lo, dist = 0, np.ones(1)
-    for j in range(gam.n):
-        if j in S: continue
-        lj, pj = _pmf_int(gam, j, scale); lo += lj; dist = np.convolve(dist, pj)
+    for lj, pj in pm: lo += lj; dist = np.convolve(dist, pj)
     s = b0 * (1 if scale is None else scale) + fixed + lo + np.arange(len(dist))
     return float(dist[_step(s) == y].sum())
 
@@ -245,13 +263,13 @@ def shap_classification(
     gam:GAM, # classification GAM (or regression with `threshold`)
     x, # the instance
     threshold:float|None=None, # regression only: one-sided threshold tau
-    dist=None, # None (uniform) or a list of per-feature distributions over enumerable points
+    dist=None, # None (uniform), 'data' (EBM bin weights) or a list of per-feature distributions over enumerable points
     scale:float|None=None, # quantisation scale (None: contributions must be integers)
 )->np.ndarray:
     "SHAP values of the 0/1 output step(s(x)) (A7), exact for integer contributions; pseudo-polynomial."
-    b0 = _view(gam, threshold); x = gam.check_x(x); n = gam.n
+    b0 = _view(gam, threshold); _check_scale(scale); dl = gam.check_dist(dist); x = gam.check_x(x); n = gam.n
     c = _integer_values(gam.contributions(x), scale)
-    pm = [_pmf_int(gam, j, scale, dist) for j in range(n)]
+    pm = [_pmf_int(gam, j, scale, dl) for j in range(n)]; _check_dp_size(pm, n)
     b0s = b0 * (1 if scale is None else scale)
     wk = np.array([1 / (n * math.comb(n - 1, k)) for k in range(n)])
     phi = np.zeros(n)
@@ -274,21 +292,20 @@ def shap_classification(
 # %% ../nbs/31_gam_explanations.ipynb #a09928a1
 def fr(
     gam:GAM, # any GAM
-    i:int, # feature to test
+    i:int, # feature to test (index or name)
     threshold:float|None=None, # regression: one-sided threshold (None: the raw regression output)
     max_sums:int=2_000_000, # guard on the size of the reachable-sum set (exponential for non-integer weights)
 )->bool:
     "Feature redundancy (A4): True if feature i can never change the output."
-    if not isinstance(gam, GAM): raise TypeError(f"gam must be a trustml_nb GAM, got {type(gam).__name__}")
-    check_scalar(i, 'i', int, low=0, high=gam.n - 1)
+    i = _check_gam(gam).feature_index(i); check_scalar(max_sums, 'max_sums', int, low=1)
+    b0 = _view(gam, threshold) if gam.task == 'classification' or threshold is not None else None
     imgs = [comp.image(d) for comp, d in zip(gam.components, gam.domains)]
     def rng_(j):
         kind, val = imgs[j]; lo, hi = (val if kind == 'interval' else (val.min(), val.max()))
         b = gam.betas[j]; return min(b * lo, b * hi), max(b * lo, b * hi)
     mi, Mi = rng_(i)
     if Mi - mi <= 1e-12: return True
-    if gam.task == 'regression' and threshold is None: return False
-    b0 = _view(gam, threshold)
+    if b0 is None: return False       # regression without threshold: the output is the score itself
     Lc = Uc = 0.0; sums = np.zeros(1)
     for j in range(gam.n):
         if j == i: continue
@@ -302,16 +319,27 @@ def fr(
 
 # %% ../nbs/31_gam_explanations.ipynb #9dc21433
 def _ud(gam, x):
-    c = gam.contributions(x); m, M = gam.ranges(); return M - c, c - m
+    "Upward and downward slack of every feature at x: u_j = M_j - c_j, d_j = c_j - m_j."
+    c = _check_gam(gam).contributions(x); m, M = gam.ranges(); return M - c, c - m
 
-def csr_tol(gam:GAM, x, S, delta:float)->bool:
+def csr_tol(
+    gam:GAM, # any GAM (its score is the regression output)
+    x, # the instance
+    S, # fixed features: indices or names ([] for none)
+    delta:float, # tolerance >= 0: the output must stay within delta of f(x)
+)->bool:
     "Two-sided CSR: |f(x_S; z) - f(x)| <= delta for every completion z."
-    check_scalar(delta, 'delta', low=0); u, d = _ud(gam, x); T = [j for j in range(gam.n) if j not in _as_set(S, gam.n)]
+    S = _check_gam(gam).check_features(S); check_scalar(delta, 'delta', low=0)
+    u, d = _ud(gam, x); T = [j for j in range(gam.n) if j not in S]
     return bool(u[T].sum() <= delta + 1e-12 and d[T].sum() <= delta + 1e-12)
 
-def mcr_tol(gam:GAM, x, delta:float)->list|None:
+def mcr_tol(
+    gam:GAM, # any GAM (its score is the regression output)
+    x, # the instance
+    delta:float, # tolerance >= 0
+)->list|None:
     "Two-sided MCR: a smallest set whose change can move f(x) by more than delta (None if impossible)."
-    check_scalar(delta, 'delta', low=0); u, d = _ud(gam, x); best = None
+    _check_gam(gam); check_scalar(delta, 'delta', low=0); u, d = _ud(gam, x); best = None
     for w in (u, d):
         order = np.argsort(-w, kind='stable'); cs = np.cumsum(w[order]) > delta + 1e-12
         if cs.any():
@@ -327,7 +355,9 @@ def msr_tol(
     scale:float|None=None, # dp: u_j * scale must be integers (None: already integers)
 )->list:
     "Two-sided minimum sufficient reason: NP-hard (R6); exact by DP or brute force, or a greedy heuristic."
-    check_scalar(delta, 'delta', low=0); check_option(method, 'method', ('dp', 'bruteforce', 'greedy'))
+    _check_gam(gam); check_scalar(delta, 'delta', low=0); check_option(method, 'method', ('dp', 'bruteforce', 'greedy'))
+    _check_scale(scale)
+    if scale is not None and method != 'dp': raise ValueError(f"scale is only used by method='dp', got method={method!r}")
     u, d = _ud(gam, x); n = gam.n
     if method == 'greedy':
         S = []
@@ -338,7 +368,10 @@ def msr_tol(
     if method == 'bruteforce':
         for S in _subsets(n):
             if csr_tol(gam, x, S, delta): return S
-    ui = _integer_values(u, scale, 'upward slacks u_j'); D = int(math.floor(delta * (1 if scale is None else scale) + 1e-9))
+    ui = _integer_values(u, scale, 'upward slacks u_j')
+    D = int(min(math.floor(delta * (1 if scale is None else scale) + 1e-9), ui.sum()))   # no u-sum exceeds ui.sum()
+    if n * (n + 1) * (D + 1) > MAX_DP_CELLS:
+        raise ValueError(f"the DP would need {n * (n + 1) * (D + 1):,} cells (more than {MAX_DP_CELLS:,}): use a smaller scale, or method='bruteforce'")
     best = np.full((n + 1, D + 1), np.inf); best[0, 0] = 0.0
     take = np.zeros((n, n + 1, D + 1), bool)
     for j in range(n):
@@ -355,34 +388,60 @@ def msr_tol(
     return sorted(set(range(n)) - set(T))
 
 # %% ../nbs/31_gam_explanations.ipynb #076a3e62
-def subset_sum_count(a, T:int)->int:
+def _check_items(a, name:str='a', min_items:int=1, low:int=0, max_items:int|None=None, even:bool=False)->list:
+    "A list of integers >= low (never truncated from floats); `even`: an even number of them."
+    arr = check_array(a, name, ndim=1, min_rows=min_items)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"{name} must hold integers, got dtype {arr.dtype} (values such as {arr[:3].tolist()})")
+    if (arr < low).any(): raise ValueError(f"{name} must hold integers >= {low}, got {int(arr.min())}")
+    if max_items is not None and len(arr) > max_items: raise ValueError(f"{name} may hold at most {max_items} items, got {len(arr)}")
+    if even and len(arr) % 2: raise ValueError(f"{name} must have an even number of items, got {len(arr)}")
+    return [int(v) for v in arr]
+
+def subset_sum_count(
+    a, # the items: non-negative integers
+    T:int, # the target sum
+)->int:
     "Number of subsets of the non-negative integers a summing to T (DP)."
-    a = [int(v) for v in a]; T = int(T)
+    a = _check_items(a, 'a', min_items=0); check_scalar(T, 'T', int); T = int(T)
     if T < 0: return 0
     cnt = [0] * (T + 1); cnt[0] = 1
     for v in a:
         for t in range(T, v - 1, -1): cnt[t] += cnt[t - v]
     return cnt[T]
 
-def knapsack_to_cc(a, C:int)->tuple:
+def knapsack_to_cc(
+    a, # item weights: positive integers
+    C:int, # capacity
+)->tuple:
     "R1: (gam, x) with #{z in {0,1}^n : a.z <= C} = 2^n * cc(gam, x, [])."
+    a = _check_items(a, 'a', low=1); check_scalar(C, 'C', int, low=0)
     B = EnumerableDomain([0, 1])
-    gam = GAM([TableComponent({0: 0, 1: -int(v)}) for v in a], B, beta0=int(C), task='classification')
+    gam = GAM([TableComponent({0: 0, 1: -v}) for v in a], B, beta0=int(C), task='classification')
     return gam, np.zeros(len(a))
 
-def subsetsum_to_fr(a, T:int, domain:str='binary')->GAM:
+def subsetsum_to_fr(
+    a, # the items: positive integers
+    T:int, # the target sum, >= 1
+    domain:str='binary', # 'binary' ({0, 1} features) or 'interval' ([0, 1] features)
+)->GAM:
     "R2: the last feature is non-redundant iff some subset of a sums to T (binary domain; 'interval' for [0,1])."
     check_option(domain, 'domain', ('binary', 'interval'))
+    a = _check_items(a, 'a', low=1); check_scalar(T, 'T', int, low=1)
     if domain == 'binary':
         comps = [TableComponent({0: 0, 1: int(v)}) for v in a] + [TableComponent({0: 0, 1: 1})]
         return GAM(comps, EnumerableDomain([0, 1]), beta0=-(int(T) + 1), task='classification')
     comps = [SplineComponent([0, 1], [[0, float(v)]]) for v in a] + [SplineComponent([0, 1], [[0, 1.0]])]
     return GAM(comps, IntervalDomain(0, 1), beta0=-(float(T) + 1), task='classification')
 
-def bit_extraction_net(a, T:int, indicator:bool=False)->ReLUNetComponent:
+def bit_extraction_net(
+    a, # the items: non-negative integers (one bit of x each, most significant first)
+    T:int, # the target sum
+    indicator:bool=False, # output [sum == T] instead of -|sum - T|
+)->ReLUNetComponent:
     "R3: ReLU net on x in {0..2^m-1} computing -|sum_j a_j bit_j(x) - T| (or the indicator [sum == T])."
-    a = [int(v) for v in a]; m = len(a)
-    if any(v < 0 for v in a): raise ValueError("a must hold non-negative integers")
+    a = _check_items(a, 'a', max_items=52); check_scalar(T, 'T', int); m = len(a)
+    if not isinstance(indicator, (bool, np.bool_)): raise TypeError(f"indicator must be True or False, got {type(indicator).__name__}")
     layers = []
     # state entering each bit step: (r, s) both >= 0; bit_j = ReLU(r-p+1) - ReLU(r-p) for p = 2^(m-1-j)
     for j, aj in enumerate(a):
@@ -399,41 +458,71 @@ def bit_extraction_net(a, T:int, indicator:bool=False)->ReLUNetComponent:
     else: layers.append((np.array([[-1.0], [-1.0]]), np.array([0.0])))
     return ReLUNetComponent(layers)
 
-def subsetsum_to_nam(a, T:int, domain:str='grid')->GAM:
+def subsetsum_to_nam(
+    a, # the items: non-negative integers
+    T:int, # the target sum
+    domain:str='grid', # 'grid' (all 2^m integers) or 'enumerable' (4 of them)
+)->GAM:
     "R3: one-feature NAM classifier, class 1 iff x encodes a subset of a summing to T (grid of 2^m integers)."
     check_option(domain, 'domain', ('grid', 'enumerable'))
-    m = len(a); net = bit_extraction_net(a, T)
+    a = _check_items(a, 'a', max_items=52); m = len(a); net = bit_extraction_net(a, T)
     d = GridDomain(0, 2**m - 1, 1) if domain == 'grid' else EnumerableDomain([0, 1, 2, 2**m - 1][:min(4, 2**m)])
     return GAM([net], d, beta0=0.5, task='classification')
 
-def partition_to_msr_tol(b)->tuple:
+def partition_to_msr_tol(
+    b, # the items: an even number of non-negative integers
+)->tuple:
     "R6: (gam, x, delta, k): a sufficient set of size <= k under tolerance delta exists iff b has a balanced partition."
-    b = [int(v) for v in b]
-    if len(b) % 2: raise ValueError("b must have an even number of items")
+    b = _check_items(b, 'b', min_items=2, even=True)
     k = len(b) // 2; W = sum(b); s = max(b)
     a = [v + s for v in b]; c = W / k + 2 * s
     comps = [TableComponent({-1: -(c - ai), 0: 0.0, 1: float(ai)}) for ai in a]
     return GAM(comps, EnumerableDomain([-1, 0, 1]), task='regression'), np.zeros(len(b)), k * c / 2, k
 
-def balanced_partition_bf(b)->bool:
+def balanced_partition_bf(
+    b, # the items: an even number of non-negative integers
+)->bool:
     "Is there a subset of exactly len(b)/2 items summing to sum(b)/2? (brute force)"
+    b = _check_items(b, 'b', min_items=2, even=True)
     k = len(b) // 2
     return any(2 * sum(C) == sum(b) for C in itertools.combinations(b, k))
 
 # %% ../nbs/31_gam_explanations.ipynb #36631285
+def _check_dnf(terms, n_vars:int, max_vars:int)->list:
+    "A DNF as a list of terms, each a list of (variable index, polarity) literals."
+    check_scalar(n_vars, 'n_vars', int, low=1, high=max_vars)
+    if isinstance(terms, (str, bytes, dict)) or not hasattr(terms, '__iter__'): raise TypeError(f"terms must be a list of terms, got {type(terms).__name__}")
+    out = []
+    for t, term in enumerate(terms):
+        if isinstance(term, (str, bytes, dict)) or not hasattr(term, '__iter__'): raise TypeError(f"terms[{t}] must be a list of (j, polarity) literals, got {type(term).__name__}")
+        lits = []
+        for lit in term:
+            if not (isinstance(lit, (tuple, list)) and len(lit) == 2): raise TypeError(f"terms[{t}] must hold (j, True/False) literals, got {lit!r}")
+            j, pos = lit; check_scalar(j, f"terms[{t}] variable", int, low=0, high=n_vars - 1)
+            if not isinstance(pos, (bool, np.bool_)): raise TypeError(f"terms[{t}] polarity must be True or False, got {pos!r}")
+            lits.append((int(j), bool(pos)))
+        out.append(lits)
+    if not out: raise ValueError("terms must hold at least one term")
+    return out
+
 def taut_to_ebm(
-    terms:list, # DNF over variables 0..n_vars-1: each term a list of literals +j (X_j) or -(j+1)... as (j, True/False) pairs
-    n_vars:int, # number of Boolean variables
+    terms:list, # DNF over variables 0..n_vars-1: each term a list of (j, True/False) literals (X_j or not X_j)
+    n_vars:int, # number of Boolean variables (at most 60)
 )->GAM:
     "The paper's Lemma 17 construction: one integer feature, literal X_j as split x >= 2^j; score = #satisfied terms - 1/2."
+    terms = _check_dnf(terms, n_vars, 60)
     thr = np.array([2.0 ** j for j in range(n_vars)])
     reps = np.r_[0.0, thr]                                   # one representative x per piece
     def sat(x): return sum(all((x >= 2 ** j) == pos for j, pos in t) for t in terms)
     scores = np.array([sat(x) for x in reps], float) - 0.5
     return GAM([StepComponent(thr, scores)], GridDomain(0, 2**n_vars - 1, 1), task='classification')
 
-def dnf_is_tautology(terms:list, n_vars:int)->bool:
+def dnf_is_tautology(
+    terms:list, # DNF: each term a list of (j, True/False) literals
+    n_vars:int, # number of Boolean variables (at most 24: brute force)
+)->bool:
     "Brute force over the 2^n assignments."
+    terms = _check_dnf(terms, n_vars, 24)
     return all(any(all(bool(a[j]) == pos for j, pos in t) for t in terms) for a in itertools.product([0, 1], repeat=n_vars))
 
 # %% ../nbs/31_gam_explanations.ipynb #05a1ed2a
@@ -502,14 +591,23 @@ def plot_landscape(ax=None, which:str='both'):
 # %% ../nbs/31_gam_explanations.ipynb #27150c3a
 QUERIES = ('MSR', 'MCR', 'CSR', 'CC', 'SHAP-R', 'SHAP-C', 'FR')
 
-def run_query(gam:GAM, x, query:str, fast:bool=True, S=None):
+def run_query(
+    gam:GAM, # the model (a regression GAM is read with threshold 0)
+    x, # the instance
+    query:str, # one of QUERIES
+    fast:bool=True, # False: the brute-force oracle
+    S=None, # CSR and CC: the fixed features (None: the empty set)
+):
     "Run one query by name; fast=False uses the brute-force oracle."
-    check_option(query, 'query', QUERIES)
+    _check_gam(gam); check_option(query, 'query', QUERIES)
+    if not isinstance(fast, (bool, np.bool_)): raise TypeError(f"fast must be True or False, got {type(fast).__name__}")
+    if S is not None and query not in ('CSR', 'CC'): raise ValueError(f"S is only used by the CSR and CC queries, got query={query!r}")
+    S = [] if S is None else gam.check_features(S)
     thr = None if gam.task == 'classification' or query in ('SHAP-R',) else 0.0
     if query == 'MSR': return msr(gam, x, thr) if fast else msr_bf(gam, x, thr)
     if query == 'MCR': return mcr(gam, x, thr) if fast else mcr_bf(gam, x, thr)
-    if query == 'CSR': return csr(gam, x, S or [], thr) if fast else csr_bf(gam, x, S or [], thr)
-    if query == 'CC': return cc(gam, x, S or [], thr) if fast else cc_bf(gam, x, S or [], thr)
+    if query == 'CSR': return csr(gam, x, S, thr) if fast else csr_bf(gam, x, S, thr)
+    if query == 'CC': return cc(gam, x, S, thr) if fast else cc_bf(gam, x, S, thr)
     if query == 'SHAP-R': return shap_regression(gam, x) if fast else shap_bf(gam, x, 'score')
     if query == 'SHAP-C': return shap_classification(gam, x, thr) if fast else shap_bf(gam, x, 'class', threshold=thr)
     return [fr(gam, i, thr) for i in range(gam.n)] if fast else [fr_bf(gam, i, thr) for i in range(gam.n)]
@@ -531,8 +629,13 @@ def runtime_table(
     grid_bits:int=6, # grid domains: 2^grid_bits points per feature
     check:bool=True, # assert fast == brute force where both run
 )->pd.DataFrame:
-    "Median seconds of the fast route and of brute force per size, with agreement checked."
-    check_option(query, 'query', QUERIES); rows = []
+    "Median seconds of the fast route and of brute force per size (NaN where brute force did not run), with agreement checked."
+    check_option(query, 'query', QUERIES); check_option(component, 'component', COMPONENT_KINDS); check_option(domain, 'domain', DOMAIN_KINDS)
+    if component == 'table' and domain != 'enumerable': raise ValueError(f"table components need domain='enumerable', got domain={domain!r}")
+    sizes = _check_items(sizes, 'sizes', low=1); check_scalar(bf_limit, 'bf_limit', int, low=0); check_scalar(seed, 'seed', int, low=0)
+    check_scalar(repeat, 'repeat', int, low=1); check_scalar(grid_bits, 'grid_bits', int, low=1, high=30)
+    if not isinstance(check, (bool, np.bool_)): raise TypeError(f"check must be True or False, got {type(check).__name__}")
+    rows = []
     for n in sizes:
         gam = random_gam(int(n), component, domain, seed=seed + int(n), grid_bits=grid_bits); x = random_instance(gam, seed)
         tf, out = _timeit(lambda: run_query(gam, x, query), repeat)
@@ -548,8 +651,14 @@ def runtime_table(
                      'input_space': space, 'agree': ok})
     return pd.DataFrame(rows)
 
-def plot_runtime(df:pd.DataFrame, ax=None, title:str|None=None):
+def plot_runtime(
+    df:pd.DataFrame, # a runtime_table
+    ax=None, # axis to draw on (default: a new figure)
+    title:str|None=None, # axis title (default: query, component and domain)
+):
     "Log-scale runtime of fast vs brute force against the number of features."
+    check_columns(df, ['query', 'n', 'component', 'domain', 'fast_s', 'bruteforce_s'], 'df')
+    if not len(df): raise ValueError("df must have at least one row (a runtime_table)")
     if ax is None: fig, ax = new_figure(figsize=(5, 3.2))
     ax.plot(df.n, df.fast_s, 'o-', color=PALETTE[2], label='fast (A1-A7)')
     if df.bruteforce_s.notna().any(): ax.plot(df.n, df.bruteforce_s, 's--', color=PALETTE[3], label='brute force')
@@ -563,6 +672,8 @@ def domain_decides(
     seed:int=0, # random seed
 )->pd.DataFrame:
     "E1: time of CSR(empty) on the R3 NAM over a 2^q grid (breakpoints, brute force) vs a 4-value enumerable domain."
+    qs = _check_items(qs, 'qs', low=2)
+    if max(qs) > 20: raise ValueError(f"qs must be at most 20 (brute force visits 2^q points), got {max(qs)}")
     rng = make_rng(seed); rows = []
     for q in qs:
         if len(rows) % 2 == 0: a = rng.integers(1, 2 * q, q).tolist(); T = int(sum(a) // 2 + 1)   # usually YES
@@ -578,25 +689,42 @@ def domain_decides(
     return pd.DataFrame(rows)
 
 # %% ../nbs/31_gam_explanations.ipynb #21fbc772
+@report
+class ToleranceStudy(Report):
+    "E8: the exact two-sided MSR (DP and brute force) against a greedy heuristic on R6 balanced-partition instances."
+    title = 'Two-sided tolerance MSR (R6)'
+    table: pd.DataFrame # one row per instance: items, has_balanced_partition, dp_size, bruteforce_size, greedy_size, reduction_holds
+    n_instances: int # R6 instances drawn
+    dp_equals_bruteforce: int # instances where the DP's minimum sufficient reason has the brute-force size
+    reduction_holds: int # instances where "a sufficient set of size <= k exists" agrees with "a balanced partition exists"
+    greedy_not_minimum: int # instances where the greedy set is larger than the minimum
+    notes: tuple = () # sentences a reader must see
+
 def tolerance_greedy_study(
     n_instances:int=200, # random R6 instances
     k:int=3, # half the number of items
     max_b:int=12, # item sizes in 1..max_b
     seed:int=0, # random seed
-)->Result:
+    show_progress:bool|None=None, # progress bar (None: follow TRUSTML_NB_PROGRESS)
+)->ToleranceStudy:
     "E8: exact MSR_delta (DP, brute force) vs greedy on balanced-partition instances."
+    check_scalar(n_instances, 'n_instances', int, low=1); check_scalar(k, 'k', int, low=1, high=8); check_scalar(max_b, 'max_b', int, low=1)
+    if show_progress is not None and not isinstance(show_progress, (bool, np.bool_)): raise TypeError(f"show_progress must be None, True or False, got {type(show_progress).__name__}")
     rng = make_rng(seed); rows = []
-    for t in progress(range(n_instances), desc='R6 instances'):
+    for t in progress(range(n_instances), desc='R6 instances', disable=None if show_progress is None else not show_progress):
         b = rng.integers(1, max_b + 1, 2 * k).tolist()
         if sum(b) % 2 or sum(b) % k: b[0] += (-sum(b)) % (2 * k)          # keep W/k and W/2 integral
         gam, x, delta, kk = partition_to_msr_tol(b)
         dp = msr_tol(gam, x, delta, 'dp', scale=1); bf = msr_tol(gam, x, delta, 'bruteforce'); gr = msr_tol(gam, x, delta, 'greedy')
-        rows.append({'b': b, 'partition': balanced_partition_bf(b), 'msr_dp': len(dp), 'msr_bf': len(bf), 'msr_greedy': len(gr),
-                     'reduction_holds': (len(bf) <= kk) == balanced_partition_bf(b)})
+        part = balanced_partition_bf(b)
+        rows.append({'items': tuple(b), 'has_balanced_partition': part, 'dp_size': len(dp), 'bruteforce_size': len(bf),
+                     'greedy_size': len(gr), 'reduction_holds': (len(bf) <= kk) == part})
     df = pd.DataFrame(rows)
-    return Result(df, title='Two-sided tolerance MSR (R6)', summary={
-        'instances': len(df), 'dp_equals_bruteforce': int((df.msr_dp == df.msr_bf).sum()),
-        'reduction_holds': int(df.reduction_holds.sum()), 'greedy_not_minimum': int((df.msr_greedy > df.msr_bf).sum())})
+    notes = ("greedy (fix the largest slack first) is a heuristic: it is not minimum on "
+             f"{int((df.greedy_size > df.bruteforce_size).sum())} of {len(df)} instances",)
+    return ToleranceStudy(df, n_instances=len(df), dp_equals_bruteforce=int((df.dp_size == df.bruteforce_size).sum()),
+                          reduction_holds=int(df.reduction_holds.sum()), greedy_not_minimum=int((df.greedy_size > df.bruteforce_size).sum()),
+                          notes=notes)
 
 # %% ../nbs/31_gam_explanations.ipynb #74d9ab6e
 def delta_sufficient_reason(
@@ -607,7 +735,8 @@ def delta_sufficient_reason(
     threshold:float|None=None, # regression only: one-sided threshold
 )->list:
     "A delta-sufficient reason: CC(S) >= delta. Greedy follows the A2 order; brute force returns a smallest one."
-    check_scalar(delta, 'delta', low=0, high=1, closed='right'); check_option(method, 'method', ('greedy', 'bruteforce'))
+    _view(gam, threshold); check_scalar(delta, 'delta', low=0, high=1, closed='right'); check_option(method, 'method', ('greedy', 'bruteforce'))
+    x = gam.check_x(x)
     if method == 'bruteforce':
         for S in _subsets(gam.n):
             if cc(gam, x, S, threshold) >= delta - 1e-12: return S
@@ -618,36 +747,67 @@ def delta_sufficient_reason(
     return sorted(S)
 
 # %% ../nbs/31_gam_explanations.ipynb #793d62f2
+@report
+class GAMExplanation(Report):
+    "One instance explained: contributions, SHAP values and, for a decision, a minimum sufficient and a minimum contrastive reason."
+    title = 'GAM explanation'
+    table: pd.DataFrame # one row per feature: feature, value, contribution, min_contribution, max_contribution, shap_score; with a decision also in_sufficient_reason, in_contrastive_reason, shap_decision
+    task: str # 'classification' or 'regression'
+    n_features: int # number of features
+    score: float # s(x) = beta0 + sum of the contributions (link space for classifiers)
+    expected_score: float # E[s(z)] with every feature drawn from `dist` independently: the baseline the SHAP values of the score share out
+    threshold: float | None # regression: the one-sided threshold of the decision (None for classifiers, which threshold at 0, and for plain regression)
+    prediction: int | None # the decision: [s(x) >= 0] for classifiers, [s(x) >= threshold] for thresholded regression; None without a decision
+    sufficient_reason: tuple | None # feature indices of a minimum sufficient reason (None without a decision)
+    contrastive_reason: tuple | None # feature indices of a minimum contrastive reason (None without a decision, or when no change can flip it)
+    sufficient_size: int | None # number of features in the minimum sufficient reason
+    contrastive_size: int | None # number of features in the minimum contrastive reason (None: no decision, or no change flips it)
+    notes: tuple = () # sentences a reader must see (e.g. why SHAP of the decision was skipped)
+
 def explain(
     gam:GAM, # the model
     x, # the instance
     threshold:float|None=None, # regression: one-sided threshold for the reason queries (None: skip them)
-)->Result:
+    dist=None, # feature distribution for the SHAP values: None (uniform), 'data' (EBM bin weights) or one entry per feature
+    scale:float|None=None, # SHAP of the decision: quantisation of real contributions (None: they must be integers)
+)->GAMExplanation:
     "Contributions, SHAP-R, and (classification or thresholded regression) MSR, MCR and SHAP-C of one instance."
-    x = gam.check_x(x); c = gam.contributions(x); m, M = gam.ranges()
-    df = pd.DataFrame({'feature': gam.feature_names, 'x': x, 'contribution': c, 'min': m, 'max': M, 'shap_r': shap_regression(gam, x)})
-    summ = {'score': gam.beta0 + float(c.sum())}; notes = []
-    if gam.task == 'classification' or threshold is not None:
+    decision = _check_gam(gam).task == 'classification' or threshold is not None
+    if decision: _view(gam, threshold)
+    dl = gam.check_dist(dist); _check_scale(scale); x = gam.check_x(x)
+    c = gam.contributions(x); m, M = gam.ranges()
+    df = pd.DataFrame({'feature': gam.feature_names, 'value': x, 'contribution': c, 'min_contribution': m, 'max_contribution': M,
+                       'shap_score': shap_regression(gam, x, dist=dist)})
+    score = gam.beta0 + float(c.sum()); notes = []
+    pred = S = C = None
+    if decision:
         S, C = msr(gam, x, threshold), mcr(gam, x, threshold)
-        df['in_msr'] = df.index.isin(S); df['in_mcr'] = df.index.isin(C or [])
-        summ.update({'prediction': int(summ['score'] - (threshold or 0) >= 0), 'msr_size': len(S), 'mcr_size': None if C is None else len(C)})
-        try: df['shap_c'] = shap_classification(gam, x, threshold)
-        except ValueError as e: notes.append(f"SHAP-C skipped: {e}")
-    notes.append("SHAP-R explains the score (link space for classifiers); SHAP-C explains the 0/1 decision.")
-    return Result(df, title='GAM explanation', summary=summ, notes=notes)
+        pred = int(score - (threshold or 0) >= 0)
+        df['in_sufficient_reason'] = df.index.isin(S); df['in_contrastive_reason'] = df.index.isin(C or [])
+        try: df['shap_decision'] = shap_classification(gam, x, threshold, dist=dl, scale=scale)
+        except ValueError as e: notes.append(f"SHAP of the decision skipped: {e}")
+    notes.append("shap_score explains the score (link space for classifiers); shap_decision explains the 0/1 decision.")
+    return GAMExplanation(df, task=gam.task, n_features=gam.n, score=score, expected_score=gam.beta0 + float(gam.means(dist).sum()),
+                          threshold=None if threshold is None else float(threshold), prediction=pred,
+                          sufficient_reason=None if S is None else tuple(S), contrastive_reason=None if C is None else tuple(C),
+                          sufficient_size=None if S is None else len(S), contrastive_size=None if C is None else len(C), notes=tuple(notes))
 
-def plot_explanation(res:Result, ax=None):
-    "Bar chart of contributions: MSR features filled dark, MCR features outlined in red."
-    df = res.table
+def plot_explanation(
+    explanation:GAMExplanation, # what `explain` returned
+    ax=None, # axis to draw on (default: a new figure)
+):
+    "Bar chart of contributions: sufficient-reason features filled dark, contrastive-reason features outlined in red."
+    if not isinstance(explanation, GAMExplanation): raise TypeError(f"explanation must be the GAMExplanation that explain() returns, got {type(explanation).__name__}")
+    df = explanation.table
     if ax is None: fig, ax = new_figure(figsize=(5.5, 3.2))
-    colors = [PALETTE[0] if r.get('in_msr', False) else '#cfcfcf' for _, r in df.iterrows()]
-    bars = ax.bar(range(len(df)), df.contribution, color=colors)
-    for b, (_, r) in zip(bars, df.iterrows()):
-        if r.get('in_mcr', False): b.set_edgecolor('crimson'); b.set_linewidth(2)
-    if 'in_msr' in df:
-        ms = df.in_msr.to_numpy()
-        ax.scatter(np.flatnonzero(ms), df.contribution[ms], marker='D', color=PALETTE[0], zorder=3, s=28)
-    ax.errorbar(range(len(df)), (df['min'] + df['max']) / 2, yerr=(df['max'] - df['min']) / 2, fmt='none', ecolor='grey', capsize=3, lw=0.8)
+    in_s = df['in_sufficient_reason'].to_numpy() if 'in_sufficient_reason' in df else np.zeros(len(df), bool)
+    in_c = df['in_contrastive_reason'].to_numpy() if 'in_contrastive_reason' in df else np.zeros(len(df), bool)
+    bars = ax.bar(range(len(df)), df.contribution, color=[PALETTE[0] if s else '#cfcfcf' for s in in_s])
+    for b, flag in zip(bars, in_c):
+        if flag: b.set_edgecolor('crimson'); b.set_linewidth(2)
+    if in_s.any(): ax.scatter(np.flatnonzero(in_s), df.contribution[in_s], marker='D', color=PALETTE[0], zorder=3, s=28)
+    lo, hi = df['min_contribution'], df['max_contribution']
+    ax.errorbar(range(len(df)), (lo + hi) / 2, yerr=(hi - lo) / 2, fmt='none', ecolor='grey', capsize=3, lw=0.8)
     ax.axhline(0, color='black', lw=0.6); ax.set_xticks(range(len(df)), df.feature, fontsize=7, rotation=90 if len(df) > 12 else 0)
     ax.set_ylabel('contribution $c_i$ (range in grey)')
     ax.set_title('dark (diamond): minimum sufficient reason; red edge: minimum contrastive reason', fontsize=8)
@@ -659,32 +819,56 @@ def _cached_runtime(query, n, component, domain, seed):
     sizes = tuple(sorted(set([s for s in (2, 4, 6, 8, 10) if s < n] + [n])))
     return runtime_table(query, sizes, component, domain, bf_limit=6_561, seed=seed, repeat=1, grid_bits=4)
 
+@report
+class GAMExplorerView(Report):
+    "What the GAM explorer shows: one random GAM's explanation of one instance, and one query's runtime against brute force."
+    table: pd.DataFrame # runtime per number of features: query, n, fast_s, bruteforce_s (NaN where brute force did not run), input_space, agree
+    n_features: int # number of features of the random GAM
+    domain: str # domain kind of every feature
+    component: str # component kind drawn ('step' stands in for 'table' on grid and interval domains)
+    query: str # the query whose runtime is measured
+    seed: int # seed of the random GAM and of its instance
+    prediction: int # the class the GAM predicts for the instance
+    sufficient_size: int # features in a minimum sufficient reason of the instance
+    contrastive_size: int | None # features in a minimum contrastive reason (None: no change can flip the prediction)
+    fast_ms: float # the fast algorithm's time for the query at n_features, in milliseconds
+    bruteforce_ms: float | None # brute force's time at n_features, in milliseconds (None: skipped, the input space is too large or continuous)
+    explanation: GAMExplanation # the instance's full explanation (drawn on the left)
+    notes: tuple = () # sentences a reader must see
+    @property
+    def title(self)->str: return f"n = {self.n_features} features: {self.component} components on {self.domain} domains"
+
 def render_gam_explorer(
     n_features:int=6, # number of features
     domain:str='enumerable', # domain kind
     component:str='table', # component kind
     query:str='MSR', # query whose runtime curve is drawn
     seed:int=0, # random seed for the GAM and the instance
-):
-    "Pure render function of the GAM explorer: (HTML summary, figure)."
+)->tuple: # (GAMExplorerView, figure)
+    "Pure render function of the GAM explorer: (report, figure)."
+    check_scalar(n_features, 'n_features', int, low=1, high=100); check_option(domain, 'domain', DOMAIN_KINDS)
+    check_option(component, 'component', COMPONENT_KINDS); check_option(query, 'query', QUERIES); check_scalar(seed, 'seed', int, low=0)
     comp = component if not (component == 'table' and domain != 'enumerable') else 'step'
     gam = random_gam(n_features, comp, domain, seed=seed, grid_bits=4); x = random_instance(gam, seed)
     res = explain(gam, x)
-    rt = _cached_runtime(query, n_features, comp, domain, seed)
+    rt = _cached_runtime(query, n_features, comp, domain, seed).copy()
     fig, axs = new_figure(1, 2, figsize=(10, 3.4)); plot_explanation(res, axs[0]); plot_runtime(rt, axs[1])
     last = rt.iloc[-1]
-    bf = 'skipped (input space too large)' if np.isnan(last.bruteforce_s) else f"{last.bruteforce_s * 1e3:.2f} ms"
-    note = ' (table components need an enumerable domain: using EBM step components)' if comp != component else ''
-    html = HTML(f"<b>n = {n_features} features</b>, {comp} components on {domain} domains{note}: prediction {res['prediction']}, "
-                f"minimum sufficient reason {res['msr_size']} feature(s), minimum contrastive reason {res['mcr_size']}.<br>"
-                f"{query} at n = {n_features}: fast {last.fast_s * 1e3:.2f} ms, brute force {bf}.")
-    return html, fig
+    notes = (f"table components need an enumerable domain: {domain} domains use EBM step components",) if comp != component else ()
+    if np.isnan(last.bruteforce_s): notes += ("brute force skipped at this size: the input space is too large (or continuous)",)
+    view = GAMExplorerView(rt, n_features=n_features, domain=domain, component=comp, query=query, seed=seed, prediction=res.prediction,
+                           sufficient_size=res.sufficient_size, contrastive_size=res.contrastive_size, fast_ms=float(last.fast_s * 1e3),
+                           bruteforce_ms=None if np.isnan(last.bruteforce_s) else float(last.bruteforce_s * 1e3), explanation=res, notes=notes)
+    return view, fig
 
-def gam_explorer(seed:int=0)->'Explorer':
+def gam_explorer(
+    seed:int=0, # initial seed of the random GAM
+)->'Explorer':
     "The widget: a features slider (first control), domain, component and query menus."
+    check_scalar(seed, 'seed', int, low=0)
     return explorer(render_gam_explorer, title='Explaining GAMs: tractable and hard queries',
                     n_features=widgets.IntSlider(value=6, min=2, max=12, step=1, description='features', continuous_update=False),
                     domain=widgets.Dropdown(options=['enumerable', 'grid', 'interval'], value='enumerable', description='domain'),
                     component=widgets.Dropdown(options=['table', 'step', 'spline', 'nam'], value='table', description='component'),
                     query=widgets.Dropdown(options=list(QUERIES), value='MSR', description='query'),
-                    seed=widgets.IntSlider(value=seed, min=0, max=20, description='seed', continuous_update=False))
+                    seed=widgets.IntSlider(value=seed, min=0, max=max(20, seed), description='seed', continuous_update=False))

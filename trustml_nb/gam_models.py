@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import bisect
 import math
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 
-from .core import check_array, check_option, check_scalar, make_rng
+from .core import check_array, check_option, check_scalar, make_rng, require
 
 # %% auto #0
 __all__ = ['TASKS', 'COMPONENT_KINDS', 'DOMAIN_KINDS', 'Domain', 'EnumerableDomain', 'GridDomain', 'IntervalDomain', 'Component',
-           'TableComponent', 'StepComponent', 'SplineComponent', 'ReLUNetComponent', 'sawtooth_net', 'GAM', 'linf_ball',
-           'random_gam', 'random_instance', 'from_interpret_ebm', 'from_pygam', 'TorchNAM', 'from_torch_nam']
+           'TableComponent', 'StepComponent', 'SplineComponent', 'ReLUNetComponent', 'sawtooth_net', 'check_features',
+           'GAM', 'linf_ball', 'random_gam', 'random_instance', 'from_interpret_ebm', 'from_pygam', 'TorchNAM',
+           'from_torch_nam']
 
 # %% ../nbs/30_gam_models.ipynb #247ae087
 class Domain:
@@ -27,6 +28,7 @@ class Domain:
     kind = 'abstract'
     discrete = True
     def contains(self, v)->bool: raise NotImplementedError
+    def contains_all(self, v)->np.ndarray: raise NotImplementedError
     def points(self, max_points:int=1_000_000)->np.ndarray: raise NotImplementedError
 
 class EnumerableDomain(Domain):
@@ -43,6 +45,10 @@ class EnumerableDomain(Domain):
     def contains(self, v)->bool:
         k = bisect.bisect_left(self._list, v - 1e-12)
         return k < self.size and abs(self._list[k] - v) <= 1e-12
+    def contains_all(self, v)->np.ndarray:
+        "Elementwise `contains` for an array of values."
+        v = np.asarray(v, float); k = np.clip(np.searchsorted(self.values, v - 1e-12), 0, self.size - 1)
+        return np.abs(self.values[k] - v) <= 1e-12
     def points(self, max_points:int=1_000_000)->np.ndarray: return self.values
     def __repr__(self):
         vals = ', '.join(f"{v:g}" for v in self.values[:6]) + (', ...' if self.size > 6 else '')
@@ -57,13 +63,20 @@ class GridDomain(Domain):
                 ):
         check_scalar(lo, 'lo'); check_scalar(hi, 'hi'); check_scalar(step, 'step', low=0, closed='neither')
         if hi < lo: raise ValueError(f"GridDomain needs lo <= hi, got lo={lo}, hi={hi}: the domain would be empty")
+        steps = (float(hi) - float(lo)) / float(step)
+        if not math.isfinite(steps) or steps > 2.0**62:
+            raise ValueError(f"GridDomain({lo}, {hi}, step={step}) would have more than 2^62 points: use a coarser step or an IntervalDomain")
         self.lo, self.step = float(lo), float(step)
-        self.n_steps = int(math.floor((hi - lo) / step + 1e-9))
+        self.n_steps = int(math.floor(steps + 1e-9))
         self.hi, self.size = self.lo + self.n_steps * self.step, self.n_steps + 1
     def point(self, k): return self.lo + np.asarray(k) * self.step
     def contains(self, v)->bool:
         k = (v - self.lo) / self.step
         return bool(-1e-9 <= k <= self.n_steps + 1e-9 and abs(k - round(k)) < 1e-7)
+    def contains_all(self, v)->np.ndarray:
+        "Elementwise `contains` for an array of values."
+        k = (np.asarray(v, float) - self.lo) / self.step
+        return (k >= -1e-9) & (k <= self.n_steps + 1e-9) & (np.abs(k - np.round(k)) < 1e-7)
     def k_ceil(self, a)->int:
         "Index of the first grid point >= a (clipped to the grid)."
         if a == -math.inf: return 0
@@ -85,11 +98,16 @@ class GridDomain(Domain):
 class IntervalDomain(Domain):
     "The closed interval [lo, hi] (the paper's continuous domain)."
     kind, discrete = 'interval', False
-    def __init__(self, lo:float, hi:float):
+    def __init__(self,
+                 lo:float, hi:float, # finite bounds, lo <= hi
+                ):
         check_scalar(lo, 'lo'); check_scalar(hi, 'hi')
         if hi < lo: raise ValueError(f"IntervalDomain needs lo <= hi, got lo={lo}, hi={hi}: the domain would be empty")
         self.lo, self.hi, self.size = float(lo), float(hi), math.inf
     def contains(self, v)->bool: return bool(self.lo - 1e-12 <= v <= self.hi + 1e-12)
+    def contains_all(self, v)->np.ndarray:
+        "Elementwise `contains` for an array of values."
+        v = np.asarray(v, float); return (v >= self.lo - 1e-12) & (v <= self.hi + 1e-12)
     def points(self, max_points:int=1_000_000):
         raise ValueError(f"{self!r} is continuous: it has no finite list of points")
     def __repr__(self): return f"IntervalDomain({self.lo:g}, {self.hi:g})"
@@ -156,7 +174,13 @@ class TableComponent(Component):
     def __init__(self,
                  table:dict, # {domain value: score}
                 ):
-        if not isinstance(table, dict) or not table: raise ValueError("table must be a non-empty dict {value: score}")
+        if not isinstance(table, dict): raise TypeError(f"table must be a dict {{value: score}}, got {type(table).__name__}")
+        if not table: raise ValueError("table must be a non-empty dict {value: score}")
+        real = (Real, np.integer, np.floating)
+        for k, v in table.items():   # cheap type test first; check_scalar words the error
+            if not (isinstance(k, real) and isinstance(v, real)) or isinstance(k, (bool, np.bool_)) or isinstance(v, (bool, np.bool_)) \
+               or not (math.isfinite(k) and math.isfinite(v)):
+                check_scalar(k, f"table key {k!r}"); check_scalar(v, f"table[{k!r}]")
         self.keys = np.array(sorted(float(k) for k in table), float)
         self.scores = np.array([float(table[k]) for k in sorted(table, key=float)], float)
         self._dict = dict(zip(self.keys.tolist(), self.scores.tolist()))
@@ -195,6 +219,8 @@ class StepComponent(Component):
             raise ValueError(f"scores must have len(thresholds)+1 = {len(self.thresholds) + 1} entries, got {len(self.scores)}")
         if np.any(np.diff(self.thresholds) <= 0): raise ValueError("thresholds must be strictly increasing")
         self.weights = None if weights is None else check_array(weights, 'weights', shape=(len(self.scores),)).astype(float)
+        if self.weights is not None and ((self.weights < 0).any() or self.weights.sum() <= 0):
+            raise ValueError(f"weights must be non-negative with a positive sum, got {self.weights.tolist()[:8]}")
     def __call__(self, v): return self.scores[np.searchsorted(self.thresholds, np.asarray(v, float), side='right')]
     def _pieces(self, domain):
         "Mass of each piece on the domain (grid: point counts; interval: lengths) and whether it is hit."
@@ -315,10 +341,14 @@ class ReLUNetComponent(Component):
                  method:str='breakpoints', # exact route for extremes on grids/intervals: 'breakpoints' (A8) or 'milp'
                 ):
         self.method = check_option(method, 'method', ('breakpoints', 'milp'))
-        if not layers: raise ValueError("layers must hold at least one (W, b) pair")
+        if isinstance(layers, (str, bytes, dict)) or not hasattr(layers, '__len__'):
+            raise TypeError(f"layers must be a list of (W, b) pairs, got {type(layers).__name__}")
+        if not len(layers): raise ValueError("layers must hold at least one (W, b) pair")
         self.layers = []
-        for j, (W, b) in enumerate(layers):
-            W = np.atleast_2d(np.asarray(W, float)); b = np.atleast_1d(np.asarray(b, float))
+        for j, pair in enumerate(layers):
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2): raise TypeError(f"layers[{j}] must be a (W, b) pair, got {type(pair).__name__}")
+            W = check_array(pair[0], f"layers[{j}] W", ndim=(0, 1, 2)); b = check_array(pair[1], f"layers[{j}] b", ndim=(0, 1))
+            W = np.atleast_2d(W.astype(float)); b = np.atleast_1d(b.astype(float))
             if W.shape[1] != b.shape[0]: raise ValueError(f"layer {j}: W has {W.shape[1]} columns but b has {b.shape[0]} entries")
             if j and W.shape[0] != self.layers[-1][0].shape[1]: raise ValueError(f"layer {j}: W has {W.shape[0]} rows, expected {self.layers[-1][0].shape[1]}")
             self.layers.append((W, b))
@@ -333,6 +363,8 @@ class ReLUNetComponent(Component):
                     max_points:int=5_000_000, # stop (ValueError) if the piece count explodes beyond this
                    )->np.ndarray:
         "All points in [lo, hi] where the network's slope can change, plus lo and hi (exact, worst case exponential)."
+        check_scalar(lo, 'lo'); check_scalar(hi, 'hi'); check_scalar(max_points, 'max_points', int, low=2)
+        if hi < lo: raise ValueError(f"breakpoints needs lo <= hi, got lo={lo}, hi={hi}")
         bps = np.array([lo, hi], float) if hi > lo else np.array([lo], float)
         for depth in range(len(self.layers) - 1):
             h = bps.reshape(-1, 1)
@@ -434,6 +466,46 @@ def sawtooth_net(
 # %% ../nbs/30_gam_models.ipynb #86befb1d
 TASKS = ('regression', 'classification')
 
+def _is_int(v)->bool: return isinstance(v, (Integral, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+def check_features(
+    S, # feature indices (ints), feature names (str), or a mix: a list, tuple, set, range or 1-D integer array
+    n:int, # number of features of the model
+    feature_names:list|None=None, # names that may be used instead of indices
+    name:str='S', # argument name, used in error messages
+)->list:
+    "The one validator of a feature subset: sorted distinct indices in [0, n), or a clear error (no truncation, no guessing)."
+    if S is None: raise TypeError(f"{name} must be a collection of feature indices (use [] for the empty set), got None")
+    if isinstance(S, (str, bytes)):
+        raise TypeError(f"{name} must be a collection of feature indices such as [0, 2], got the string {S!r}: a string is not read as a list of features")
+    if isinstance(S, (dict, pd.DataFrame)) or _is_int(S) or isinstance(S, (Real, np.generic)):
+        raise TypeError(f"{name} must be a collection of feature indices such as [0, 2], got {type(S).__name__} {S!r:.40}")
+    if isinstance(S, np.ndarray):
+        if S.ndim != 1: raise ValueError(f"{name} must be 1-dimensional, got an array of shape {S.shape}")
+        if S.dtype == bool:
+            raise TypeError(f"{name} must hold feature indices, got a boolean mask (shape {S.shape}); pass np.flatnonzero(mask) instead")
+        if np.issubdtype(S.dtype, np.integer) and (not len(S) or (S.min() >= 0 and S.max() < n)):   # fast path for index arrays
+            u = np.unique(S)
+            if len(u) < len(S):
+                srt = np.sort(S); raise ValueError(f"{name} lists feature(s) {np.unique(srt[1:][np.diff(srt) == 0]).tolist()} more than once")
+            return u.tolist()
+    try: items = list(S)
+    except TypeError: raise TypeError(f"{name} must be a collection of feature indices such as [0, 2], got {type(S).__name__}") from None
+    names, out = None, []
+    for v in items:
+        if isinstance(v, str):
+            if names is None: names = {f: j for j, f in enumerate(feature_names or [])}
+            if v not in names: raise ValueError(f"{name} names an unknown feature {v!r}; the features are {list(names)[:12]}")
+            out.append(names[v]); continue
+        if not _is_int(v):
+            raise TypeError(f"{name} must hold integer feature indices (or feature names), got {type(v).__name__} {v!r}")
+        if not 0 <= v < n: raise ValueError(f"{name} must hold feature indices in [0, {n - 1}], got {int(v)}")
+        out.append(int(v))
+    srt = np.sort(np.asarray(out, dtype=np.int64))
+    if len(srt) > 1 and (np.diff(srt) == 0).any():
+        raise ValueError(f"{name} lists feature(s) {np.unique(srt[1:][np.diff(srt) == 0]).tolist()} more than once")
+    return srt.tolist()
+
 class GAM:
     "A GAM s(x) = beta0 + sum_i beta_i f_i(x_i) over product domains; classification predicts [s(x) >= 0]."
     def __init__(self,
@@ -460,9 +532,21 @@ class GAM:
         self.betas = np.ones(n) if betas is None else check_array(betas, 'betas', shape=(n,)).astype(float)
         self.beta0 = float(check_scalar(beta0, 'beta0'))
         self.task = check_option(task, 'task', TASKS)
-        self.feature_names = list(feature_names) if feature_names is not None else [f"x{i}" for i in range(n)]
+        if feature_names is not None and (isinstance(feature_names, (str, bytes)) or not hasattr(feature_names, '__len__')):
+            raise TypeError(f"feature_names must be a list of names, got {type(feature_names).__name__}")
+        self.feature_names = [str(f) for f in feature_names] if feature_names is not None else [f"x{i}" for i in range(n)]
         if len(self.feature_names) != n: raise ValueError(f"feature_names must have {n} entries, got {len(self.feature_names)}")
+        if len(set(self.feature_names)) < n:
+            seen = set(); dup = sorted({f for f in self.feature_names if f in seen or seen.add(f)})
+            raise ValueError(f"feature_names has duplicate name(s) {dup[:10]}")
         self._ranges = None
+    def check_features(self, S, name:str='S')->list:
+        "Validate a feature subset (indices or names): sorted distinct indices (see `check_features`)."
+        return check_features(S, self.n, self.feature_names, name)
+    def feature_index(self, i, name:str='i')->int:
+        "Validate one feature, given by index or name; return its index."
+        if isinstance(i, str) or _is_int(i): return check_features([i], self.n, self.feature_names, name)[0]
+        raise TypeError(f"{name} must be a feature index (int) or name (str), got {type(i).__name__} {i!r:.40}")
     def check_x(self, x, name:str='x')->np.ndarray:
         "Validate one instance: n numbers, each inside its feature's domain."
         x = check_array(x, name, ndim=1)
@@ -471,6 +555,19 @@ class GAM:
         for i, (v, d) in enumerate(zip(x, self.domains)):
             if not d.contains(v): raise ValueError(f"{name}[{i}] = {v:g} is outside feature {i} ({self.feature_names[i]})'s domain {d!r}")
         return x
+    def check_X(self, X, name:str='X')->np.ndarray:
+        "Validate a matrix of instances: one column per feature, every value inside its feature's domain."
+        X = check_array(X, name, ndim=2).astype(float)
+        if X.shape[1] != self.n: raise ValueError(f"{name} must have {self.n} columns (one per component), got {X.shape[1]}")
+        lo = np.array([d.lo for d in self.domains]); hi = np.array([d.hi for d in self.domains])
+        outside = (X < lo - 1e-12) | (X > hi + 1e-12)               # every domain lies within [lo, hi]: one vectorised test
+        for i, d in enumerate(self.domains):
+            if d.kind != 'interval': outside[:, i] |= ~d.contains_all(X[:, i])
+        if outside.any():
+            r, i = map(int, np.argwhere(outside)[0])
+            raise ValueError(f"{name}[{r}, {i}] = {X[r, i]:g} is outside feature {i} ({self.feature_names[i]})'s domain {self.domains[i]!r} "
+                             f"({int(outside.sum())} value(s) outside)")
+        return X
     def contributions(self, x)->np.ndarray:
         "c_i = beta_i f_i(x_i) for one instance."
         x = self.check_x(x)
@@ -479,7 +576,7 @@ class GAM:
         "s(x) = beta0 + sum_i c_i for one instance (float) or a matrix of instances (array)."
         X = check_array(X, 'X', ndim=(1, 2))
         if X.ndim == 1: return self.beta0 + float(self.contributions(X).sum())
-        if X.shape[1] != self.n: raise ValueError(f"X must have {self.n} columns (one per component), got {X.shape[1]}")
+        X = self.check_X(X)
         return self.beta0 + sum(b * c(X[:, i]) for i, (b, c) in enumerate(zip(self.betas, self.components)))
     def predict(self, X):
         "Regression: the score. Classification: step(score) in {0, 1}."
@@ -493,14 +590,22 @@ class GAM:
             lo, hi = self.betas * ext[:, 0], self.betas * ext[:, 1]
             self._ranges = (np.minimum(lo, hi), np.maximum(lo, hi))
         return self._ranges
+    def check_dist(self, dist)->list:
+        "Per-feature distributions from `dist`: None (uniform), 'data' (EBM bin weights), or one entry per feature."
+        if dist is None or isinstance(dist, str): return [check_option(dist, 'dist', (None, 'data'))] * self.n
+        if not isinstance(dist, (list, tuple)):
+            raise TypeError(f"dist must be None, 'data' or a list with one entry per feature, got {type(dist).__name__}")
+        if len(dist) != self.n: raise ValueError(f"dist must have one entry per feature ({self.n}), got {len(dist)}")
+        for j, p in enumerate(dist):
+            if isinstance(p, str): check_option(p, f"dist[{j}]", (None, 'data'))
+        return list(dist)
     def means(self, dist=None)->np.ndarray:
         "mu_i = E[beta_i f_i(z_i)] under `dist` (None: uniform; 'data'; or a list with one entry per feature)."
-        dl = dist if isinstance(dist, (list, tuple)) else [dist] * self.n
-        if len(dl) != self.n: raise ValueError(f"dist must have one entry per feature ({self.n}), got {len(dl)}")
+        dl = self.check_dist(dist)
         return self.betas * np.array([c.mean(d, p) for c, d, p in zip(self.components, self.domains, dl)])
     def value_dists(self, dist=None, max_points:int=1_000_000)->list:
         "Per feature: (distinct values of beta_i f_i, probabilities) under `dist` (default uniform)."
-        dl = dist if isinstance(dist, (list, tuple)) else [dist] * self.n
+        dl = self.check_dist(dist)
         out = []
         for b, c, d, p in zip(self.betas, self.components, self.domains, dl):
             v, pr = c.values(d, p, max_points); out.append(_finite_values(b * v, pr))
@@ -528,9 +633,12 @@ def linf_ball(
     radius, # r >= 0, one number or one per feature (in each feature's units)
 )->GAM:
     "The same GAM restricted to the product domain X_i intersected with [x_i - r_i, x_i + r_i]."
+    if not isinstance(gam, GAM): raise TypeError(f"gam must be a trustml_nb GAM, got {type(gam).__name__}")
     x = gam.check_x(x)
-    r = np.broadcast_to(check_array(radius, 'radius', ndim=(0, 1)).astype(float), (gam.n,))
-    if (r < 0).any(): raise ValueError("radius must be non-negative")
+    r = np.array(float(check_scalar(radius, 'radius'))) if np.ndim(radius) == 0 and not isinstance(radius, (str, bytes)) else check_array(radius, 'radius', ndim=1).astype(float)
+    if r.ndim == 1 and len(r) != gam.n: raise ValueError(f"radius must be one number or one per feature ({gam.n}), got {len(r)}")
+    r = np.broadcast_to(r, (gam.n,))
+    if (r < 0).any(): raise ValueError(f"radius must be non-negative, got {r.min():g}")
     doms = [_restrict(d, v - ri, v + ri) for d, v, ri in zip(gam.domains, x, r)]
     return GAM(gam.components, doms, betas=gam.betas, beta0=gam.beta0, task=gam.task, feature_names=gam.feature_names)
 
@@ -550,7 +658,9 @@ def random_gam(
 )->GAM:
     "A random GAM for experiments: integer tables/steps, continuous cubic splines, or small random ReLU nets."
     check_option(component, 'component', COMPONENT_KINDS); check_option(domain, 'domain', DOMAIN_KINDS)
-    check_scalar(n, 'n', int, low=1)
+    check_option(task, 'task', TASKS)
+    check_scalar(n, 'n', int, low=1); check_scalar(n_values, 'n_values', int, low=1)
+    check_scalar(max_abs, 'max_abs', int, low=0); check_scalar(grid_bits, 'grid_bits', int, low=1, high=40)
     rng = make_rng(seed)
     if component == 'table' and domain != 'enumerable': raise ValueError("table components need domain='enumerable'")
     comps, doms = [], []
@@ -586,6 +696,7 @@ def random_instance(
     seed:int=0, # random seed
 )->np.ndarray:
     "A random point of the GAM's input space."
+    if not isinstance(gam, GAM): raise TypeError(f"gam must be a trustml_nb GAM, got {type(gam).__name__}")
     rng = make_rng(seed); x = []
     for d in gam.domains:
         if d.kind == 'enumerable': x.append(rng.choice(d.values))
@@ -594,17 +705,12 @@ def random_instance(
     return np.array(x, float)
 
 # %% ../nbs/30_gam_models.ipynb #a94a6cd7
-def _require(module:str, purpose:str):
-    import importlib
-    try: return importlib.import_module(module)
-    except ImportError: raise ImportError(f"{purpose} needs the optional package {module!r}; install it (pip install {module.split('.')[0]})") from None
-
 def from_interpret_ebm(
     ebm, # fitted ExplainableBoostingClassifier (binary) or ExplainableBoostingRegressor, main effects only
     domains=None, # one Domain per feature (default: IntervalDomain over ebm.feature_bounds_)
 )->GAM:
     "Exact step-function GAM of a main-effects interpret EBM (scores in link space)."
-    glass = _require('interpret.glassbox', 'from_interpret_ebm')
+    glass = require('interpret.glassbox', 'gam', 'from_interpret_ebm')
     if not isinstance(ebm, (glass.ExplainableBoostingClassifier, glass.ExplainableBoostingRegressor)):
         raise TypeError(f"ebm must be a fitted interpret ExplainableBoostingClassifier or Regressor, got {type(ebm).__name__}")
     if not hasattr(ebm, 'term_scores_'): raise ValueError("ebm must be fitted first (call ebm.fit)")
@@ -620,6 +726,7 @@ def from_interpret_ebm(
         lo, hi = ebm.feature_bounds_[feat]
         doms.append(IntervalDomain(float(lo), float(hi)))
     if domains is not None:
+        if not isinstance(domains, (Domain, list, tuple)): raise TypeError(f"domains must be a Domain or a list of Domains, got {type(domains).__name__}")
         doms = [domains] * len(comps) if isinstance(domains, Domain) else list(domains)
     return GAM(comps, doms, beta0=float(np.ravel(ebm.intercept_)[0]), task='classification' if is_cls else 'regression',
                feature_names=[str(ebm.term_names_[t]) for t in range(len(comps))])
@@ -642,7 +749,7 @@ def from_pygam(
     domains, # one Domain per feature (or one shared): enumerable -> table, grid/interval -> exact spline
 )->GAM:
     "Exact GAM of a fitted pyGAM model (link-space scores)."
-    pygam = _require('pygam', 'from_pygam')
+    pygam = require('pygam', 'gam', 'from_pygam')
     if not isinstance(gam, (pygam.LinearGAM, pygam.LogisticGAM)): raise TypeError(f"gam must be a fitted pygam LinearGAM or LogisticGAM, got {type(gam).__name__}")
     if not getattr(gam, '_is_fitted', False): raise ValueError("gam must be fitted first (call gam.fit)")
     terms = [t for t in gam.terms if not t.isintercept]
@@ -651,6 +758,8 @@ def from_pygam(
         raise ValueError("from_pygam needs exactly one univariate s()/l() term per feature 0..n-1 (no te() terms)")
     n = len(terms)
     if isinstance(domains, Domain): domains = [domains] * n
+    if not isinstance(domains, (list, tuple)): raise TypeError(f"domains must be a Domain or a list of Domains, got {type(domains).__name__}")
+    if not all(isinstance(d, Domain) for d in domains): raise TypeError("domains must hold Domain objects (EnumerableDomain, GridDomain, IntervalDomain)")
     if len(domains) != n: raise ValueError(f"domains must have one entry per feature ({n}), got {len(domains)}")
     intercept = float(gam.coef_[-1]) if gam.terms[-1].isintercept else 0.0
     comps = [None] * n
@@ -675,7 +784,10 @@ def TorchNAM(
     seed:int=0, # initialisation seed
 ):
     "A minimal torch NAM: one ReLU MLP per feature plus a bias; forward(X) returns the additive score."
-    torch = _require('torch', 'TorchNAM')
+    check_scalar(n_features, 'n_features', int, low=1); check_scalar(seed, 'seed', int, low=0)
+    if isinstance(hidden, (str, bytes)) or not hasattr(hidden, '__iter__'): raise TypeError(f"hidden must be a tuple of layer widths, got {type(hidden).__name__}")
+    for w in hidden: check_scalar(w, 'hidden (each width)', int, low=1)
+    torch = require('torch', 'gam', 'TorchNAM')
     nn = torch.nn
     class _NAM(nn.Module):
         def __init__(self):
@@ -697,19 +809,22 @@ def from_torch_nam(
     method:str='breakpoints', # exact route for component extremes: 'breakpoints' or 'milp'
 )->GAM:
     "Exact GAM of ReLU-net components from a torch NAM (weights copied in float64)."
-    torch = _require('torch', 'from_torch_nam')
+    check_option(task, 'task', TASKS); check_option(method, 'method', ('breakpoints', 'milp'))
+    torch = require('torch', 'gam', 'from_torch_nam')
     nets = getattr(model, 'feature_nets', None)
-    if nets is None: raise TypeError(f"model must be a NAM with a `feature_nets` module list, got {type(model).__name__}")
+    if not isinstance(model, torch.nn.Module) or nets is None: raise TypeError(f"model must be a NAM with a `feature_nets` module list, got {type(model).__name__}")
     comps = []
     for i, net in enumerate(nets):
         mods = list(net.children()) if isinstance(net, torch.nn.Sequential) else [net]
         layers, expect_linear = [], True
         for m in mods:
             if isinstance(m, torch.nn.Linear) and expect_linear:
-                layers.append((m.weight.detach().double().numpy().T.copy(), m.bias.detach().double().numpy().copy())); expect_linear = False
+                b = m.bias.detach().double().numpy().copy() if m.bias is not None else np.zeros(m.out_features)
+                layers.append((m.weight.detach().double().numpy().T.copy(), b)); expect_linear = False
             elif isinstance(m, torch.nn.ReLU) and not expect_linear: expect_linear = True
             else: raise ValueError(f"feature_nets[{i}]: only alternating Linear and ReLU layers are supported, got {type(m).__name__}")
         if expect_linear: raise ValueError(f"feature_nets[{i}] must end with a Linear layer")
-        comps.append(ReLUNetComponent(layers, method=method))
+        try: comps.append(ReLUNetComponent(layers, method=method))
+        except ValueError as e: raise ValueError(f"model.feature_nets[{i}]: {e}") from None
     bias = float(model.bias.detach()) if hasattr(model, 'bias') else 0.0
     return GAM(comps, domains, beta0=bias, task=task)

@@ -96,7 +96,9 @@ def check_groups(
     names = [str(c) for c in df.columns]
     dup = sorted({c for c in names if names.count(c) > 1})
     if dup: raise ValueError(f"{name} has duplicate column name(s) {dup}; group names must be unique")
-    g = pd.concat([_membership(df.iloc[:, j].reset_index(drop=True), name, names[j]) for j in range(df.shape[1])], axis=1)
+    parts = [_membership(df.iloc[:, j].reset_index(drop=True), name, names[j]) for j in range(df.shape[1])]
+    label_cols = {names[j] for j, p in enumerate(parts) if list(p.columns) != [names[j]]}   # columns of labels, one group per level
+    g = pd.concat(parts, axis=1)
     out = list(g.columns)
     dup = sorted({c for c in out if out.count(c) > 1})
     if dup: raise ValueError(f"{name} gives the group name(s) {dup} twice (a column and a level of another column); rename one")
@@ -104,6 +106,9 @@ def check_groups(
         raise ValueError(f"{name} has {len(g):,} rows, expected {n:,} (one per example)")
     if columns is not None:
         want = [str(c) for c in columns]
+        # a level of a label column absent from these rows (a few new rows, say) is a group with no members here
+        absent = [c for c in want if c not in out and '=' in c and c.split('=', 1)[0] in label_cols]
+        if absent: g = pd.concat([g, pd.DataFrame(False, index=g.index, columns=absent)], axis=1); out = list(g.columns)
         missing, extra = [c for c in want if c not in out], [c for c in out if c not in want]
         if missing or extra:
             raise ValueError(f"{name} must have the group columns seen in fit {want[:8]}{' ...' if len(want) > 8 else ''}; "

@@ -14,8 +14,8 @@ import matplotlib.patches as mpatches
 import numpy as np
 import pandas as pd
 
-from .core import (Result, check_array, check_option, check_probabilities, check_scalar, make_rng,
-                             progress, report_numerical)
+from .core import (check_array, check_binary, check_option, check_probabilities, check_scalar, make_rng,
+                             report_numerical, require)
 from .viz import PALETTE, new_figure
 
 # %% auto #0
@@ -45,14 +45,18 @@ class TabularMOMDP:
         if abs(self.p0.sum() - 1) > 1e-8: raise ValueError(f"p0 must sum to 1, got {self.p0.sum():.6g}")
         check_probabilities(self.T.reshape(S * A, S), 'T', rows_sum_to_one=True)
         self.gamma = float(check_scalar(self.gamma, 'gamma', low=0, high=1, closed='left'))
-        ab = np.zeros(S, bool) if self.absorbing is None else check_array(self.absorbing, 'absorbing', shape=(S,)).astype(bool)
+        ab = np.zeros(S, bool) if self.absorbing is None else check_binary(check_array(self.absorbing, 'absorbing', shape=(S,)), 'absorbing').astype(bool)
         self.absorbing = ab
         for s in np.flatnonzero(ab):
             if not np.allclose(self.T[s, :, s], 1): raise ValueError(f"absorbing state {s} must transition to itself with probability 1")
             if np.abs(self.R[s]).max() > 0: raise ValueError(f"absorbing state {s} must have zero reward")
         if self.objectives is None: self.objectives = tuple(f"obj{i}" for i in range(self.n_objectives))
+        if isinstance(self.objectives, str): raise TypeError(f"objectives must be a sequence of names, got the string {self.objectives!r}")
+        try: self.objectives = tuple(map(str, self.objectives))
+        except TypeError: raise TypeError(f"objectives must be a sequence of names, got {type(self.objectives).__name__}") from None
         if len(self.objectives) != self.n_objectives:
             raise ValueError(f"objectives must name {self.n_objectives} objectives, got {len(self.objectives)}")
+        if len(set(self.objectives)) != len(self.objectives): raise ValueError(f"objectives has duplicate names: {list(self.objectives)}")
 
     n_states = property(lambda self: self.T.shape[0])
     n_actions = property(lambda self: self.T.shape[1])
@@ -85,6 +89,16 @@ class TabularMOMDP:
         return (f"TabularMOMDP({self.name!r}: {self.n_states} states ({int(self.absorbing.sum())} absorbing), "
                 f"{self.n_actions} actions, {self.n_objectives} objectives, gamma={self.gamma})")
 
+def _check_mdp(mdp, name:str='mdp')->TabularMOMDP:
+    "Check that `mdp` is a TabularMOMDP; return it."
+    if not isinstance(mdp, TabularMOMDP): raise TypeError(f"{name} must be a TabularMOMDP, got {type(mdp).__name__}")
+    return mdp
+
+def _check_flag(x, name:str)->bool:
+    "Check that `x` is a bool (True or False); return it."
+    if not isinstance(x, (bool, np.bool_)): raise TypeError(f"{name} must be True or False, got {type(x).__name__} {x!r:.40}")
+    return bool(x)
+
 # %% ../nbs/40_momdp.ipynb #7c250c31
 def counterexample_momdp()->TabularMOMDP:
     "The FairDICE Appendix B example: one state, actions paying [1, 4] and [3, 1], then the episode ends (gamma = 0)."
@@ -96,6 +110,7 @@ def counterexample_momdp()->TabularMOMDP:
 # %% ../nbs/40_momdp.ipynb #d4be3917
 def uniform_policy(mdp:TabularMOMDP)->np.ndarray:
     "The uniformly random policy, shape (S, A)."
+    _check_mdp(mdp)
     return np.full((mdp.n_states, mdp.n_actions), 1 / mdp.n_actions)
 
 def _scalar_q(mdp, w, V):
@@ -107,6 +122,7 @@ def optimal_policy(
     max_iter:int=1000, # policy-iteration limit
 )->tuple: # (deterministic policy (S, A), Q values (S, A))
     "Optimal deterministic policy for the scalar reward w . r, by policy iteration."
+    _check_mdp(mdp); check_scalar(max_iter, 'max_iter', int, low=1)
     w = np.ones(mdp.n_objectives) if w is None else check_array(w, 'w', shape=(mdp.n_objectives,)).astype(float)
     S, A = mdp.n_states, mdp.n_actions
     a_best = np.zeros(S, int)
@@ -129,9 +145,9 @@ def spibb_policy(
     max_iter:int=20000, # bound on perturbation steps
 )->np.ndarray:
     "Behaviour policy of given optimality, following OptiDICE's SPIBB-style construction."
-    check_scalar(optimality, 'optimality', low=0, high=1)
+    _check_mdp(mdp); check_scalar(optimality, 'optimality', low=0, high=1); check_scalar(max_iter, 'max_iter', int, low=1)
     rng = make_rng(seed)
-    w = np.ones(mdp.n_objectives) if w is None else np.asarray(w, float)
+    w = np.ones(mdp.n_objectives) if w is None else check_array(w, 'w', shape=(mdp.n_objectives,)).astype(float)
     pi_opt, Q = optimal_policy(mdp, w)
     v = lambda p: mdp.returns(p) @ w
     v_opt, v_unif = v(pi_opt), v(uniform_policy(mdp))
@@ -171,9 +187,10 @@ def random_momdp(
     seed=0, # random seed
 )->TabularMOMDP:
     "Random MOMDP with one-hot rewards at I goal states reachable from state 0 (OptiDICE-style generator)."
+    check_scalar(n_objectives, 'n_objectives', int, low=1); check_scalar(n_actions, 'n_actions', int, low=1)
     check_scalar(n_states, 'n_states', int, low=n_objectives + 2)
-    check_scalar(n_actions, 'n_actions', int, low=1); check_scalar(n_objectives, 'n_objectives', int, low=1)
     check_scalar(n_next, 'n_next', int, low=1, high=n_states - 1)
+    check_scalar(gamma, 'gamma', low=0, high=1, closed='left'); _check_flag(deterministic, 'deterministic')
     rng = make_rng(seed)
     S, A, I = n_states, n_actions, n_objectives
     ab = S - 1
@@ -212,19 +229,26 @@ def four_room(
     start=(1, 9), # (x, y) of the start cell (upper-left room)
 )->TabularMOMDP:
     "MO-Four-Room: 11 x 11 four-room grid, one one-hot goal per objective, slippery moves."
-    check_scalar(slip, 'slip', low=0, high=1, closed='left')
+    check_scalar(slip, 'slip', low=0, high=1, closed='left'); check_scalar(gamma, 'gamma', low=0, high=1, closed='left')
     walls = set(FOUR_ROOM_WALLS)
     cells = [(x, y) for y in range(11) for x in range(11) if (x, y) not in walls]
     idx = {c: i for i, c in enumerate(cells)}
-    for c in list(goals) + [start]:
-        if tuple(c) not in idx: raise ValueError(f"cell {c} is a wall or off the grid")
+    def cell(c, name):
+        if not np.all(c == np.round(c)): raise ValueError(f"{name} must hold integer (x, y) cells, got {c.tolist()}")
+        c = tuple(int(v) for v in c)
+        if c not in idx: raise ValueError(f"{name}: cell {c} is a wall or off the grid")
+        return c
+    goals = [cell(g, 'goals') for g in check_array(goals, 'goals', ndim=2, shape=(None, 2))]
+    start = cell(check_array(start, 'start', shape=(2,)), 'start')
+    if len(set(goals)) != len(goals): raise ValueError(f"goals must be distinct cells, got {goals}")
+    if start in goals: raise ValueError(f"start {start} must not be a goal cell")
     S, A, I = len(cells) + 1, 4, len(goals)
     ab = S - 1
     T = np.zeros((S, A, S)); R = np.zeros((S, A, I))
     def move(c, d):
         n = (c[0] + d[0], c[1] + d[1])
         return idx[n] if n in idx else idx[c]
-    goal_of = {idx[tuple(g)]: i for i, g in enumerate(goals)}
+    goal_of = {idx[g]: i for i, g in enumerate(goals)}
     for c, s in idx.items():
         if s in goal_of:
             T[s, :, ab] = 1; R[s, :, goal_of[s]] = 1; continue
@@ -232,12 +256,12 @@ def four_room(
             for b, d in enumerate(ACTIONS_2D):
                 T[s, a, move(c, d)] += (1 - slip) if a == b else slip / 3
     T[ab, :, ab] = 1
-    p0 = np.zeros(S); p0[idx[tuple(start)]] = 1
+    p0 = np.zeros(S); p0[idx[start]] = 1
     absorbing = np.zeros(S, bool); absorbing[ab] = True
     layout = {'shape': (11, 11), 'coords': np.array(cells + [(-1, -1)]), 'walls': sorted(walls),
-              'goals': goal_of, 'start': idx[tuple(start)]}
-    return TabularMOMDP(T, R, p0, gamma, absorbing, name='mo-four-room', objectives=('lower-left', 'upper-right', 'lower-right'),
-                        layout=layout)
+              'goals': goal_of, 'start': idx[start]}
+    rooms = ('lower-left', 'upper-right', 'lower-right') if goals == [(2, 1), (9, 8), (8, 1)] else None
+    return TabularMOMDP(T, R, p0, gamma, absorbing, name='mo-four-room', objectives=rooms, layout=layout)
 
 # %% ../nbs/40_momdp.ipynb #9b324465
 def plot_grid_policy(
@@ -248,7 +272,8 @@ def plot_grid_policy(
     arrows:bool=True, # draw the mean direction of the policy in each cell
 ):
     "Occupancy heat map and mean-direction arrows of a policy on a grid MOMDP."
-    if 'coords' not in mdp.layout: raise ValueError(f"{mdp.name} has no grid layout to draw")
+    _check_mdp(mdp)
+    if 'coords' not in mdp.layout: raise ValueError(f"mdp {mdp.name!r} has no grid layout to draw (its layout has no 'coords')")
     pi = mdp.check_policy(pi)
     H, W = mdp.layout['shape']
     if ax is None: _, ax = new_figure(figsize=(4, 4))
@@ -295,28 +320,43 @@ class OfflineDataset:
     preferences: np.ndarray|None = None # (N, I) preference the behaviour policy followed, if any
     name: str = 'dataset' # label
 
-    def __post_init__(self):
+    def __post_init__(self): self.validate()
+
+    def validate(self)->'OfflineDataset':
+        "Check (again, e.g. after editing the arrays) every array and index; convert them to their dtypes; return self."
         s = check_array(self.states, 'states', ndim=1, min_rows=0)
-        if len(s) == 0: raise ValueError("dataset is empty: it needs at least one transition")
+        if len(s) == 0: raise ValueError("dataset is empty: states has no transitions; it needs at least one")
         N = len(s)
         check_scalar(self.n_states, 'n_states', int, low=1); check_scalar(self.n_actions, 'n_actions', int, low=1)
-        def idx(x, name, hi):
+        def integers(x, name):
             x = check_array(x, name, shape=(N,))
             if not np.issubdtype(x.dtype, np.integer):
-                if not np.all(x == np.round(x)): raise TypeError(f"{name} must hold integer indices")
-                x = x.astype(int)
+                if x.dtype == bool or not np.all(x == np.round(x)): raise TypeError(f"{name} must hold integers, got dtype {x.dtype}")
+            return x.astype(int)
+        def idx(x, name, hi):
+            x = integers(x, name)
             if x.min() < 0 or x.max() >= hi:
                 bad = x[(x < 0) | (x >= hi)][0]
                 raise ValueError(f"{name} must be indices in [0, {hi - 1}], found {bad}")
-            return x.astype(int)
+            return x
         self.states = idx(s, 'states', self.n_states)
         self.actions = idx(self.actions, 'actions', self.n_actions)
         self.next_states = idx(self.next_states, 'next_states', self.n_states)
         self.rewards = check_array(self.rewards, 'rewards', ndim=2, shape=(N, None)).astype(float)
-        self.dones = check_array(self.dones, 'dones', shape=(N,)).astype(bool)
-        self.traj = check_array(self.traj, 'traj', shape=(N,)).astype(int)
-        self.timeouts = np.zeros(N, bool) if self.timeouts is None else check_array(self.timeouts, 'timeouts', shape=(N,)).astype(bool)
+        if self.rewards.shape[1] == 0: raise ValueError("rewards must have at least one objective (column), got shape (N, 0)")
+        self.dones = check_binary(check_array(self.dones, 'dones', shape=(N,)), 'dones').astype(bool)
+        self.traj = integers(self.traj, 'traj')
+        self.timeouts = np.zeros(N, bool) if self.timeouts is None else \
+            check_binary(check_array(self.timeouts, 'timeouts', shape=(N,)), 'timeouts').astype(bool)
         if self.preferences is not None: self.preferences = check_array(self.preferences, 'preferences', shape=(N, self.n_objectives)).astype(float)
+        # each trajectory's rows must be in time order (its first row gives the start state): consecutive rows chain up
+        order = np.argsort(self.traj, kind='stable')
+        t, s_, s2 = self.traj[order], self.states[order], self.next_states[order]
+        broken = (t[1:] == t[:-1]) & (s2[:-1] != s_[1:])
+        if broken.any():
+            raise ValueError(f"traj: the rows of trajectory {t[1:][broken][0]} are not in time order (a row's next_states is not the "
+                             "states of its trajectory's next row); keep each trajectory's transitions in the order they happened")
+        return self
 
     n_objectives = property(lambda self: self.rewards.shape[1])
     n_trajectories = property(lambda self: len(np.unique(self.traj)))
@@ -361,9 +401,11 @@ def collect_dataset(
     name:str='dataset', # label
 )->OfflineDataset:
     "Roll policies out in `mdp` and store the transitions; episodes stop at absorbing states or the horizon."
-    check_scalar(n_trajectories, 'n_trajectories', int, low=1); check_scalar(max_steps, 'max_steps', int, low=1)
+    _check_mdp(mdp); check_scalar(n_trajectories, 'n_trajectories', int, low=1); check_scalar(max_steps, 'max_steps', int, low=1)
     rng = make_rng(seed)
-    pols = [mdp.check_policy(p) for p in (policy if isinstance(policy, (list, tuple)) else [policy])]
+    if isinstance(policy, (list, tuple)) and len(policy) == 0: raise ValueError("policy must be a policy or a non-empty list of policies, got an empty list")
+    listed = isinstance(policy, (list, tuple)) and np.ndim(policy[0]) == 2
+    pols = [mdp.check_policy(p, f'policy[{i}]') for i, p in enumerate(policy)] if listed else [mdp.check_policy(policy, 'policy')]
     cT = np.cumsum(mdp.T, axis=2); cP = [np.cumsum(p, axis=1) for p in pols]
     rows = {k: [] for k in ('s', 'a', 's2', 'done', 'traj', 'timeout', 'k')}
     c0 = np.cumsum(mdp.p0)
@@ -398,19 +440,27 @@ def preference_dataset(
     n_preferences:int|None=None, # draw this many preferences and cycle through them (None: one per trajectory)
 )->OfflineDataset:
     "Offline data from epsilon-noisy optimal policies for Dirichlet-sampled preferences (D4MORL-style)."
-    check_scalar(epsilon, 'epsilon', low=0, high=1)
+    _check_mdp(mdp); check_scalar(epsilon, 'epsilon', low=0, high=1); check_scalar(n_trajectories, 'n_trajectories', int, low=1)
+    check_scalar(concentration, 'concentration', low=0, closed='neither'); _check_flag(filtered, 'filtered')
+    if n_preferences is not None: check_scalar(n_preferences, 'n_preferences', int, low=1)
     rng = make_rng(seed)
-    W = rng.dirichlet(np.full(mdp.n_objectives, concentration), size=n_preferences or n_trajectories)
+    W = rng.dirichlet(np.full(mdp.n_objectives, float(concentration)), size=n_preferences or n_trajectories)
     unif = uniform_policy(mdp)
     pols = [(1 - epsilon) * optimal_policy(mdp, w)[0] + epsilon * unif for w in W]
     D = collect_dataset(mdp, pols, n_trajectories, max_steps, seed=rng, preferences=W,
                         name=f"{mdp.name}: eps={epsilon:g} experts")
     if filtered:
         keep = ~np.all((D.preferences >= 0.4) & (D.preferences <= 0.6), axis=1)
+        if not keep.any(): raise ValueError("filtered=True dropped every trajectory (all preferences lie in [0.4, 0.6]); draw more trajectories")
         D = D.subset(keep); D.name += ', filtered'
     return D
 
 # %% ../nbs/40_momdp.ipynb #f5c15b72
+def _dangling_states(data:OfflineDataset)->np.ndarray:
+    "States that occur only as (non-terminal) next states: no outgoing data, e.g. cut by the horizon."
+    seen = np.zeros(data.n_states, bool); seen[data.states] = True
+    return np.setdiff1d(np.unique(data.next_states[~data.dones]), np.flatnonzero(seen))
+
 def empirical_mdp(
     data:OfflineDataset, # the offline transitions
     gamma:float, # discount factor of the problem
@@ -418,6 +468,7 @@ def empirical_mdp(
 )->tuple: # (TabularMOMDP on the same state indices, d_D of shape (S, A))
     "Maximum-likelihood tabular model of an offline dataset, and its state-action distribution d_D."
     if not isinstance(data, OfflineDataset): raise TypeError(f"data must be an OfflineDataset, got {type(data).__name__}")
+    data.validate(); check_scalar(gamma, 'gamma', low=0, high=1, closed='left'); _check_flag(warn, 'warn')
     S, A, I = data.n_states, data.n_actions, data.n_objectives
     N = np.zeros((S, A)); np.add.at(N, (data.states, data.actions), 1)
     Nsas = np.zeros((S, A, S)); np.add.at(Nsas, (data.states, data.actions, data.next_states), 1)
@@ -426,9 +477,9 @@ def empirical_mdp(
     absorbing = ~seen
     ends = np.unique(data.next_states[data.dones])
     if seen[ends].any():
-        raise ValueError(f"empirical_mdp: state(s) {ends[seen[ends]][:5].tolist()} end episodes (done) but also have outgoing "
+        raise ValueError(f"data: state(s) {ends[seen[ends]][:5].tolist()} end episodes (dones is True) but also have outgoing "
                          "transitions; give terminal states their own index")
-    dangling = np.setdiff1d(np.unique(data.next_states[~data.dones]), np.flatnonzero(seen))
+    dangling = _dangling_states(data)
     if warn and len(dangling):
         report_numerical(f"empirical_mdp: {len(dangling)} state(s) occur only as next states (no outgoing data, e.g. cut by the horizon); "
                          "they are treated as absorbing with value 0")
@@ -471,13 +522,16 @@ def from_mo_gymnasium(
 )->TabularMOMDP:
     "Tabular model of a discrete mo-gymnasium environment, by exhaustive exploration from its start state."
     check_option(env_id, 'env_id', tuple(_MO_GYM))
-    try: import mo_gymnasium as mo_gym
-    except ImportError: raise ImportError("from_mo_gymnasium needs mo-gymnasium: pip install 'trustml_nb[rl]'") from None
+    check_scalar(gamma, 'gamma', low=0, high=1, closed='left'); check_scalar(max_states, 'max_states', int, low=1)
+    mo_gym = require('mo_gymnasium', 'rl', 'from_mo_gymnasium')
     spec = _MO_GYM[env_id]
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore')
-        env = mo_gym.make(env_id, **env_kwargs).unwrapped
-    env.reset(seed=0)
+    try:
+        with warnings.catch_warnings():   # gymnasium notes that its Box spaces store float32: not about the model built here
+            warnings.filterwarnings('ignore', message=r".*precision lowered by casting to float32", category=UserWarning, module=r'gymnasium')
+            env = mo_gym.make(env_id, **env_kwargs).unwrapped
+        env.reset(seed=0)
+    except (TypeError, ValueError, KeyError, AssertionError, IndexError) as e:
+        raise ValueError(f"env_kwargs {env_kwargs} are not accepted by {env_id}: {type(e).__name__}: {e}") from None
     start = spec['get'](env)
     n_act = env.action_space.n
     index, order, trans = {start: 0}, [start], {}
@@ -507,7 +561,10 @@ def from_mo_gymnasium(
     if reward_shift is not None: R[:ab] += check_array(reward_shift, 'reward_shift', shape=(I,))
     names = tuple(f"obj{i}" for i in range(I))
     if keep_objectives is not None:
-        keep = list(keep_objectives); R = R[:, :, keep]; names = tuple(names[k] for k in keep)
+        keep = check_array(keep_objectives, 'keep_objectives', ndim=1)
+        if not np.issubdtype(keep.dtype, np.integer) or keep.min() < 0 or keep.max() >= I or len(set(keep.tolist())) != len(keep):
+            raise ValueError(f"keep_objectives must be distinct objective indices in [0, {I - 1}], got {keep.tolist()}")
+        R = R[:, :, keep]; names = tuple(names[k] for k in keep)
     p0 = np.zeros(S); p0[0] = 1
     absorbing = np.zeros(S, bool); absorbing[ab] = True
     layout = {'states': order}

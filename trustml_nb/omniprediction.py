@@ -7,21 +7,24 @@ Docs: https://trustml-nb.github.io/trustml_nb/selective_omniprediction.html.md""
 # %% ../nbs/60_selective_omniprediction.ipynb #790b20dc
 from __future__ import annotations
 
-from dataclasses import dataclass
+import copy
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator
 
-from .core import (Result, check_array, check_binary, check_option, check_probabilities, check_same_length, check_scalar,
-                             make_rng, progress, report_numerical)
+from .core import (Report, check_array, check_binary, check_columns, check_is_fitted, check_option, check_probabilities,
+                             check_same_length, check_scalar, make_rng, progress, report, report_numerical)
+from .groups import check_groups
 
 # %% auto #0
-__all__ = ['ABSTAIN', 'ACTIONS', 'EMPTY', 'Loss', 'expected_losses', 'bayes_action', 'loss_grid', 'realized_loss', 'check_groups',
-           'selective_report', 'multiaccuracy_violations', 'calibration_violation', 'OmniPredictor',
-           'fit_omnipredictor', 'tune_selective', 'threshold_action', 'compare_omniprediction', 'synthetic_selective',
-           'synthetic_groups', 'quantile_fit', 'conformal_sets', 'coverage_report', 'adult_groups', 'adult_tests',
-           'adult_selective', 'select_n_bins', 'fit_on_split', 'plot_omni_ratios', 'group_ratio_sd', 'explore_losses',
-           'omni_explorer', 'coverage_explorer']
+__all__ = ['ABSTAIN', 'ACTIONS', 'MAX_BINS', 'EMPTY', 'JITTER', 'ADULT_SENSITIVE', 'ADULT_GROUPS', 'Loss', 'expected_losses',
+           'bayes_action', 'loss_grid', 'realized_loss', 'SelectiveReport', 'selective_report',
+           'multiaccuracy_violations', 'calibration_violation', 'OmniReport', 'OmniPredictor', 'tune_selective',
+           'threshold_action', 'OmniComparison', 'compare_omniprediction', 'synthetic_selective', 'synthetic_groups',
+           'quantile_fit', 'ConformalReport', 'GroupConformal', 'CoverageReport', 'coverage_report', 'adult_tests',
+           'plot_omni_ratios', 'group_ratio_sd', 'explore_losses', 'omni_explorer', 'coverage_explorer']
 
 # %% ../nbs/60_selective_omniprediction.ipynb #8c4574f0
 ABSTAIN = -1 # the action code for "abstain"; a prediction set {0, 1} also maps to it
@@ -33,11 +36,12 @@ class Loss:
     fn:float # cost of predicting 0 when y = 1 (> 0)
     abstain:float # cost of abstaining, whatever y is (>= 0)
     def __post_init__(self):
-        for k, low, closed in (('fp', 0, 'neither'), ('fn', 0, 'neither'), ('abstain', 0, 'left')):
+        for k, closed in (('fp', 'neither'), ('fn', 'neither'), ('abstain', 'left')):
             v = getattr(self, k)
-            if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, bool) or not np.isfinite(v):
-                raise TypeError(f"loss cost {k} must be a finite number, got {v!r}")
-            if v < low or (v == low and closed == 'neither'):
+            if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, (bool, np.bool_)):
+                raise TypeError(f"loss cost {k} must be a number, got {type(v).__name__} {v!r}")
+            if not np.isfinite(v): raise ValueError(f"loss cost {k} must be finite, got {v}")
+            if v < 0 or (v == 0 and closed == 'neither'):
                 raise ValueError(f"loss cost {k} must be {'> 0' if closed == 'neither' else '>= 0'} (costs cannot be negative), got {v}")
             object.__setattr__(self, k, float(v))
 
@@ -54,120 +58,163 @@ class Loss:
     def __repr__(self): return f"Loss(fp={self.fp:g}, fn={self.fn:g}, abstain={self.abstain:g})"
 
 # %% ../nbs/60_selective_omniprediction.ipynb #73363bf6
+def _check_prob(x, name:str)->np.ndarray:
+    "A vector of probabilities (a single column is accepted too), as floats in [0, 1]."
+    a = check_array(x, name, ndim=(1, 2))
+    if a.ndim == 2:
+        if a.shape[1] != 1: raise ValueError(f"{name} must be a vector of probabilities (or one column), got shape {a.shape}")
+        a = a[:, 0]
+    return check_probabilities(a, name).astype(float)
+
+def _check_loss(loss, name:str='loss'):
+    if not isinstance(loss, Loss): raise TypeError(f"{name} must be a Loss(fp, fn, abstain), got {type(loss).__name__}")
+    return loss
+
 def expected_losses(
-    p, # predicted probabilities P(y = 1 | x), in [0, 1]
+    y_prob, # predicted probabilities P(y = 1 | x), in [0, 1]
     loss:Loss, # the loss triple
 )->np.ndarray: # (n, 3): expected loss of predicting 0, predicting 1, abstaining
-    "Expected loss of each action when y ~ Bernoulli(p)."
-    p = check_probabilities(check_array(p, 'p', ndim=1), 'p')
-    _check_loss(loss)
+    "Expected loss of each action when y ~ Bernoulli(y_prob)."
+    p = _check_prob(y_prob, 'y_prob'); _check_loss(loss)
     return np.column_stack([p * loss.fn, (1 - p) * loss.fp, np.full(len(p), loss.abstain)])
-
-def _check_loss(loss):
-    if not isinstance(loss, Loss): raise TypeError(f"loss must be a Loss(fp, fn, abstain), got {type(loss).__name__}")
 
 ACTIONS = np.array([0, 1, ABSTAIN]) # the column order of `expected_losses`
 
 def bayes_action(
-    p, # predicted probabilities P(y = 1 | x), in [0, 1]
+    y_prob, # predicted probabilities P(y = 1 | x), in [0, 1]
     loss:Loss, # the loss triple
 )->np.ndarray: # actions: 1, 0 or ABSTAIN (-1)
     "The Bayes action k_loss(p): the action with the smallest expected loss (ties: predict, and 0 before 1)."
-    e = expected_losses(p, loss)
+    e = expected_losses(y_prob, loss)
     pred = np.where(e[:, 1] < e[:, 0], 1, 0)
     return np.where(e[:, 2] < e[:, :2].min(axis=1), ABSTAIN, pred)
 
 # %% ../nbs/60_selective_omniprediction.ipynb #18afdd97
 def loss_grid(
-    fn_costs=(0.25, 0.5, 1.0, 2.0, 4.0), # false-negative costs (the false-positive cost is 1)
-    abstain_fracs=(0.1, 0.2, 0.3, 0.45, 1.0), # abstention cost as a fraction of min(fp, fn); 1 means never abstain
+    fn_costs=(0.25, 0.5, 1.0, 2.0, 4.0), # false-negative costs (the false-positive cost is 1), each > 0
+    abstain_fracs=(0.1, 0.2, 0.3, 0.45, 1.0), # abstention cost as a fraction of min(fp, fn), each >= 0; 1 means never abstain
 )->list: # a list of Loss
     "A grid of losses with fp = 1 covering cost ratios and abstention costs."
-    out = []
-    for fn in fn_costs:
-        for fr in abstain_fracs: out.append(Loss(1.0, float(fn), float(fr) * min(1.0, fn)))
-    return out
+    fns = check_array(fn_costs, 'fn_costs', ndim=1).astype(float)
+    fracs = check_array(abstain_fracs, 'abstain_fracs', ndim=1).astype(float)
+    if (fns <= 0).any(): raise ValueError(f"fn_costs must be > 0 (costs cannot be negative), got {fns[fns <= 0][:3].tolist()}")
+    if (fracs < 0).any(): raise ValueError(f"abstain_fracs must be >= 0 (costs cannot be negative), got {fracs[fracs < 0][:3].tolist()}")
+    return [Loss(1.0, float(fn), float(fr) * min(1.0, fn)) for fn in fns for fr in fracs]
 
 # %% ../nbs/60_selective_omniprediction.ipynb #2bcf1f58
 def realized_loss(
-    y, # labels 0/1
-    actions, # actions 1, 0 or ABSTAIN (-1)
+    y_true, # labels 0/1
+    y_pred, # actions 1, 0 or ABSTAIN (-1)
     loss:Loss, # the loss triple
 )->np.ndarray: # loss of each example
     "Loss of each action on its label."
-    y = check_binary(y, 'y'); a = check_array(actions, 'actions', ndim=1); check_same_length(y=y, actions=a)
+    y = check_binary(y_true, 'y_true'); a = check_array(y_pred, 'y_pred', ndim=1); check_same_length(y_true=y, y_pred=a)
     _check_loss(loss)
-    if not np.isin(a, ACTIONS).all(): raise ValueError(f"actions must be 0, 1 or ABSTAIN (-1), got values {sorted(set(np.unique(a)) - set(ACTIONS))[:5]}")
+    if not np.isin(a, ACTIONS).all():
+        raise ValueError(f"y_pred must hold the actions 0, 1 or ABSTAIN (-1), got values {sorted(set(np.unique(a).tolist()) - set(ACTIONS.tolist()))[:5]}")
     return np.where(a == ABSTAIN, loss.abstain, np.where((a == 1) & (y == 0), loss.fp, np.where((a == 0) & (y == 1), loss.fn, 0.0)))
 
-def check_groups(
-    groups, # boolean DataFrame (one column per group) or dict name -> boolean mask
-    n:int|None=None, # expected number of rows
-    name:str='groups', # argument name for errors
-)->pd.DataFrame: # boolean DataFrame
-    "Check a table of (possibly intersecting) group memberships: boolean, right length, no empty group."
-    if isinstance(groups, dict): groups = pd.DataFrame({k: np.asarray(v) for k, v in groups.items()})
-    if not isinstance(groups, pd.DataFrame): raise TypeError(f"{name} must be a boolean DataFrame or a dict of masks, got {type(groups).__name__}")
-    if groups.shape[1] == 0: raise ValueError(f"{name} must have at least one group column")
-    bad = [c for c in groups.columns if not (groups[c].dtype == bool or set(np.unique(groups[c])) <= {0, 1})]
-    if bad: raise ValueError(f"{name} columns must be boolean masks; not boolean: {bad[:5]}")
-    if n is not None and len(groups) != n: raise ValueError(f"{name} has {len(groups)} rows, expected {n}")
-    g = groups.astype(bool).reset_index(drop=True)
-    empty = [c for c in g.columns if not g[c].any()]
-    if empty: raise ValueError(f"{name} has empty group(s) with no rows: {empty[:5]}")
-    return g
+def _everyone(n:int)->pd.DataFrame: return pd.DataFrame({'all': np.ones(n, bool)})
+
+@report
+class SelectiveReport(Report):
+    "Abstention rate, selective risk and mean loss of a selective classifier, overall and in every group."
+    table: pd.DataFrame # one row per group: group, n, abstain_rate, selective_risk (NaN where it always abstains), loss
+    loss: Loss # the loss the actions are scored with
+    n_rows: int # rows scored
+    abstain_rate: float # share of all rows where the classifier abstains
+    selective_risk: float # error rate among the rows where it predicts (NaN if it always abstains)
+    mean_loss: float # mean loss per row
+    abstain_low: float # the Bayes action for this loss abstains on probabilities in (abstain_low, abstain_high)
+    abstain_high: float # upper end of that interval; abstain_low >= abstain_high means it never abstains
+    notes: tuple = () # groups where the selective risk is undefined
+
+    @property
+    def title(self)->str:
+        L = self.loss
+        return f"fp={L.fp:.2f} fn={L.fn:.2f} abstain={L.abstain:.2f}: abstention and selective risk per group"
 
 def selective_report(
-    y, # labels 0/1
-    actions, # actions 1, 0 or ABSTAIN (-1)
+    y_true, # labels 0/1
+    y_pred, # actions 1, 0 or ABSTAIN (-1)
     loss:Loss, # the loss triple
-    groups=None, # boolean DataFrame or dict of masks; None: everyone
-)->pd.DataFrame: # one row per group: n, abstain_rate, selective_risk, loss
+    groups=None, # group memberships (anything `groups.check_groups` accepts); None: everyone
+)->SelectiveReport:
     "Per-group size, abstention rate, selective risk (error rate where not abstaining) and mean loss."
-    r = realized_loss(y, actions, loss); a = np.asarray(actions); y = check_binary(y, 'y')
-    g = check_groups({'all': np.ones(len(y), bool)} if groups is None else groups, len(y))
-    rows = []
-    for c in g.columns:
-        m = g[c].to_numpy(); kept = m & (a != ABSTAIN)
-        rows.append(dict(group=c, n=int(m.sum()), abstain_rate=float(np.mean(a[m] == ABSTAIN)),
-                         selective_risk=float(np.mean(a[kept] != y[kept])) if kept.any() else np.nan, loss=float(r[m].mean())))
-    return pd.DataFrame(rows)
+    r = realized_loss(y_true, y_pred, loss); a = check_array(y_pred, 'y_pred', ndim=1); y = check_binary(y_true, 'y_true')
+    g = check_groups(_everyone(len(y)) if groups is None else groups, len(y))
+    def row(m):
+        kept = m & (a != ABSTAIN)
+        return dict(n=int(m.sum()), abstain_rate=float(np.mean(a[m] == ABSTAIN)),
+                    selective_risk=float(np.mean(a[kept] != y[kept])) if kept.any() else np.nan, loss=float(r[m].mean()))
+    t = pd.DataFrame([dict(group=c, **row(g[c].to_numpy())) for c in g.columns])
+    overall = row(np.ones(len(y), bool))
+    undefined = list(t.loc[t['selective_risk'].isna(), 'group'])
+    notes = (f"selective risk undefined (NaN): the classifier abstains on every row of {undefined[:5]}",) if undefined else ()
+    lo, hi = loss.interval
+    return SelectiveReport(t, loss=loss, n_rows=len(y), abstain_rate=overall['abstain_rate'], selective_risk=overall['selective_risk'],
+                           mean_loss=overall['loss'], abstain_low=float(lo), abstain_high=float(hi), notes=notes)
 
 # %% ../nbs/60_selective_omniprediction.ipynb #7f58237e
+def _check_tests(
+    tests, # test functions: DataFrame or Series (named columns), array (named c0, c1, ...) or None (the constant 1, named 'one')
+    n:int, # required number of rows
+    columns=None, # test-function names seen in fit: the result has exactly these columns, in this order
+    name:str='tests', # argument name, used in error messages
+)->tuple: # (float matrix (n, k) with values in [-1, 1], list of the k names)
+    "Check test functions and return them as a matrix whose columns are matched by name."
+    if tests is None: C, names = np.ones((n, 1)), ['one']
+    else:
+        if isinstance(tests, pd.Series): tests = tests.to_frame(name=str(tests.name) if tests.name is not None else 'c0')
+        C = check_array(tests, name, ndim=(1, 2)).astype(float)
+        if C.ndim == 1: C = C[:, None]
+        if C.shape[1] == 0: raise ValueError(f"{name} must have at least one column, got none")
+        names = [str(c) for c in tests.columns] if isinstance(tests, pd.DataFrame) else [f"c{j}" for j in range(C.shape[1])]
+        dup = sorted({c for c in names if names.count(c) > 1})
+        if dup: raise ValueError(f"{name} has duplicate column name(s) {dup}; test functions must have unique names")
+        if len(C) != n: raise ValueError(f"{name} has {len(C):,} rows, expected {n:,} (one per example)")
+        if np.abs(C).max() > 1 + 1e-12: raise ValueError(f"{name} must take values in [-1, 1], got max |c| = {np.abs(C).max():.3g}")
+    if columns is not None:
+        want = [str(c) for c in columns]
+        missing, extra = [c for c in want if c not in names], [c for c in names if c not in want]
+        if missing or extra:
+            raise ValueError(f"{name} must have the test-function columns seen in fit {want[:8]}; missing {missing[:5]}, unexpected {extra[:5]}"
+                             + (" (an unnamed array gets the names c0, c1, ...: pass a DataFrame with the fitted names)" if any(c[:1] == 'c' and c[1:].isdigit() for c in extra) else ''))
+        C, names = C[:, [names.index(c) for c in want]], want
+    return C, names
+
 def multiaccuracy_violations(
-    p, # predicted probabilities
-    y, # labels 0/1
-    groups, # boolean DataFrame of groups
-    tests, # (n, k) test functions with values in [-1, 1] (DataFrame or array)
+    y_true, # labels 0/1
+    y_prob, # predicted probabilities
+    groups=None, # group memberships (anything `groups.check_groups` accepts); None: everyone
+    tests=None, # (n, k) test functions with values in [-1, 1] (DataFrame or array); None: the constant 1
 )->pd.DataFrame: # groups x tests: E[1_g c (y - p)]
     "The multiaccuracy residuals E[1_g(x) c(x) (y - p(x))] for every group and test function."
-    p = check_probabilities(check_array(p, 'p', ndim=1), 'p'); y = check_binary(y, 'y'); check_same_length(p=p, y=y)
-    g = check_groups(groups, len(y)); C, names = _tests(tests, len(y))
+    y = check_binary(y_true, 'y_true'); p = _check_prob(y_prob, 'y_prob'); check_same_length(y_true=y, y_prob=p)
+    g = check_groups(_everyone(len(y)) if groups is None else groups, len(y)); C, names = _check_tests(tests, len(y))
     M = (g.to_numpy(float) * (y - p)[:, None]).T @ C / len(y)
     return pd.DataFrame(M, index=g.columns, columns=names)
 
-def _tests(tests, n):
-    names = list(tests.columns) if isinstance(tests, pd.DataFrame) else [f"c{j}" for j in range(np.shape(tests)[1])]
-    C = check_array(np.asarray(tests, float), 'tests', ndim=2)
-    if len(C) != n: raise ValueError(f"tests has {len(C)} rows, expected {n}")
-    if np.abs(C).max() > 1 + 1e-12: raise ValueError(f"tests must take values in [-1, 1], got max |c| = {np.abs(C).max():.3g}")
-    return C, names
+MAX_BINS = 10_000 # the largest number of calibration bins accepted
 
-def calibration_violation(
-    p, # predicted probabilities
-    y, # labels 0/1
-    n_bins:int=20, # equal-width bins on [0, 1]
-)->float: # max over bins of |E[1{p in bin}(y - p)]|
-    "The largest calibration residual over equal-width bins of p."
-    p = check_probabilities(check_array(p, 'p', ndim=1), 'p'); y = check_binary(y, 'y'); check_same_length(p=p, y=y)
-    b = np.minimum((p * n_bins).astype(int), n_bins - 1)
-    return float(np.abs(np.bincount(b, weights=y - p, minlength=n_bins)).max() / len(y))
-
-# %% ../nbs/60_selective_omniprediction.ipynb #455c4762
 def _bins(p, n_bins):
     "Equal-width bin index of every p in [0, 1]."
     return np.minimum((p * n_bins).astype(int), n_bins - 1)
 
+def _calibration_residual(y, p, n_bins:int)->float:
+    return float(np.abs(np.bincount(_bins(p, n_bins), weights=y - p, minlength=n_bins)).max() / len(y))
+
+def calibration_violation(
+    y_true, # labels 0/1
+    y_prob, # predicted probabilities
+    n_bins:int=20, # equal-width bins on [0, 1]
+)->float: # max over bins of |E[1{p in bin}(y - p)]|
+    "The largest calibration residual over equal-width bins of the predicted probabilities."
+    y = check_binary(y_true, 'y_true'); p = _check_prob(y_prob, 'y_prob'); check_same_length(y_true=y, y_prob=p)
+    check_scalar(n_bins, 'n_bins', int, 1, MAX_BINS)
+    return _calibration_residual(y, p, n_bins)
+
+# %% ../nbs/60_selective_omniprediction.ipynb #455c4762
 def _calibration_step(p, y, n_bins, kind):
     "One calibration update: per-bin mean residual shifts ('patch') or per-bin mean labels ('binning')."
     b = _bins(p, n_bins); cnt = np.bincount(b, minlength=n_bins)
@@ -179,57 +226,17 @@ def _apply_calibration(p, vals, kind):
     if kind == 'patch': return np.clip(p + v, 0, 1)
     return np.where(np.isnan(v), p, v)       # binning: a bin never seen in fitting keeps its value
 
-class OmniPredictor:
-    "A calibrated, multiaccurate predictor: a base probability plus a replayable list of boosting and calibration steps."
-    def __init__(self, eps:float, n_bins:int, group_names:list, test_names:list, calibration:str='patch'):
-        self.eps, self.n_bins, self.group_names, self.test_names = eps, n_bins, list(group_names), list(test_names)
-        self.calibration_kind = calibration
-        self.steps, self.history, self.converged = [], [], False
+def _level_set_calibration(y, p)->float:
+    "max over distinct values v of p of |E[1{p = v}(y - p)]|."
+    _, inv = np.unique(p, return_inverse=True)
+    return float(np.abs(np.bincount(inv, weights=y - p)).max() / len(y))
 
-    def predict(self,
-                p0, # base probabilities on new data
-                groups, # boolean DataFrame with the same group columns
-                tests, # test functions with the same columns
-               )->np.ndarray: # the learned probabilities
-        "Replay the learned updates on new data."
-        p = check_probabilities(check_array(p0, 'p0', ndim=1), 'p0').copy()
-        g = check_groups(groups, len(p)); C, names = _tests(tests, len(p))
-        if list(g.columns) != self.group_names: raise ValueError(f"groups must have the columns {self.group_names}, got {list(g.columns)}")
-        if len(names) != len(self.test_names): raise ValueError(f"tests must have {len(self.test_names)} columns, got {len(names)}")
-        G = g.to_numpy(float)
-        for s in self.steps:
-            if s[0] == 'ma': p = np.clip(p + s[3] * G[:, s[1]] * C[:, s[2]], 0, 1)
-            else: p = _apply_calibration(p, s[1], s[0])
-        return p
-
-    def __repr__(self):
-        n_ma = sum(s[0] == 'ma' for s in self.steps)
-        return (f"OmniPredictor(eps={self.eps}, n_bins={self.n_bins}, calibration={self.calibration_kind!r}, {n_ma} boosting steps, "
-                f"{len(self.steps) - n_ma} calibrations, converged={self.converged})")
-
-def fit_omnipredictor(
-    p0, # base probabilities (e.g. a calibrated or uncalibrated classifier) on the fitting data
-    y, # labels 0/1
-    groups, # boolean DataFrame of (intersecting) groups
-    tests, # (n, k) test functions in [-1, 1]
-    eps:float=0.005, # tolerance for multiaccuracy and calibration residuals
-    n_bins:int=20, # equal-width calibration bins
-    calibration:str='patch', # 'patch' (shift each bin by its mean residual) or 'binning' (replace by the bin's mean label)
-    max_rounds:int=50, # alternations of boosting and calibration
-    max_steps:int=2000, # boosting steps per round
-)->OmniPredictor: # the learned predictor; .history holds the residuals after every round
-    "Alternate multiaccuracy boosting and calibration until neither is violated by more than eps."
-    p = check_probabilities(check_array(p0, 'p0', ndim=1), 'p0').astype(float).copy()
-    y = check_binary(y, 'y'); check_same_length(p0=p, y=y)
-    g = check_groups(groups, len(y)); C, names = _tests(tests, len(y))
-    check_scalar(eps, 'eps', float, 0, 1, closed='right'); check_scalar(n_bins, 'n_bins', int, 2, None)
-    check_option(calibration, 'calibration', ('patch', 'binning'))
-    check_scalar(max_rounds, 'max_rounds', int, 1, None); check_scalar(max_steps, 'max_steps', int, 1, None)
-    G = g.to_numpy(float); n = len(y)
+def _fit_steps(p, y, G, C, eps, n_bins, calibration, max_rounds, max_steps)->tuple:
+    "The learning loop on validated arrays: (steps, history rows, converged, multiaccuracy residual, calibration residual)."
+    p = p.astype(float).copy(); n = len(y)
     H2 = (G.T @ C**2) / n       # E[h^2] for every (g, c)
-    model = OmniPredictor(eps, n_bins, g.columns, names, calibration)
-    # 'binning' is calibrated on every level set; 'patch' on the bins
-    cal_of = (lambda q: calibration_violation(q, y, n_bins)) if calibration == 'patch' else (lambda q: _level_set_calibration(q, y))
+    cal_of = (lambda q: _calibration_residual(y, q, n_bins)) if calibration == 'patch' else (lambda q: _level_set_calibration(y, q))
+    steps, history, converged = [], [], False
     for r in range(max_rounds):
         n_steps = 0
         for _ in range(max_steps):
@@ -238,23 +245,135 @@ def fit_omnipredictor(
             if abs(M[i, j]) <= eps or H2[i, j] == 0: break
             step = M[i, j] / H2[i, j]
             p = np.clip(p + step * G[:, i] * C[:, j], 0, 1)
-            model.steps.append(('ma', int(i), int(j), float(step))); n_steps += 1
+            steps.append(('ma', int(i), int(j), float(step))); n_steps += 1
         vals = _calibration_step(p, y, n_bins, calibration); p = _apply_calibration(p, vals, calibration)
-        model.steps.append((calibration, vals))
+        steps.append((calibration, vals))
         ma, cal = float(np.abs((G * (y - p)[:, None]).T @ C / n).max()), cal_of(p)
-        model.history.append(dict(round=r, boosting_steps=n_steps, multiaccuracy=ma, calibration=cal, squared_error=float(np.mean((y - p)**2))))
-        if ma <= eps and cal <= eps: model.converged = True; break
-    if not model.converged:
-        report_numerical(f"fit_omnipredictor: not converged after {max_rounds} rounds (multiaccuracy residual {ma:.4f}, "
-                         f"calibration residual {cal:.4f}, eps {eps}); raise max_rounds or eps")
-    model.history = pd.DataFrame(model.history)
-    model.multiaccuracy, model.calibration = ma, cal
-    return model
+        history.append(dict(round=r, boosting_steps=n_steps, multiaccuracy=ma, calibration=cal, squared_error=float(np.mean((y - p)**2))))
+        if ma <= eps and cal <= eps: converged = True; break
+    return steps, history, converged, ma, cal
 
-def _level_set_calibration(p, y):
-    "max over distinct values v of p of |E[1{p = v}(y - p)]|."
-    _, inv = np.unique(p, return_inverse=True)
-    return float(np.abs(np.bincount(inv, weights=y - p)).max() / len(y))
+def _replay(p, G, C, steps)->np.ndarray:
+    "Apply the learned updates to base probabilities p with group matrix G and test matrix C."
+    p = p.copy()
+    for s in steps:
+        if s[0] == 'ma': p = np.clip(p + s[3] * G[:, s[1]] * C[:, s[2]], 0, 1)
+        else: p = _apply_calibration(p, s[1], s[0])
+    return p
+
+@report
+class OmniReport(Report):
+    "How the omnipredictor's fit went: convergence, the residuals after every round, and how the bin count was chosen."
+    history: pd.DataFrame # one row per round: boosting_steps, multiaccuracy and calibration residuals, squared_error (fitting rows)
+    converged: bool # both residuals within eps when the loop stopped
+    rounds: int # alternations of boosting and calibration
+    boosting_steps: int # multiaccuracy updates over all rounds
+    multiaccuracy_residual: float # largest |E[1_g c (y - p)]| over groups and test functions after the last round
+    calibration_residual: float # largest calibration residual after the last round (over bins for 'patch', level sets for 'binning')
+    base_squared_error: float # mean (y - X)^2 of the base probabilities on the fitting rows
+    squared_error: float # mean (y - p)^2 of the learned probabilities on the fitting rows
+    eps: float # the tolerance both residuals had to meet
+    n_bins: int # calibration bins used (chosen by cross-validation when n_bins=None)
+    calibration: str # 'patch' or 'binning'
+    n_rows: int # fitting rows
+    cv_table: pd.DataFrame|None # n_bins=None: one row per candidate bin count with cv_loss and cv_squared_error; else None
+    notes: tuple = () # non-convergence, and how the bin count was chosen
+
+    title = 'Omnipredictor fit'
+
+    def to_frame(self)->pd.DataFrame:
+        "The residuals and squared error after every round."
+        return self.history.copy()
+
+class OmniPredictor(BaseEstimator):
+    "A calibrated, multiaccurate post-processor of base probabilities: one predictor for every selective loss."
+    def __init__(self,
+                 eps:float=0.005, # tolerance for the multiaccuracy and calibration residuals, in (0, 1]
+                 n_bins:int|None=20, # equal-width calibration bins (>= 2); None: chosen by cross-validation on the fitting rows
+                 n_bins_candidates=(10, 15, 20, 30, 50), # bin counts tried when n_bins is None
+                 folds:int=5, # cross-validation folds when n_bins is None (>= 2)
+                 calibration:str='patch', # 'patch' (shift each bin by its mean residual) or 'binning' (replace it by the bin's mean label)
+                 max_rounds:int=50, # alternations of boosting and calibration (>= 1)
+                 max_steps:int=2000, # boosting steps per round (>= 1)
+                 seed=0, # seed (int >= 0) or numpy Generator of the cross-validation folds
+                 show_progress:bool|None=None, # progress bar over the cross-validation fits (None: follow TRUSTML_NB_PROGRESS)
+                ):
+        self.eps, self.n_bins, self.n_bins_candidates, self.folds = eps, n_bins, n_bins_candidates, folds
+        self.calibration, self.max_rounds, self.max_steps, self.seed, self.show_progress = calibration, max_rounds, max_steps, seed, show_progress
+
+    def _settings(self, n:int)->tuple:
+        "Validate the settings for n fitting rows; return the bin-count candidates."
+        check_scalar(self.eps, 'eps', float, 0, 1, closed='right')
+        if self.n_bins is not None: check_scalar(self.n_bins, 'n_bins', int, 2, MAX_BINS)
+        cands = self.n_bins_candidates
+        if isinstance(cands, (str, bytes)) or not hasattr(cands, '__iter__'):
+            raise TypeError(f"n_bins_candidates must be a sequence of bin counts, got {type(cands).__name__} {cands!r:.40}")
+        cands = [check_scalar(b, 'n_bins_candidates', int, 2, MAX_BINS) for b in cands]
+        if not cands: raise ValueError("n_bins_candidates must list at least one bin count")
+        check_scalar(self.folds, 'folds', int, 2, None)
+        if self.n_bins is None and self.folds > n: raise ValueError(f"folds must be at most the number of fitting rows ({n:,}), got {self.folds}")
+        check_option(self.calibration, 'calibration', ('patch', 'binning'))
+        check_scalar(self.max_rounds, 'max_rounds', int, 1, None); check_scalar(self.max_steps, 'max_steps', int, 1, None)
+        check_option(self.show_progress, 'show_progress', (None, True, False))
+        return [int(b) for b in cands]
+
+    def _cross_validate(self, p0, y, G, C, cands, rng)->tuple:
+        "Held-out loss (averaged over `loss_grid()`) and squared error of every candidate bin count."
+        losses, folds = loss_grid(), self.folds
+        fold = rng.permutation(len(y)) % folds
+        loss_sum, se_sum, not_converged = np.zeros(len(cands)), np.zeros(len(cands)), 0
+        disable = None if self.show_progress is None else not self.show_progress
+        for k, (ci, nb) in progress([(k, c) for k in range(folds) for c in enumerate(cands)], desc='cross-validating n_bins', disable=disable):
+            tr, va = fold != k, fold == k
+            steps, _, conv, _, _ = _fit_steps(p0[tr], y[tr], G[tr], C[tr], self.eps, nb, self.calibration, self.max_rounds, self.max_steps)
+            not_converged += not conv
+            p = _replay(p0[va], G[va], C[va], steps)
+            loss_sum[ci] += sum(realized_loss(y[va], bayes_action(p, L), L).sum() for L in losses) / len(losses)
+            se_sum[ci] += np.sum((y[va] - p)**2)
+        t = pd.DataFrame(dict(n_bins=cands, cv_loss=loss_sum / len(y), cv_squared_error=se_sum / len(y)))
+        return t, int(t.loc[t['cv_loss'].idxmin(), 'n_bins']), len(losses), not_converged
+
+    def fit(self,
+            X, # base probabilities on the fitting rows (e.g. a classifier's P(y = 1)), a vector in [0, 1]
+            y, # labels 0/1
+            groups=None, # group memberships (anything `groups.check_groups` accepts); None: everyone
+            tests=None, # test functions in [-1, 1]: DataFrame (named columns) or array; None: the constant 1
+           ):
+        "Alternate multiaccuracy boosting and calibration until neither residual exceeds eps; return self."
+        p0 = _check_prob(X, 'X'); y = check_binary(y, 'y'); check_same_length(X=p0, y=y)
+        g = check_groups(_everyone(len(y)) if groups is None else groups, len(y)); C, names = _check_tests(tests, len(y))
+        cands = self._settings(len(y)); rng = make_rng(self.seed)
+        G, notes, cv = g.to_numpy(float), [], None
+        if self.n_bins is None:
+            cv, n_bins, n_losses, nc = self._cross_validate(p0, y, G, C, cands, rng)
+            notes.append(f"n_bins={n_bins} chosen by {self.folds}-fold cross-validation on the fitting rows (cv_loss: the loss of the "
+                         f"Bayes action averaged over the {n_losses} losses of loss_grid() and all held-out rows)")
+            if nc: notes.append(report_numerical(f"OmniPredictor: {nc} of {self.folds * len(cands)} cross-validation fits did not converge "
+                                                 f"within max_rounds={self.max_rounds}; raise max_rounds or eps"))
+        else: n_bins = int(self.n_bins)
+        steps, history, converged, ma, cal = _fit_steps(p0, y, G, C, self.eps, n_bins, self.calibration, self.max_rounds, self.max_steps)
+        if not converged:
+            notes.append(report_numerical(f"OmniPredictor: not converged after {self.max_rounds} rounds (multiaccuracy residual {ma:.4f}, "
+                                          f"calibration residual {cal:.4f}, eps {self.eps}); raise max_rounds or eps"))
+        history = pd.DataFrame(history)
+        self.groups_, self.tests_, self.steps_, self.n_bins_ = list(g.columns), names, steps, n_bins
+        self.report_ = OmniReport(history, converged=converged, rounds=len(history), boosting_steps=int(history['boosting_steps'].sum()),
+                                  multiaccuracy_residual=ma, calibration_residual=cal, base_squared_error=float(np.mean((y - p0)**2)),
+                                  squared_error=float(history['squared_error'].iloc[-1]), eps=float(self.eps), n_bins=n_bins,
+                                  calibration=self.calibration, n_rows=len(y), cv_table=cv, notes=tuple(notes))
+        return self
+
+    def predict(self,
+                X, # base probabilities on new rows
+                groups=None, # group memberships with the fitted group names (matched by name); None if fitted without groups
+                tests=None, # test functions with the fitted names (matched by name); None if fitted without tests
+               )->np.ndarray: # the learned probabilities
+        "Replay the learned updates on new rows."
+        check_is_fitted(self)
+        p = _check_prob(X, 'X')
+        g = check_groups(_everyone(len(p)) if groups is None else groups, len(p), columns=self.groups_, min_size=0)
+        C, _ = _check_tests(tests, len(p), columns=self.tests_)
+        return _replay(p, g.to_numpy(float), C, self.steps_)
 
 # %% ../nbs/60_selective_omniprediction.ipynb #70c3fcbd
 def tune_selective(
@@ -263,7 +382,7 @@ def tune_selective(
     loss:Loss, # the loss to tune for
 )->tuple: # (t0, t1): predict 0 if s <= t0, abstain if t0 < s <= t1, predict 1 if s > t1
     "The two thresholds on `score` minimising the empirical loss (exact, over all cut points)."
-    s = check_array(score, 'score', ndim=1); y = check_binary(y, 'y'); check_same_length(score=s, y=y); _check_loss(loss)
+    s = check_array(score, 'score', ndim=1).astype(float); y = check_binary(y, 'y'); check_same_length(score=s, y=y); _check_loss(loss)
     cuts = np.concatenate([[-np.inf], np.unique(s)])
     order = np.argsort(s, kind='stable')
     idx = np.searchsorted(s[order], cuts, side='right')                   # N(s <= cut)
@@ -284,49 +403,92 @@ def threshold_action(
 )->np.ndarray: # actions 1, 0 or ABSTAIN
     "Apply a two-threshold selective classifier."
     s = check_array(score, 'score', ndim=1)
+    check_scalar(t0, 't0', float, allow_inf=True); check_scalar(t1, 't1', float, allow_inf=True)
+    if t0 > t1: raise ValueError(f"t0 must be <= t1, got t0={t0} > t1={t1}")
     return np.where(s <= t0, 0, np.where(s > t1, 1, ABSTAIN))
 
 # %% ../nbs/60_selective_omniprediction.ipynb #dd8452b6
-def compare_omniprediction(
-    p_test, # omnipredictor probabilities on test data
-    score_fit, # competitor score on the fitting data
-    y_fit, # labels on the fitting data
-    score_test, # competitor score on test data
-    y_test, # test labels
-    groups_test, # boolean DataFrame of test groups
-    losses=None, # list of Loss; None: loss_grid()
-    per_group_tuning:bool=False, # also tune the competitor separately within every group (needs groups_fit)
-    groups_fit=None, # boolean DataFrame of fitting groups (for per_group_tuning)
-)->Result: # table: one row per (loss, group) with omni and tuned loss and the ratio
-    "Expected loss of the post-processed omnipredictor vs selective classifiers tuned separately for each loss."
-    losses = loss_grid() if losses is None else list(losses)
+@report
+class OmniComparison(Report):
+    "The omnipredictor's loss against selective classifiers tuned separately for each loss, overall and in every group."
+    table: pd.DataFrame # one row per (loss, group): loss_id, loss, group, n, omni, tuned, omni_abstain (and tuned_in_group), ratio
+    by_group: pd.DataFrame # one row per group (the index), losses averaged over the grid: n, omni, tuned, ratio (and tuned_in_group, ratio_in_group)
+    n_losses: int # losses compared
+    mean_omni: float # the omnipredictor's loss on all rows, averaged over the losses
+    mean_tuned: float # the tuned classifiers' loss on all rows, averaged over the losses
+    ratio_global: float # mean_omni / mean_tuned: below 1, the one post-processed predictor does better
+    worst_group_ratio: float # the largest per-group ratio of grid-averaged losses
+    worst_group: str # the group with that ratio
+    notes: tuple = () # how the ratios are computed
+
+    title = 'Omnipredictor vs per-loss tuned selective classifiers'
+
+def _ratio(num, den):
+    "num / den, with 0 / 0 = 1 (both perfect) and x / 0 = inf."
+    num, den = np.asarray(num, float), np.asarray(den, float)
+    with np.errstate(divide='ignore', invalid='ignore'): r = num / den
+    return np.where(den > 0, r, np.where(num > 0, np.inf, 1.0))
+
+def _check_losses(losses)->list:
+    if losses is None: return loss_grid()
+    if isinstance(losses, Loss): return [losses]
+    if isinstance(losses, (str, bytes)) or not hasattr(losses, '__iter__'): raise TypeError(f"losses must be a list of Loss, got {type(losses).__name__}")
+    losses = list(losses)
     if not losses: raise ValueError("losses must contain at least one Loss")
-    gt = check_groups(groups_test, len(check_array(y_test, 'y_test', ndim=1)), 'groups_test')
+    for L in losses: _check_loss(L, 'losses')
+    return losses
+
+def _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)->tuple:
+    "Validated test labels, probabilities, groups and competitor score, the competitor's tuning rows, and the losses."
+    yt = check_binary(y_true, 'y_true'); p = _check_prob(y_prob, 'y_prob'); check_same_length(y_true=yt, y_prob=p)
+    gt = check_groups(_everyone(len(yt)) if groups is None else groups, len(yt))
+    st = check_array(score, 'score', ndim=1).astype(float); check_same_length(y_true=yt, score=st)
+    yf = check_binary(y_fit, 'y_fit'); sf = check_array(score_fit, 'score_fit', ndim=1).astype(float); check_same_length(y_fit=yf, score_fit=sf)
+    return yt, p, gt, st, yf, sf, _check_losses(losses)
+
+def compare_omniprediction(
+    y_true, # test labels 0/1
+    y_prob, # the omnipredictor's probabilities on the test rows
+    groups=None, # test group memberships; None: everyone
+    *,
+    score, # the competitor's score on the test rows
+    y_fit, # labels of the rows the competitor is tuned on
+    score_fit, # the competitor's score on those rows
+    groups_fit=None, # group memberships of those rows, with the test groups' names (for per_group_tuning)
+    losses=None, # list of Loss; None: loss_grid()
+    per_group_tuning:bool=False, # also tune the competitor separately inside every group (needs groups_fit)
+)->OmniComparison:
+    "Loss of the post-processed omnipredictor vs two-threshold selective classifiers tuned separately for each loss."
+    yt, p, gt, st, yf, sf, losses = _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)
+    check_option(per_group_tuning, 'per_group_tuning', (True, False))
     if per_group_tuning:
-        if groups_fit is None: raise ValueError("per_group_tuning=True needs groups_fit")
-        gf = check_groups(groups_fit, len(check_array(y_fit, 'y_fit', ndim=1)), 'groups_fit')
-    yt = check_binary(y_test, 'y_test'); yf = check_binary(y_fit, 'y_fit')
-    st = check_array(score_test, 'score_test', ndim=1); sf = check_array(score_fit, 'score_fit', ndim=1)
-    rows = []
+        if groups_fit is None: raise ValueError("per_group_tuning=True needs groups_fit (the groups of the tuning rows)")
+        gf = check_groups(groups_fit, len(yf), 'groups_fit', columns=list(gt.columns))
+    rows, glob = [], []
     for k, L in enumerate(losses):
-        omni = realized_loss(yt, bayes_action(p_test, L), L)
+        act = bayes_action(p, L)
+        omni = realized_loss(yt, act, L)
         tuned = realized_loss(yt, threshold_action(st, *tune_selective(sf, yf, L)), L)
+        glob.append((omni.mean(), tuned.mean()))
         for c in gt.columns:
             m = gt[c].to_numpy()
             row = dict(loss_id=k, loss=repr(L), group=c, n=int(m.sum()), omni=omni[m].mean(), tuned=tuned[m].mean(),
-                       omni_abstain=float(np.mean(bayes_action(p_test[m], L) == ABSTAIN)))
+                       omni_abstain=float(np.mean(act[m] == ABSTAIN)))
             if per_group_tuning:
                 mf = gf[c].to_numpy()
                 row['tuned_in_group'] = realized_loss(yt[m], threshold_action(st[m], *tune_selective(sf[mf], yf[mf], L)), L).mean()
             rows.append(row)
-    t = pd.DataFrame(rows); t['ratio'] = t['omni'] / t['tuned']
-    agg = t.groupby('group', sort=False)[['n', 'omni', 'tuned']].mean(); agg['ratio'] = agg['omni'] / agg['tuned']
-    glob = agg.iloc[0]
-    summ = dict(n_losses=len(losses), mean_omni=float(glob['omni']), mean_tuned=float(glob['tuned']),
-                ratio_global=float(glob['ratio']), worst_group_ratio=float(agg['ratio'].max()), worst_group=str(agg['ratio'].idxmax()))
-    return Result(t, title='Omnipredictor vs per-loss tuned selective classifiers', summary=summ,
-                  notes=[f"ratios are of the loss averaged over the {len(losses)} losses; first group ({gt.columns[0]}) is the global one"],
-                  by_group=agg)
+    t = pd.DataFrame(rows); t['ratio'] = _ratio(t['omni'], t['tuned'])
+    cols = ['n', 'omni', 'tuned'] + (['tuned_in_group'] if per_group_tuning else [])
+    agg = t.groupby('group', sort=False)[cols].mean(); agg['ratio'] = _ratio(agg['omni'], agg['tuned'])
+    if per_group_tuning: agg['ratio_in_group'] = _ratio(agg['omni'], agg['tuned_in_group'])
+    agg['n'] = agg['n'].astype(int)
+    mean_omni, mean_tuned = np.mean(glob, axis=0)
+    notes = [f"ratios are of the losses averaged over the {len(losses)} losses; the competitors are tuned on {len(yf):,} rows"]
+    if (agg['tuned'] == 0).any(): notes.append("a tuned competitor has zero loss in some group: its ratio is 1 if the omnipredictor's is zero too, else inf")
+    return OmniComparison(t, by_group=agg, n_losses=len(losses), mean_omni=float(mean_omni), mean_tuned=float(mean_tuned),
+                          ratio_global=float(_ratio(mean_omni, mean_tuned)), worst_group_ratio=float(agg['ratio'].max()),
+                          worst_group=str(agg['ratio'].idxmax()), notes=tuple(notes))
 
 # %% ../nbs/60_selective_omniprediction.ipynb #4ba8e79f
 def synthetic_selective(
@@ -345,11 +507,13 @@ def synthetic_groups(
     df:pd.DataFrame, # from `synthetic_selective`
 )->pd.DataFrame: # boolean groups: all, female, male, young, old, female & young
     "The intersecting groups of the synthetic data."
-    f, yg = df['female'].to_numpy(bool), df['young'].to_numpy(bool)
+    check_columns(df, ['female', 'young'], 'df')
+    f, yg = check_binary(df['female'], "df['female']").astype(bool), check_binary(df['young'], "df['young']").astype(bool)
     return pd.DataFrame({'all': np.ones(len(df), bool), 'female': f, 'male': ~f, 'young': yg, 'old': ~yg, 'female & young': f & yg})
 
 # %% ../nbs/60_selective_omniprediction.ipynb #fedf1948
 EMPTY = -2 # the action code of an empty prediction set
+JITTER = 1e-3 # largest random jitter added to the non-conformity scores to break ties
 
 def quantile_fit(
     Phi, # (n, d) design (here: group indicators)
@@ -358,247 +522,250 @@ def quantile_fit(
 )->np.ndarray: # (d,) coefficients theta of the tau-quantile regression without intercept
     "Linear quantile regression through its dual LP: max s'l s.t. Phi'l = 0, tau - 1 <= l <= tau; theta are the multipliers."
     from scipy.optimize import linprog
-    Phi = check_array(Phi, 'Phi', ndim=2); s = check_array(s, 's', ndim=1); check_same_length(Phi=Phi, s=s)
+    Phi = check_array(Phi, 'Phi', ndim=2).astype(float); s = check_array(s, 's', ndim=1).astype(float); check_same_length(Phi=Phi, s=s)
     check_scalar(tau, 'tau', float, 0, 1, closed='neither')
     r = linprog(-s, A_eq=Phi.T, b_eq=np.zeros(Phi.shape[1]), bounds=(tau - 1, tau), method='highs')
     if r.status != 0: raise RuntimeError(f"quantile_fit: the LP solver failed ({r.message})")
     return -r.eqlin.marginals
 
-def conformal_sets(
-    p_cal, # probabilities on the calibration data
-    y_cal, # calibration labels 0/1
-    groups_cal, # boolean DataFrame of calibration groups
-    p_test, # probabilities on test data
-    groups_test, # boolean DataFrame of test groups (same columns)
-    alpha:float=0.1, # miscoverage level, in (0, 1)
-    method:str='max', # 'max' (guaranteed, conservative), 'qr' (quantile regression, close to exact) or 'conditional' (guaranteed, close to exact)
-    allow_empty:bool=True, # False: always keep the more likely label (sets are {0}, {1} or {0, 1})
-    seed=0, # seed of the tie-breaking jitter
-)->pd.DataFrame: # columns has0, has1 (booleans), action (0, 1, ABSTAIN for {0,1}, EMPTY), q
-    "Group-conditional split-conformal prediction sets for binary labels with intersecting groups."
-    check_scalar(alpha, 'alpha', float, 0, 1, closed='neither'); check_option(method, 'method', ('max', 'qr', 'conditional'))
-    pc = check_probabilities(check_array(p_cal, 'p_cal', ndim=1), 'p_cal'); yc = check_binary(y_cal, 'y_cal'); check_same_length(p_cal=pc, y_cal=yc)
-    pt = check_probabilities(check_array(p_test, 'p_test', ndim=1), 'p_test')
-    gc = check_groups(groups_cal, len(yc), 'groups_cal'); gt = check_groups(groups_test, len(pt), 'groups_test')
-    if list(gc.columns) != list(gt.columns): raise ValueError(f"groups_test must have the columns of groups_cal {list(gc.columns)}")
-    rng = make_rng(seed); jit = 1e-3
-    sc = np.where(yc == 1, 1 - pc, pc) + jit * rng.uniform(size=len(pc))
-    if method == 'max':
-        q = np.full(len(pt), -np.inf)
-        for c in gc.columns:
-            s = np.sort(sc[gc[c].to_numpy()]); k = int(np.ceil((len(s) + 1) * (1 - alpha)))
-            qg = s[k - 1] if k <= len(s) else np.inf
-            q = np.where(gt[c].to_numpy(), np.maximum(q, qg), q)
-    elif method == 'qr':
-        q = gt.to_numpy(float) @ quantile_fit(gc.to_numpy(float), sc, 1 - alpha)
-    else:   # the test point joins the regression with its score imputed at +inf: one fit per membership pattern
-        Phi = gc.to_numpy(float); pats, inv = np.unique(gt.to_numpy(float), axis=0, return_inverse=True); big = sc.max() + 1
-        qp = np.array([phi @ quantile_fit(np.vstack([Phi, phi]), np.append(sc, big), 1 - alpha)
-                       for phi in progress(pats, desc='conditional conformal: one fit per group pattern', disable=None if len(pats) > 20 else True)])
-        q = qp[inv.ravel()]
-    u = jit * rng.uniform(size=len(pt))
-    has1, has0 = (1 - pt) + u <= q, pt + u <= q
-    if not allow_empty:
-        top1 = pt >= 0.5
-        has1, has0 = has1 | top1, has0 | ~top1
-    action = np.where(has0 & has1, ABSTAIN, np.where(has1, 1, np.where(has0, 0, EMPTY)))
-    return pd.DataFrame(dict(has0=has0, has1=has1, action=action, q=q))
+@report
+class ConformalReport(Report):
+    "What split-conformal calibration learned: every group's calibration rows and its own conformal quantile."
+    table: pd.DataFrame # one row per group: group, n_calibration, group_quantile (the group's own split-conformal quantile; inf if too few rows), and for 'qr' its coefficient
+    alpha: float # target miscoverage: the label is in the set with probability >= 1 - alpha in every group
+    method: str # 'max', 'qr' or 'conditional'
+    allow_empty: bool # whether empty sets are allowed
+    n_calibration: int # calibration rows
+    notes: tuple = () # groups too small for a finite threshold
+
+    @property
+    def title(self)->str: return f"Group-conditional conformal calibration ({self.method}, alpha={self.alpha:.2f})"
+
+class GroupConformal(BaseEstimator):
+    "Split-conformal prediction sets for binary labels with coverage 1 - alpha in every (intersecting) group."
+    def __init__(self,
+                 alpha:float=0.1, # miscoverage level, in (0, 1)
+                 method:str='max', # 'max' (guaranteed, conservative), 'qr' (quantile regression, close to exact) or 'conditional' (guaranteed, close to exact)
+                 allow_empty:bool=True, # False: always keep the more likely label (sets are {0}, {1} or {0, 1})
+                 seed=0, # seed (int >= 0) or numpy Generator of the tie-breaking jitter
+                 show_progress:bool|None=None, # 'conditional': progress bar over the membership patterns (None: follow TRUSTML_NB_PROGRESS)
+                ):
+        self.alpha, self.method, self.allow_empty, self.seed, self.show_progress = alpha, method, allow_empty, seed, show_progress
+
+    def fit(self,
+            X, # probabilities P(y = 1) on the calibration rows (not used to fit them), a vector in [0, 1]
+            y, # calibration labels 0/1
+            groups=None, # calibration group memberships (anything `groups.check_groups` accepts); None: everyone
+           ):
+        "Compute the non-conformity scores of the calibration rows and the thresholds the method needs; return self."
+        p = _check_prob(X, 'X'); y = check_binary(y, 'y'); check_same_length(X=p, y=y)
+        g = check_groups(_everyone(len(y)) if groups is None else groups, len(y))
+        alpha = check_scalar(self.alpha, 'alpha', float, 0, 1, closed='neither'); check_option(self.method, 'method', ('max', 'qr', 'conditional'))
+        check_option(self.allow_empty, 'allow_empty', (True, False)); check_option(self.show_progress, 'show_progress', (None, True, False))
+        rng = make_rng(self.seed)
+        sc = np.where(y == 1, 1 - p, p) + JITTER * rng.uniform(size=len(p))
+        Phi, qg = g.to_numpy(float), {}
+        for c in g.columns:
+            s = np.sort(sc[g[c].to_numpy()]); k = int(np.ceil((len(s) + 1) * (1 - alpha)))
+            qg[c] = s[k - 1] if k <= len(s) else np.inf
+        table = pd.DataFrame(dict(group=list(g.columns), n_calibration=g.sum(axis=0).to_numpy(int), group_quantile=list(qg.values())))
+        self.alpha_, self.method_, self.allow_empty_ = float(alpha), self.method, bool(self.allow_empty)
+        self.groups_, self.group_quantiles_ = list(g.columns), np.array(list(qg.values()))
+        if self.method == 'qr':
+            self.coef_ = quantile_fit(Phi, sc, 1 - alpha); table['coefficient'] = self.coef_
+        if self.method == 'conditional': self.scores_, self.design_ = sc, Phi
+        self.jitter_rng_ = copy.deepcopy(rng)        # the test jitter continues this stream: the same sets on every predict
+        small = list(table.loc[~np.isfinite(table['group_quantile']), 'group'])
+        notes = (f"{len(small)} group(s) have fewer than {int(np.ceil(1 / alpha)) - 1} calibration rows, too few for a finite "
+                 f"threshold at alpha={alpha:g}: {small[:5]}" + (" (their members always get {0, 1} with method='max')" if self.method == 'max' else ''),) if small else ()
+        self.report_ = ConformalReport(table, alpha=float(alpha), method=self.method, allow_empty=bool(self.allow_empty), n_calibration=len(y), notes=notes)
+        return self
+
+    def predict(self,
+                X, # probabilities P(y = 1) on the test rows
+                groups=None, # test group memberships with the fitted group names (matched by name)
+               )->pd.DataFrame: # columns has0, has1 (booleans), action (0, 1, ABSTAIN for {0, 1}, EMPTY), q (the threshold)
+        "The prediction set of every test row: the labels whose non-conformity score is at most the row's threshold."
+        check_is_fitted(self)
+        pt = _check_prob(X, 'X')
+        gt = check_groups(_everyone(len(pt)) if groups is None else groups, len(pt), columns=self.groups_, min_size=0)
+        M = gt.to_numpy(float)
+        lost = int((M.sum(axis=1) == 0).sum())
+        if lost: raise ValueError(f"groups: {lost:,} row(s) belong to none of the fitted groups, so no conformal threshold applies to them; "
+                                  f"add a group that holds them (e.g. 'all')")
+        if self.method_ == 'max':
+            q = np.full(len(pt), -np.inf)
+            for j in range(M.shape[1]): q = np.where(M[:, j] > 0, np.maximum(q, self.group_quantiles_[j]), q)
+        elif self.method_ == 'qr': q = M @ self.coef_
+        else:   # the test point joins the regression with its score imputed at +inf: one fit per membership pattern
+            pats, inv = np.unique(M, axis=0, return_inverse=True); big = self.scores_.max() + 1
+            disable = (None if len(pats) > 20 else True) if self.show_progress is None else not self.show_progress
+            qp = np.array([phi @ quantile_fit(np.vstack([self.design_, phi]), np.append(self.scores_, big), 1 - self.alpha_)
+                           for phi in progress(pats, desc='conditional conformal: one fit per group pattern', disable=disable)])
+            q = qp[inv.ravel()]
+        rng = copy.deepcopy(self.jitter_rng_)
+        u = JITTER * rng.uniform(size=len(pt))
+        has1, has0 = (1 - pt) + u <= q, pt + u <= q
+        if not self.allow_empty_:
+            top1 = pt >= 0.5
+            has1, has0 = has1 | top1, has0 | ~top1
+        action = np.where(has0 & has1, ABSTAIN, np.where(has1, 1, np.where(has0, 0, EMPTY)))
+        return pd.DataFrame(dict(has0=has0, has1=has1, action=action, q=q))
+
+@report
+class CoverageReport(Report):
+    "Empirical coverage and size of prediction sets, overall and in every group."
+    table: pd.DataFrame # one row per group: group, n, coverage, set_size, abstain_rate, empty_rate (and gap = coverage - (1 - alpha))
+    n_rows: int # rows
+    coverage: float # share of all rows whose set contains the label
+    mean_set_size: float # mean number of labels per set
+    abstain_rate: float # share of sets {0, 1}
+    empty_rate: float # share of empty sets
+    alpha: float|None # the target miscoverage (None: not given)
+    worst_gap: float|None # smallest coverage - (1 - alpha) over the groups (None without alpha)
+    worst_abs_gap: float|None # largest |coverage - (1 - alpha)| over the groups (None without alpha)
+    notes: tuple = () # what the gaps mean
+
+    @property
+    def title(self)->str: return 'Coverage per group' + ('' if self.alpha is None else f", alpha={self.alpha:.2f}")
 
 def coverage_report(
-    sets:pd.DataFrame, # from `conformal_sets` (columns has0, has1)
-    y, # test labels
-    groups, # boolean DataFrame of test groups
+    y_true, # test labels 0/1
+    y_pred, # prediction sets: a DataFrame with boolean columns has0, has1 (as `GroupConformal.predict` returns), or an (n, 2) boolean array
+    groups=None, # test group memberships; None: everyone
     alpha:float|None=None, # if given, add the gap to 1 - alpha
-)->pd.DataFrame: # per group: n, coverage, mean set size, abstain (set {0,1}) rate
+)->CoverageReport:
     "Per-group empirical coverage and set size of prediction sets."
-    y = check_binary(y, 'y'); g = check_groups(groups, len(y))
-    if len(sets) != len(y): raise ValueError(f"sets has {len(sets)} rows, y has {len(y)}")
-    h0, h1 = sets['has0'].to_numpy(bool), sets['has1'].to_numpy(bool)
+    y = check_binary(y_true, 'y_true')
+    if isinstance(y_pred, pd.DataFrame): H = check_array(check_columns(y_pred, ['has0', 'has1'], 'y_pred')[['has0', 'has1']], 'y_pred')
+    else: H = check_array(y_pred, 'y_pred', ndim=2, shape=(None, 2))
+    if not np.isin(H, [0, 1]).all(): raise ValueError("y_pred must hold booleans (or 0/1) saying whether each set contains 0 and 1")
+    check_same_length(y_true=y, y_pred=H)
+    g = check_groups(_everyone(len(y)) if groups is None else groups, len(y))
+    if alpha is not None: check_scalar(alpha, 'alpha', float, 0, 1, closed='neither')
+    h0, h1 = H[:, 0].astype(bool), H[:, 1].astype(bool)
     cov = np.where(y == 1, h1, h0); size = h0.astype(int) + h1
-    t = pd.DataFrame([dict(group=c, n=int(m.sum()), coverage=float(cov[m].mean()), set_size=float(size[m].mean()),
+    stats = lambda m: dict(n=int(m.sum()), coverage=float(cov[m].mean()), set_size=float(size[m].mean()),
                            abstain_rate=float((size[m] == 2).mean()), empty_rate=float((size[m] == 0).mean()))
-                      for c, m in ((c, g[c].to_numpy()) for c in g.columns)])
-    if alpha is not None: t['gap'] = t['coverage'] - (1 - alpha)
-    return t
+    t = pd.DataFrame([dict(group=c, **stats(g[c].to_numpy())) for c in g.columns])
+    overall, gaps = stats(np.ones(len(y), bool)), None
+    if alpha is not None: t['gap'] = gaps = t['coverage'] - (1 - alpha)
+    return CoverageReport(t, n_rows=len(y), coverage=overall['coverage'], mean_set_size=overall['set_size'], abstain_rate=overall['abstain_rate'],
+                          empty_rate=overall['empty_rate'], alpha=None if alpha is None else float(alpha),
+                          worst_gap=None if gaps is None else float(gaps.min()), worst_abs_gap=None if gaps is None else float(gaps.abs().max()),
+                          notes=() if alpha is None else (f"gap = coverage - {1 - alpha:g}: negative where a group is covered less than promised",))
 
 # %% ../nbs/60_selective_omniprediction.ipynb #4f75ae11
-def adult_groups(
-    df:pd.DataFrame, # rows of `load_adult`
-)->pd.DataFrame: # twelve intersecting boolean groups
-    "Intersecting groups of the Adult data from sex, race and age."
-    f = (df['sex'] == 'Female').to_numpy(); w = (df['race'] == 'White').to_numpy(); a = df['age'].to_numpy()
-    return pd.DataFrame({'all': np.ones(len(df), bool), 'female': f, 'male': ~f, 'white': w, 'non-white': ~w,
-                         'age < 30': a < 30, 'age 30-49': (a >= 30) & (a < 50), 'age >= 50': a >= 50,
-                         'female & non-white': f & ~w, 'female & age < 30': f & (a < 30), 'male & age >= 50': ~f & (a >= 50),
-                         'non-white & age < 30': ~w & (a < 30)})
+ADULT_SENSITIVE = ('sex', 'race_binary', 'age_group') # the attributes whose intersections make the Adult groups
+ADULT_GROUPS = ['all', 'sex=Female', 'sex=Male', 'race_binary=White', 'race_binary=non-White', 'age_group=<30', 'age_group=30-49',
+                'age_group=50+', 'sex=Female & race_binary=non-White', 'sex=Female & age_group=<30', 'sex=Male & age_group=50+',
+                'race_binary=non-White & age_group=<30'] # the twelve intersecting groups of the lesson, for `data.adult_task(keep_groups=...)`
 
 def adult_tests(
-    df:pd.DataFrame, # rows of `load_adult`
-    p0, # base score on these rows
+    X:pd.DataFrame, # Adult features with age, education_num and hours_per_week (e.g. a `TaskSplit`'s X)
+    score, # base score on these rows, in [0, 1]
 )->pd.DataFrame: # test functions in [-1, 1]
     "Test functions for multiaccuracy on Adult: constant, scaled age, education, hours, and the base score."
-    return pd.DataFrame({'one': np.ones(len(df)), 'age': np.clip((df['age'].to_numpy() - 40) / 30, -1, 1),
-                         'education': np.clip((df['education_num'].to_numpy() - 10) / 6, -1, 1),
-                         'hours': np.clip((df['hours_per_week'].to_numpy() - 40) / 40, -1, 1), 'score': 2 * np.asarray(p0) - 1})
-
-_ADULT_CACHE = {}
-
-def adult_selective(
-    seed:int=0, # seed of the split and the base model
-    n_base:int=12000, # rows for the base model
-    n_fit:int=10000, # rows for the omnipredictor and the tuned competitors (the rest calibrate conformal sets)
-)->dict: # per split ('fit', 'cal', 'test'): p0 (base score), y, groups, tests, df
-    "Adult split three ways with a gradient-boosting base score (cached per arguments)."
-    key = (seed, n_base, n_fit)
-    if key in _ADULT_CACHE: return _ADULT_CACHE[key]
-    import warnings
-    from sklearn.ensemble import HistGradientBoostingClassifier
-    from trustml_nb.data import load_adult, split_features
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore')   # load_adult reports the rows with missing values it drops
-        tr, te = load_adult('train'), load_adult('test')
-    if n_base + n_fit >= len(tr) - 1000: raise ValueError(f"n_base + n_fit must leave at least 1000 of {len(tr)} rows for calibration")
-    perm = make_rng(seed).permutation(len(tr))
-    parts = {'base': tr.iloc[perm[:n_base]], 'fit': tr.iloc[perm[n_base:n_base + n_fit]], 'cal': tr.iloc[perm[n_base + n_fit:]], 'test': te}
-    X, y, _ = split_features(parts['base'])
-    model = HistGradientBoostingClassifier(max_iter=100, categorical_features='from_dtype', random_state=seed).fit(X, y)
-    out = {}
-    for k in ('fit', 'cal', 'test'):
-        Xk, yk, _ = split_features(parts[k]); p0 = model.predict_proba(Xk)[:, 1]
-        out[k] = dict(p0=p0, y=yk.to_numpy().astype(int), groups=adult_groups(parts[k]), tests=adult_tests(parts[k], p0), df=parts[k])
-    _ADULT_CACHE[key] = out
-    return out
-
-def select_n_bins(
-    p0, y, groups, tests, # fitting data, as for `fit_omnipredictor`
-    candidates=(10, 15, 20, 30, 50), # bin counts to try
-    folds:int=5, # cross-validation folds
-    losses=None, # list of Loss to average over; None: loss_grid()
-    seed=0, # seed of the fold assignment
-    show_progress:bool=True, # progress bar over (fold, bin count) fits
-    **fit_kw, # other options of `fit_omnipredictor` (eps, calibration, ...)
-)->Result: # one row per bin count: cv_loss (mean over losses and held-out rows), cv_squared_error; summary['best']
-    "Choose the number of calibration bins by K-fold cross-validation on the fitting rows (mean loss over the grid)."
-    p0 = check_probabilities(check_array(p0, 'p0', ndim=1), 'p0'); y = check_binary(y, 'y'); check_same_length(p0=p0, y=y)
-    g = check_groups(groups, len(y)); C, names = _tests(tests, len(y)); T = pd.DataFrame(C, columns=names)
-    check_scalar(folds, 'folds', int, 2, None)
-    cands = [check_scalar(b, 'candidates', int, 2, None) for b in candidates]
-    if not cands: raise ValueError("candidates must list at least one bin count")
-    losses = loss_grid() if losses is None else list(losses)
-    fold = make_rng(seed).permutation(len(y)) % folds
-    loss_sum = np.zeros(len(cands)); se_sum = np.zeros(len(cands))
-    for k, (ci, nb) in progress([(k, c) for k in range(folds) for c in enumerate(cands)], desc='cross-validating n_bins',
-                                disable=None if show_progress else True):
-        tr, va = fold != k, fold == k
-        om = fit_omnipredictor(p0[tr], y[tr], g[tr], T[tr], n_bins=nb, **fit_kw)
-        p = om.predict(p0[va], g[va].reset_index(drop=True), T[va])
-        loss_sum[ci] += sum(realized_loss(y[va], bayes_action(p, L), L).sum() for L in losses) / len(losses)
-        se_sum[ci] += np.sum((y[va] - p)**2)
-    t = pd.DataFrame(dict(n_bins=cands, cv_loss=loss_sum / len(y), cv_squared_error=se_sum / len(y)))
-    best = int(t.loc[t['cv_loss'].idxmin(), 'n_bins'])
-    return Result(t, title=f'{folds}-fold cross-validation of the calibration bin count', summary=dict(best=best, folds=folds),
-                  notes=[f"cv_loss: the loss of the Bayes action averaged over {len(losses)} losses and all held-out rows"])
-
-def fit_on_split(
-    data:dict, # from `adult_selective` (or any dict of splits with p0, y, groups, tests)
-    eps:float=0.002, # tolerance
-    n_bins:int|None=None, # calibration bins; None: chosen by `select_n_bins` on data['fit'] (kept as .selection)
-    calibration:str='patch', # 'patch' or 'binning' (see `fit_omnipredictor`)
-    seed:int=0, # seed of the cross-validation folds
-)->tuple: # (OmniPredictor, {split: learned probabilities})
-    "Fit the omnipredictor on data['fit'] and predict on every split."
-    f = data['fit']; sel = None
-    if n_bins is None:
-        sel = select_n_bins(f['p0'], f['y'], f['groups'], f['tests'], seed=seed, eps=eps, calibration=calibration)
-        n_bins = sel['best']
-    om = fit_omnipredictor(f['p0'], f['y'], f['groups'], f['tests'], eps=eps, n_bins=n_bins, calibration=calibration)
-    om.selection = sel
-    return om, {k: om.predict(d['p0'], d['groups'], d['tests']) for k, d in data.items()}
+    check_columns(X, ['age', 'education_num', 'hours_per_week'], 'X')
+    s = _check_prob(score, 'score'); check_same_length(X=X, score=s)
+    num = {c: check_array(X[c], f"X[{c!r}]", ndim=1).astype(float) for c in ('age', 'education_num', 'hours_per_week')}
+    return pd.DataFrame({'one': np.ones(len(X)), 'age': np.clip((num['age'] - 40) / 30, -1, 1),
+                         'education': np.clip((num['education_num'] - 10) / 6, -1, 1),
+                         'hours': np.clip((num['hours_per_week'] - 40) / 40, -1, 1), 'score': 2 * s - 1})
 
 # %% ../nbs/60_selective_omniprediction.ipynb #13564c18
 def plot_omni_ratios(
-    byg:pd.DataFrame, # per-group table with a column 'ratio' (and optionally 'ratio_in_group')
+    by_group:pd.DataFrame, # per-group table with a column 'ratio' (and optionally 'ratio_in_group'), e.g. `OmniComparison.by_group`
     ax=None, # matplotlib axes
 ):
     "Bar chart of omni / tuned loss ratios per group, with the 1.00 line and +-2% band."
     from trustml_nb.viz import new_figure
+    check_columns(by_group, ['ratio'], 'by_group')
     if ax is None: _, ax = new_figure(figsize=(7, 3.4))
-    cols = [c for c in ('ratio', 'ratio_in_group') if c in byg]
-    byg[cols].plot.barh(ax=ax, width=0.8)
+    cols = [c for c in ('ratio', 'ratio_in_group') if c in by_group]
+    by_group[cols].plot.barh(ax=ax, width=0.8)
     ax.axvline(1, color='k', lw=1); ax.axvspan(0.98, 1.02, color='grey', alpha=0.15)
     ax.set_xlabel('omnipredictor loss / tuned loss (mean over losses)'); ax.invert_yaxis()
     return ax
 
 # %% ../nbs/60_selective_omniprediction.ipynb #92a0e984
 def group_ratio_sd(
-    p_test, # omnipredictor probabilities on test data
-    score_fit, y_fit, # competitor score and labels on the fitting data
-    score_test, y_test, groups_test, # competitor score, labels and groups on test data
+    y_true, # test labels 0/1
+    y_prob, # the omnipredictor's probabilities on the test rows
+    groups=None, # test group memberships; None: everyone
+    *,
+    score, # the competitor's score on the test rows
+    y_fit, # labels of the rows the competitor is tuned on
+    score_fit, # the competitor's score on those rows
     losses=None, # list of Loss; None: loss_grid()
-    n_boot:int=1000, # bootstrap resamples
-    seed=0, # seed of the resampling
+    n_boot:int=1000, # bootstrap resamples (>= 2)
+    seed=0, # seed (int >= 0) or numpy Generator of the resampling
 )->pd.Series: # per group: bootstrap sd of the ratio of grid-averaged losses
     "Bootstrap standard deviation (over test rows) of each group's omni / tuned loss ratio."
-    losses = loss_grid() if losses is None else list(losses)
-    check_scalar(n_boot, 'n_boot', int, 2, None)
-    yt, yf = check_binary(y_test, 'y_test'), check_binary(y_fit, 'y_fit'); g = check_groups(groups_test, len(yt), 'groups_test')
-    st, sf = check_array(score_test, 'score_test', ndim=1), check_array(score_fit, 'score_fit', ndim=1)
-    omni = np.mean([realized_loss(yt, bayes_action(p_test, L), L) for L in losses], 0)
+    yt, p, g, st, yf, sf, losses = _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)
+    check_scalar(n_boot, 'n_boot', int, 2, None); rng = make_rng(seed)
+    omni = np.mean([realized_loss(yt, bayes_action(p, L), L) for L in losses], 0)
     tuned = np.mean([realized_loss(yt, threshold_action(st, *tune_selective(sf, yf, L)), L) for L in losses], 0)
-    rng = make_rng(seed); out = {}
+    out = {}
     for c in g.columns:
         m = np.nonzero(g[c].to_numpy())[0]; idx = m[rng.integers(0, len(m), (n_boot, len(m)))]
-        out[c] = float(np.std(omni[idx].mean(1) / tuned[idx].mean(1)))
+        out[c] = float(np.std(_ratio(omni[idx].mean(1), tuned[idx].mean(1))))
     return pd.Series(out, name='ratio_sd')
 
 # %% ../nbs/60_selective_omniprediction.ipynb #b5d90df5
 def explore_losses(
-    p, # learned probabilities on test data
-    y, # test labels
-    groups, # test groups
+    y_true, # test labels
+    y_prob, # learned probabilities on the test rows
+    groups=None, # test groups
     fp:float=1.0, # cost of a false positive
     fn:float=1.0, # cost of a false negative
     abstain:float=0.3, # cost of abstaining
-)->tuple: # (summary text, figure)
-    "Post-process p for one loss and show per-group abstention and selective risk."
+)->tuple: # (SelectiveReport, figure)
+    "Post-process y_prob for one loss and show per-group abstention and selective risk."
     from trustml_nb.viz import new_figure
-    L = Loss(fp, fn, abstain); rep = selective_report(y, bayes_action(p, L), L, groups)
+    L = Loss(fp, fn, abstain); rep = selective_report(y_true, bayes_action(y_prob, L), L, groups)
+    t = rep.table
     fig, axes = new_figure(1, 2, figsize=(9, 3.6))
-    rep.plot.barh(x='group', y='abstain_rate', ax=axes[0], legend=False, color='#4c72b0'); axes[0].set_xlim(0, 1)
-    rep.plot.barh(x='group', y='selective_risk', ax=axes[1], legend=False, color='#dd8452'); axes[1].set_xlim(0, 0.5)
+    t.plot.barh(x='group', y='abstain_rate', ax=axes[0], legend=False, color='#4c72b0'); axes[0].set_xlim(0, 1)
+    t.plot.barh(x='group', y='selective_risk', ax=axes[1], legend=False, color='#dd8452'); axes[1].set_xlim(0, 0.5)
     axes[0].set_title('abstention rate'); axes[1].set_title('selective risk'); axes[1].set_yticklabels([])
     for a in axes: a.invert_yaxis(); a.set_ylabel('')
-    lo, hi = L.interval; g = rep.iloc[0]
-    text = (f"fp={fp:.2f} fn={fn:.2f} abstain={abstain:.2f}: abstain on p in ({lo:.2f}, {hi:.2f})" if lo < hi else
-            f"fp={fp:.2f} fn={fn:.2f} abstain={abstain:.2f}: never abstains (threshold {L.threshold:.2f})")
-    text += f"\nall: abstention {g['abstain_rate']:.3f}, selective risk {g['selective_risk']:.3f}, mean loss {g['loss']:.3f}"
-    return text, fig
+    lo, hi = L.interval
+    rule = f"the Bayes action abstains on p in ({lo:.2f}, {hi:.2f})" if lo < hi else f"the Bayes action never abstains (threshold {L.threshold:.2f})"
+    return replace(rep, notes=(rule,) + rep.notes), fig
 
 def omni_explorer(
-    p, # learned probabilities on test data
-    y, # test labels
-    groups, # test groups
+    y_true, # test labels
+    y_prob, # learned probabilities on the test rows
+    groups=None, # test groups
 ):
-    "Explorer with three loss sliders (fp first) that re-post-processes p live."
+    "Explorer with three loss sliders (fp first) that re-post-processes y_prob live; `.report` is the last SelectiveReport."
     import ipywidgets as W
     from trustml_nb.viz import explorer
+    y, p = check_binary(y_true, 'y_true'), _check_prob(y_prob, 'y_prob'); check_same_length(y_true=y, y_prob=p)
+    g = check_groups(_everyone(len(y)) if groups is None else groups, len(y))
     sl = lambda v, lo, hi, d: W.FloatSlider(value=v, min=lo, max=hi, step=0.05, description=d, continuous_update=False)
-    return explorer(lambda fp, fn, abstain: explore_losses(p, y, groups, fp, fn, abstain),
+    return explorer(lambda fp, fn, abstain: explore_losses(y, p, g, fp, fn, abstain),
                     title='Selective omnipredictor: one predictor, your loss',
                     fp=sl(1.0, 0.1, 5.0, 'false pos.'), fn=sl(1.0, 0.1, 5.0, 'false neg.'), abstain=sl(0.3, 0.0, 1.0, 'abstain'))
 
 def coverage_explorer(
-    p_cal, y_cal, groups_cal, # calibration probabilities, labels, groups
-    p_test, y_test, groups_test, # test probabilities, labels, groups
+    y_cal, p_cal, groups_cal, # calibration labels, probabilities, groups (None: everyone)
+    y_test, p_test, groups_test, # test labels, probabilities, groups with the calibration groups' names
 ):
-    "Explorer: alpha slider and method, per-group conformal coverage on test data."
+    "Explorer: alpha slider and method, per-group conformal coverage on test data; `.report` is the last CoverageReport."
     import ipywidgets as W
     from trustml_nb.viz import explorer, new_figure
+    yc, pc = check_binary(y_cal, 'y_cal'), _check_prob(p_cal, 'p_cal'); check_same_length(y_cal=yc, p_cal=pc)
+    yt, pt = check_binary(y_test, 'y_test'), _check_prob(p_test, 'p_test'); check_same_length(y_test=yt, p_test=pt)
+    gc = check_groups(_everyone(len(yc)) if groups_cal is None else groups_cal, len(yc), 'groups_cal')
+    gt = check_groups(_everyone(len(yt)) if groups_test is None else groups_test, len(yt), 'groups_test', columns=list(gc.columns))
     def render(alpha, method):
-        cr = coverage_report(conformal_sets(p_cal, y_cal, groups_cal, p_test, groups_test, alpha=alpha, method=method), y_test, groups_test, alpha)
+        sets = GroupConformal(alpha=alpha, method=method).fit(pc, yc, groups=gc).predict(pt, groups=gt)
+        cr = coverage_report(yt, sets, gt, alpha)
         fig, ax = new_figure(figsize=(7, 3.4))
-        cr.plot.barh(x='group', y='coverage', ax=ax, legend=False); ax.axvline(1 - alpha, color='crimson', ls=':')
-        ax.set_xlim(max(0, 1 - 3 * alpha), 1); ax.invert_yaxis(); ax.set_ylabel(''); ax.set_title('coverage per group; dotted: 1 - alpha')
-        return f"alpha={alpha:.2f} {method}: worst gap {cr['gap'].min():+.3f}, mean set size {cr.loc[0, 'set_size']:.3f}", fig
+        cr.table.plot.barh(x='group', y='coverage', ax=ax, legend=False); ax.axvline(1 - alpha, color='crimson', ls=':')
+        ax.set_xlim(max(0, 1 - 3 * alpha), 1); ax.invert_yaxis(); ax.set_ylabel(''); ax.set_title(f'{method}: coverage per group; dotted: 1 - alpha')
+        return cr, fig
     return explorer(render, alpha=W.FloatSlider(value=0.1, min=0.02, max=0.3, step=0.01, description='alpha', continuous_update=False),
                     method=W.Dropdown(options=['max', 'qr', 'conditional'], value='max', description='method'))

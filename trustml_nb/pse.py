@@ -7,30 +7,66 @@ Docs: https://trustml-nb.github.io/trustml_nb/path_specific_effects.html.md"""
 # %% ../nbs/11_path_specific_effects.ipynb #6e6d2766
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
+from scipy.linalg import qr
+from scipy.special import expit
 from scipy.stats import norm
-from sklearn.base import clone, is_classifier
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, is_classifier
 from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
-from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.model_selection import KFold
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import validate_data
+from statsmodels.genmod import families
+from statsmodels.genmod.generalized_linear_model import GLM
 from threadpoolctl import threadpool_limits
 
-from .core import (NumericalWarning, Result, check_array, check_binary, check_columns, check_option, check_scalar,
-                             make_rng, progress, report_numerical)
-from .pse_simulator import WORLDS, population_truth, sim_oximetry
+from .core import (Report, _kind, check_array, check_binary, check_is_fitted, check_option, check_probabilities,
+                             check_scalar, make_rng, progress, report, report_numerical)
+from .pse_simulator import population_truth, sim_oximetry
 
 # %% auto #0
-__all__ = ['LEARNER_ROLES', 'EFFECTS', 'FUNCTIONAL_NAMES', 'ESTIMATORS', 'gmf_weights', 'gmf_estimate', 'make_learners',
-           'crossfit_gmf', 'pse_effects', 'plot_effects', 'misspecification_study', 'coverage_study',
-           'split_rerun_interval', 'explore_effects', 'pse_explorer']
+__all__ = ['LEARNER_ROLES', 'LEARNER_PRESETS', 'EFFECTS', 'FUNCTIONAL_NAMES', 'ESTIMATORS', 'EFFECT_NAMES', 'gmf_weights',
+           'FunctionalEstimate', 'gmf_estimate', 'GLMClassifier', 'GLMRegressor', 'make_learners', 'CrossFitNuisances',
+           'crossfit_gmf', 'EffectsReport', 'PathSpecificEffects', 'pse_effects', 'plot_effects', 'CoverageReport',
+           'explore_effects', 'pse_explorer']
 
 # %% ../nbs/11_path_specific_effects.ipynb #a37b2de9
+def _check_flag(v, name:str)->bool:
+    if not isinstance(v, (bool, np.bool_)): raise TypeError(f"{name} must be True or False, got {_kind(v)} {v!r:.40}")
+    return bool(v)
+
+def _check_seed(seed)->int:
+    "A seed for KFold and the learners: an int in [0, 2**32 - 2] (seed + 1 seeds the within-fold splits)."
+    return int(check_scalar(seed, 'seed', int, low=0, high=2**32 - 2))
+
+def _check_target(a, name:str='a')->tuple:
+    "A target (a_1, ..., a_K, a_Y): a tuple of at least two 0/1 values."
+    if isinstance(a, (str, bytes)) or not isinstance(a, (tuple, list, np.ndarray)):
+        raise TypeError(f"{name} must be a tuple of 0/1 values such as (1, 0, 1), got {_kind(a)}")
+    vals = list(np.asarray(a).ravel()) if isinstance(a, np.ndarray) else list(a)
+    if len(vals) < 2 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v in (0, 1) for v in vals):
+        raise ValueError(f"{name} must be a tuple of at least two values, each 0 or 1 (one per mediator block, then Y), got {a!r}")
+    return tuple(int(v) for v in vals)
+
+def _check_props(props, n:int, a:tuple, clip:float)->list:
+    "K+1 propensity vectors of length n, clipped to [clip, 1 - clip], none exactly 0 or 1."
+    if isinstance(props, np.ndarray) and props.ndim == 2: props = list(props)
+    if isinstance(props, (str, bytes)) or not isinstance(props, (list, tuple)):
+        raise TypeError(f"props must be a list of {len(a)} propensity arrays, got {_kind(props)}")
+    if len(props) != len(a): raise ValueError(f"props must hold {len(a)} propensities (one per entry of a={a}), got {len(props)}")
+    out = []
+    for k, e in enumerate(props):
+        p = check_probabilities(e, f"props[{k}]")
+        if p.shape != (n,): raise ValueError(f"props[{k}] must hold one propensity per unit, shape ({n},), got {p.shape}")
+        p = np.clip(p, clip, 1 - clip)
+        if p.min() <= 0 or p.max() >= 1:
+            raise ValueError(f"props[{k}] contains propensities of exactly 0 or 1, so some weights would be infinite "
+                             "(positivity fails): pass clip > 0, e.g. clip=0.01")
+        out.append(p)
+    return out
+
 def gmf_weights(
     x, # binary exposure (race), shape (n,)
     props, # K+1 propensities e_k = P(X=1 | H_{k-1}): given Z, then Z and M_1, ..., then Z and all mediators
@@ -38,9 +74,10 @@ def gmf_weights(
     clip:float=0.0, # clip every propensity to [clip, 1 - clip]
 )->np.ndarray: # (n, K+1) weights pi_1 ... pi_{K+1}
     "Riesz weights of psi(a) from propensities, by the density-ratio-to-propensity conversion."
-    x = np.asarray(x)
-    if len(props) != len(a): raise ValueError(f"props must hold {len(a)} propensities (one per entry of a={a}), got {len(props)}")
-    P = [np.clip(np.asarray(e, float), clip, 1 - clip) for e in props]
+    a = _check_target(a)
+    x = check_binary(x, 'x')
+    clip = check_scalar(clip, 'clip', low=0, high=0.5, closed='left')
+    P = _check_props(props, len(x), a, clip)
     pa = lambda k, val: P[k] if val == 1 else 1 - P[k]          # P(X = val | H_k)
     W = np.empty((len(x), len(a)))
     for k, ak in enumerate(a):
@@ -50,7 +87,39 @@ def gmf_weights(
         W[:, k] = w
     return W
 
+# %% ../nbs/11_path_specific_effects.ipynb #9e60a318
+@report
+class FunctionalEstimate(Report):
+    "One estimate of the generalised mediation functional psi(a), with its influence-function values and weights."
+    target: tuple # a = (a_1, ..., a_K, a_Y): the value of X fed to each mediator block and to Y
+    estimator: str # 'DR' (doubly robust) or 'SN' (self-normalised)
+    estimate: float # the estimate of psi(a)
+    se: float # standard error: standard deviation of the influence values over sqrt(n)
+    influence: np.ndarray # per-unit influence-function values (mean zero)
+    weights: np.ndarray # (n, K+1) Riesz weights pi_1, ..., pi_{K+1}
+    weight_means: np.ndarray # sample mean of each weight (near 1 when the propensities are right)
+    sub_estimates: dict # the singly robust estimates: 'weighting', 'regression' and the hybrids 'hybrid pi_k*mu_{k+1}'
+
+    @property
+    def title(self)->str: return f"{self.estimator} estimate of psi{self.target}"
+
+    def to_frame(self)->pd.DataFrame:
+        "The estimate and the singly robust sub-estimates, one row each."
+        return pd.DataFrame({'estimator': [self.estimator, *self.sub_estimates],
+                             'estimate': [self.estimate, *self.sub_estimates.values()]})
+
 # %% ../nbs/11_path_specific_effects.ipynb #d1e475d2
+def _check_regressions(mus, n:int, a:tuple)->np.ndarray:
+    "The K+1 nested regressions as an (n, K+1) float array."
+    if isinstance(mus, (list, tuple)):
+        cols = [check_array(m, f"mus[{k}]", ndim=1) for k, m in enumerate(mus)]
+        bad = [k for k, c in enumerate(cols) if len(c) != n]
+        if bad: raise ValueError(f"mus[{bad[0]}] must hold one value per unit ({n}), got {len(cols[bad[0]])}")
+        M = np.column_stack(cols).astype(float) if cols else np.zeros((n, 0))
+    else: M = check_array(mus, 'mus', ndim=2).astype(float)
+    if M.shape != (n, len(a)): raise ValueError(f"mus must have shape ({n}, {len(a)}), got {M.shape}")
+    return M
+
 def gmf_estimate(
     x, # binary exposure, shape (n,)
     y, # outcome, shape (n,)
@@ -59,11 +128,14 @@ def gmf_estimate(
     a:tuple, # (a_1, ..., a_K, a_Y)
     clip:float=0.0, # propensity clipping
     normalize:bool=False, # self-normalise each weight by its sample mean (SN) instead of the plain DR estimator
-)->dict: # estimate, influence values `phi`, `se`, weights, weight means and sub-estimates
+)->FunctionalEstimate:
     "DR (or SN) estimate of psi(a) from per-unit nuisances, with its influence-function values."
-    x, y = np.asarray(x), np.asarray(y, float)
-    M = np.column_stack([np.asarray(m, float) for m in mus]) if isinstance(mus, (list, tuple)) else np.asarray(mus, float)
-    if M.shape != (len(x), len(a)): raise ValueError(f"mus must have shape ({len(x)}, {len(a)}), got {M.shape}")
+    a = _check_target(a)
+    x = check_binary(x, 'x')
+    y = check_array(y, 'y', ndim=1).astype(float)
+    if len(y) != len(x): raise ValueError(f"y must have one value per unit: x has {len(x):,} rows but y has {len(y):,}")
+    _check_flag(normalize, 'normalize')
+    M = _check_regressions(mus, len(x), a)
     W = gmf_weights(x, props, a, clip)
     R = np.column_stack([M[:, 1:], y]) - M                    # residuals mu_{k+1} - mu_k, with mu_{K+2} = Y
     S = W.mean(0)
@@ -72,8 +144,7 @@ def gmf_estimate(
         c = (W * R).mean(0) / S                                   # Hajek means of the residuals
         est = float(c.sum() + M[:, 0].mean())
         phi = (W * (R - c) / S).sum(1) + M[:, 0] - M[:, 0].mean()
-        wy = W[:, -1]
-        sub = {'weighting': float((wy * y).mean() / S[-1])}
+        sub = {'weighting': float((W[:, -1] * y).mean() / S[-1])}
         sub.update({f'hybrid pi{k+1}*mu{k+2}': float((W[:, k] * M[:, k + 1]).mean() / S[k]) for k in range(len(a) - 1)})
     else:
         per = (W * R).sum(1) + M[:, 0]
@@ -81,10 +152,107 @@ def gmf_estimate(
         sub = {'weighting': float((W[:, -1] * y).mean())}
         sub.update({f'hybrid pi{k+1}*mu{k+2}': float((W[:, k] * M[:, k + 1]).mean()) for k in range(len(a) - 1)})
     sub['regression'] = float(M[:, 0].mean())
-    return dict(estimate=est, phi=phi, se=float(phi.std() / np.sqrt(len(x))), weights=W, weight_means=S, sub=sub)
+    return FunctionalEstimate(target=a, estimator='SN' if normalize else 'DR', estimate=est, se=float(phi.std() / np.sqrt(len(x))),
+                              influence=phi, weights=W, weight_means=S, sub_estimates=sub)
+
+# %% ../nbs/11_path_specific_effects.ipynb #20491211
+def _validated(est, X, y=None, reset:bool=True, where:str='fit(X, y)'):
+    "scikit-learn's own input validation, re-raised from here with the call it came from."
+    try:
+        if y is None and reset: raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None")
+        return validate_data(est, X, y, reset=reset) if y is not None else validate_data(est, X, reset=reset)
+    except (ValueError, TypeError) as e:
+        raise type(e)(f"{type(est).__name__}.{where}: {e}") from None
+
+def _fit_glm(X:np.ndarray, y:np.ndarray, family, max_iter:int, tol:float)->tuple:
+    "Unpenalised GLM by statsmodels' IRLS on centred, scaled, linearly independent columns; (coef, intercept, converged, iterations) on X's scale."
+    if X.shape[0] < 2: raise ValueError(f"a GLM needs at least 2 samples, got 1 sample")
+    center = X.mean(0)
+    scale = np.abs(X - center).max(0)
+    scale[scale == 0] = 1.0                                      # constant columns: the intercept absorbs them
+    Xs = np.column_stack([np.ones(len(X)), (X - center) / scale])
+    _, R, piv = qr(Xs, mode='economic', pivoting=True)        # keep a set of linearly independent columns
+    d = np.abs(np.diag(R))
+    keep = np.sort(piv[:int((d > 1e-10 * d[0]).sum())]) if d.size and d[0] > 0 else np.array([0])
+    res = GLM(y, Xs[:, keep], family=family).fit(method='IRLS', maxiter=max_iter, tol=tol)
+    beta = np.zeros(Xs.shape[1]); beta[keep] = np.asarray(res.params, float)   # dependent columns: coefficient 0
+    if not np.all(np.isfinite(beta)):
+        raise ValueError("the GLM fit gave non-finite coefficients (perfectly separated classes or degenerate X); "
+                         "use learners='hgb' or remove the offending column")
+    coef = beta[1:] / scale
+    return coef, float(beta[0] - coef @ center), bool(res.converged), int(res.fit_history['iteration'])
+
+class _GLM(BaseEstimator):
+    "What the two statsmodels GLM wrappers share: their settings, the fit and the linear predictor."
+    def __init__(self,
+                 max_iter:int=100, # most IRLS iterations
+                 tol:float=1e-8, # IRLS convergence tolerance on the deviance
+                ):
+        self.max_iter, self.tol = max_iter, tol
+
+    def _fit_family(self, X, y, family):
+        check_scalar(self.max_iter, 'max_iter', int, low=1); check_scalar(self.tol, 'tol', low=0, closed='neither')
+        self.coef_, self.intercept_, self.converged_, self.n_iter_ = _fit_glm(X, np.asarray(y, float), family, self.max_iter, self.tol)
+        return self
+
+    def _linear(self, X, where:str)->np.ndarray:
+        check_is_fitted(self, 'coef_')
+        return _validated(self, X, reset=False, where=where) @ self.coef_ + self.intercept_
+
+class GLMClassifier(ClassifierMixin, _GLM):
+    "Binary logistic regression as a statsmodels binomial GLM (logit link, no penalty) behind scikit-learn's API."
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def fit(self, X, y):
+        "Fit the binomial GLM by maximum likelihood; returns self."
+        X, y = _validated(self, X, y)
+        check_classification_targets(y)
+        kind = type_of_target(y, input_name='y', raise_unknown=True)
+        if kind != 'binary': raise ValueError(f"Only binary classification is supported. The type of the target y is {kind}.")
+        self.classes_, yb = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(f"GLMClassifier.fit: y must contain 2 classes, got 1 class ({self.classes_[0]!r})")
+        return self._fit_family(X, yb, families.Binomial())
+
+    def decision_function(self, X)->np.ndarray:
+        "The linear predictor (log-odds of the second class)."
+        return self._linear(X, 'decision_function(X)')
+
+    def predict_proba(self, X)->np.ndarray:
+        "Class probabilities, shape (n, 2)."
+        p = expit(self._linear(X, 'predict_proba(X)'))
+        return np.column_stack([1 - p, p])
+
+    def predict(self, X)->np.ndarray:
+        "The more probable class of every row."
+        positive = self._linear(X, 'predict(X)') > 0                # checks that the model is fitted first
+        return self.classes_[positive.astype(int)]
+
+class GLMRegressor(RegressorMixin, _GLM):
+    "Linear regression as a statsmodels Gaussian GLM (identity link, no penalty) behind scikit-learn's API."
+    def fit(self, X, y):
+        "Fit the Gaussian GLM (ordinary least squares); returns self."
+        X, y = _validated(self, X, y)
+        return self._fit_family(X, y, families.Gaussian())
+
+    def predict(self, X)->np.ndarray:
+        "Predicted means."
+        return self._linear(X, 'predict(X)')
 
 # %% ../nbs/11_path_specific_effects.ipynb #69e743bd
 LEARNER_ROLES = ('propensity', 'outcome', 'pseudo')
+LEARNER_PRESETS = ('hgb', 'glm')
+
+def _preset(kind:str, role:str, binary_y:bool, seed:int, name:str):
+    check_option(kind, name, LEARNER_PRESETS)
+    clf = role == 'propensity' or (role == 'outcome' and binary_y)
+    if kind == 'glm': return GLMClassifier() if clf else GLMRegressor()
+    kw = dict(max_iter=300, learning_rate=0.05, max_leaf_nodes=8, min_samples_leaf=40, l2_regularization=1.0,
+              early_stopping=True, validation_fraction=0.2, n_iter_no_change=10, random_state=seed)
+    return HistGradientBoostingClassifier(**kw) if clf else HistGradientBoostingRegressor(**kw)
 
 def make_learners(
     learners='hgb', # 'hgb', 'glm', or a dict with any of 'propensity', 'outcome', 'pseudo' (missing roles: 'hgb')
@@ -92,30 +260,48 @@ def make_learners(
     seed:int=0, # random_state of the boosting presets
 )->dict: # role -> unfitted sklearn estimator
     "Resolve a learner preset or dict into one unfitted estimator per nuisance role."
-    def preset(kind, role):
-        check_option(kind, 'learners', ('hgb', 'glm'))
-        clf = role == 'propensity' or (role == 'outcome' and binary_y)
-        if kind == 'glm':
-            return make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000) if clf else LinearRegression())
-        kw = dict(max_iter=300, learning_rate=0.05, max_leaf_nodes=8, min_samples_leaf=40, l2_regularization=1.0,
-                  early_stopping=True, validation_fraction=0.2, n_iter_no_change=10, random_state=seed)
-        return HistGradientBoostingClassifier(**kw) if clf else HistGradientBoostingRegressor(**kw)
-    if isinstance(learners, str): return {r: preset(learners, r) for r in LEARNER_ROLES}
-    if not isinstance(learners, dict): raise TypeError(f"learners must be 'hgb', 'glm' or a dict of estimators, got {type(learners).__name__}")
-    bad = set(learners) - set(LEARNER_ROLES)
-    if bad: raise ValueError(f"learners has unknown role(s) {sorted(bad)}; roles are {list(LEARNER_ROLES)}")
+    _check_flag(binary_y, 'binary_y')
+    seed = _check_seed(seed)
+    if isinstance(learners, str): return {r: _preset(learners, r, binary_y, seed, 'learners') for r in LEARNER_ROLES}
+    if not isinstance(learners, dict): raise TypeError(f"learners must be 'hgb', 'glm' or a dict of estimators, got {_kind(learners)}")
+    bad = [r for r in learners if r not in LEARNER_ROLES]
+    if bad: raise ValueError(f"learners has unknown role(s) {bad}; roles are {list(LEARNER_ROLES)}")
     out = {}
     for r in LEARNER_ROLES:
         est = learners.get(r, 'hgb')
-        est = preset(est, r) if isinstance(est, str) else est
-        if not hasattr(est, 'fit'): raise TypeError(f"learners[{r!r}] must be an sklearn-style estimator with fit, got {type(est).__name__}")
-        need_proba = r == 'propensity' or (r == 'outcome' and binary_y and is_classifier(est))
+        est = _preset(est, r, binary_y, seed, f"learners[{r!r}]") if isinstance(est, str) else est
+        if isinstance(est, type): raise TypeError(f"learners[{r!r}] must be an estimator instance, got the class {est.__name__}: add ()")
+        if not (hasattr(est, 'fit') and hasattr(est, 'get_params')):
+            raise TypeError(f"learners[{r!r}] must be a scikit-learn estimator (with fit and get_params), got {_kind(est)}")
         if r == 'propensity' and not hasattr(est, 'predict_proba'):
             raise TypeError(f"learners['propensity'] must be a classifier with predict_proba, got {type(est).__name__}")
         if r == 'outcome' and not binary_y and is_classifier(est):
             raise TypeError("learners['outcome'] is a classifier but the outcome is continuous: pass a regressor")
+        if r == 'outcome' and binary_y and is_classifier(est) and not hasattr(est, 'predict_proba'):
+            raise TypeError(f"learners['outcome'] is a classifier without predict_proba ({type(est).__name__}): pass one with probabilities, or a regressor")
+        if r == 'pseudo' and is_classifier(est):
+            raise TypeError(f"learners['pseudo'] must be a regressor (its targets are predictions in [0, 1] or real numbers), got the classifier {type(est).__name__}")
         out[r] = est
     return out
+
+# %% ../nbs/11_path_specific_effects.ipynb #363f6c2c
+@report
+class CrossFitNuisances(Report):
+    "Cross-fitted propensities and nested regressions of one or more functionals psi(a)."
+    title = 'Cross-fitted nuisances'
+    propensities: list # K+1 arrays e_k = P(X=1 | H_{k-1}) at each unit, clipped to [clip, 1 - clip]
+    raw_propensities: list # the same before clipping
+    regressions: dict # target a -> (n, K+1) array of the nested regressions mu_1, ..., mu_{K+1} at each unit
+    folds: np.ndarray # the cross-fitting fold of every unit
+    clip: float # propensity clipping level
+    binary_outcome: bool # whether Y was treated as binary (a classifier for the last regression)
+
+    def to_frame(self)->pd.DataFrame:
+        "One row per propensity model (stage k: P(X=1 | H_{k-1})): smallest, largest value and share clipped."
+        return pd.DataFrame({'stage': range(1, len(self.raw_propensities) + 1),
+                             'min': [float(r.min()) for r in self.raw_propensities],
+                             'max': [float(r.max()) for r in self.raw_propensities],
+                             'clipped_share': [float(np.mean((r < self.clip) | (r > 1 - self.clip))) for r in self.raw_propensities]})
 
 # %% ../nbs/11_path_specific_effects.ipynb #bd42408c
 def _segments(a)->list:
@@ -134,6 +320,12 @@ def _check_rows(rows, what, fold, min_rows):
         raise ValueError(f"fold {fold}: {what} has only {len(rows)} row(s) (need at least min_group_rows={min_rows}); "
                          "use fewer folds (n_folds), more data, or a smaller min_group_rows")
 
+def _check_crossfit_settings(n_folds, clip, seed, min_group_rows, n_jobs)->tuple:
+    "Validated (n_folds, clip, seed, min_group_rows, n_jobs)."
+    return (int(check_scalar(n_folds, 'n_folds', int, low=2, high=50)), float(check_scalar(clip, 'clip', low=0, high=0.5, closed='left')),
+            _check_seed(seed), int(check_scalar(min_group_rows, 'min_group_rows', int, low=1)),
+            int(check_scalar(n_jobs, 'n_jobs', int, low=1, high=1024)))
+
 def crossfit_gmf(
     x, # binary exposure, shape (n,)
     y, # outcome, shape (n,)
@@ -146,81 +338,161 @@ def crossfit_gmf(
     binary_y:bool|None=None, # None: detect (Y in {0, 1})
     min_group_rows:int=10, # fewest rows with X = a_k any nuisance model may be fitted on
     n_jobs:int=1, # threads for the learners (1 avoids thread oversubscription on busy machines)
-)->dict: # props (K+1 cross-fitted propensities), raw_props (unclipped), mus (target -> (n, K+1)), folds
+)->CrossFitNuisances:
     "Cross-fitted propensities and nested regressions for each target psi(a)."
-    with threadpool_limits(n_jobs): return _crossfit(x, y, blocks, targets, learners, n_folds, clip, seed, binary_y, min_group_rows)
-
-def _crossfit(x, y, blocks, targets, learners, n_folds, clip, seed, binary_y, min_group_rows):
-    x, y = np.asarray(x), np.asarray(y, float)
-    n, K1 = len(x), len(blocks)
+    x = check_binary(x, 'x', both_classes=True)
+    y = check_array(y, 'y', ndim=1).astype(float)
+    if len(y) != len(x): raise ValueError(f"y must have one value per unit: x has {len(x):,} rows but y has {len(y):,}")
+    if isinstance(blocks, (str, bytes)) or not isinstance(blocks, (list, tuple)) or len(blocks) < 2:
+        raise TypeError(f"blocks must be a list [Z, M_1, ..., M_K] of at least 2 arrays, got {_kind(blocks)}")
+    B = []
+    for k, b in enumerate(blocks):
+        arr = check_array(b, f"blocks[{k}]", ndim=(1, 2)).astype(float)
+        arr = arr[:, None] if arr.ndim == 1 else arr
+        if len(arr) != len(x): raise ValueError(f"blocks[{k}] must have one row per unit: x has {len(x):,} rows but blocks[{k}] has {len(arr):,}")
+        if arr.shape[1] == 0: raise ValueError(f"blocks[{k}] has no columns")
+        B.append(arr)
+    if isinstance(targets, tuple) and targets and not isinstance(targets[0], (tuple, list)): targets = [targets]
+    if isinstance(targets, (str, bytes)) or not isinstance(targets, (list, tuple)) or not targets:
+        raise TypeError(f"targets must be a non-empty list of tuples such as [(1, 0, 1)], got {_kind(targets)}")
+    T = [_check_target(a, f"targets[{i}]") for i, a in enumerate(targets)]
+    for i, a in enumerate(T):
+        if len(a) != len(B): raise ValueError(f"targets[{i}] = {a} must have {len(B)} entries (one per mediator block plus Y)")
+    settings = _check_crossfit_settings(n_folds, clip, seed, min_group_rows, n_jobs)
     if binary_y is None: binary_y = bool(np.isin(np.unique(y), [0, 1]).all())
-    L = make_learners(learners, binary_y, seed)
+    elif _check_flag(binary_y, 'binary_y') and not np.isin(np.unique(y), [0, 1]).all():
+        raise ValueError("binary_y=True but y holds values other than 0 and 1")
+    L = make_learners(learners, binary_y, settings[2])
+    return _crossfit(x, y, B, T, L, binary_y, *settings)
+
+def _crossfit(x, y, blocks, targets, L, binary_y, n_folds, clip, seed, min_group_rows, n_jobs)->CrossFitNuisances:
+    "Cross-fitting on validated inputs."
+    n, K1 = len(x), len(blocks)
     H = [np.column_stack(blocks[:k + 1]) for k in range(K1)]    # H_0 = Z, H_1 = (Z, M_1), ...
-    for a in targets:
-        if len(a) != K1: raise ValueError(f"target {a} must have {K1} entries (one per mediator block plus Y)")
     raw = np.zeros((K1, n)); mus = {tuple(a): np.zeros((n, K1)) for a in targets}
     folds = np.zeros(n, int)
     kf = KFold(n_folds, shuffle=True, random_state=seed)
     split_rng = make_rng(seed + 1)
+    plan = []                                   # every fold's rows and every stage's rows, checked before any fitting
     for f, (tr, te) in enumerate(kf.split(np.zeros(n))):
         folds[te] = f
         for grp in (0, 1): _check_rows(tr[x[tr] == grp], f"the training rows with X={grp}", f, min_group_rows)
-        for k in range(K1):
-            m = clone(L['propensity']).fit(H[k][tr], x[tr])
-            raw[k, te] = m.predict_proba(H[k][te])[:, 1]
+        stages = {}
         for a in targets:
             segs = _segments(a)
             parts = np.array_split(split_rng.permutation(tr), len(segs))
-            nxt, out = None, mus[tuple(a)]
+            stages[tuple(a)] = []
             for i, (val, s, t) in enumerate(reversed(segs)):      # last stage first, on part A
                 rows = parts[i][x[parts[i]] == val]
                 _check_rows(rows, f"part {'ABCDEFGH'[i]} of the training rows with X={val} (stage {s + 1} of psi{tuple(a)})", f, min_group_rows)
-                if t == K1:
-                    target, est = y[rows], L['outcome']
-                    proba = binary_y and is_classifier(est)
-                    if proba and len(np.unique(target)) < 2:
-                        raise ValueError(f"fold {f}: the outcome is constant among the {len(rows)} rows used for stage {s + 1} of psi{tuple(a)}")
-                else:
-                    target, est, proba = _predict(nxt, H[t][rows], *nxt_kind), L['pseudo'], False
-                model = clone(est).fit(H[s][rows], target)
-                kind = (proba, binary_y)
-                pred = _predict(model, H[s][te], *kind)
-                out[np.ix_(te, range(s, t))] = pred[:, None]          # a run of equal stages shares one regression
-                nxt, nxt_kind = model, kind
-    return dict(props=[np.clip(r, clip, 1 - clip) for r in raw], raw_props=list(raw), mus=mus, folds=folds,
-                clip=clip, binary_y=binary_y)
+                if t == K1 and binary_y and is_classifier(L['outcome']) and len(np.unique(y[rows])) < 2:
+                    raise ValueError(f"fold {f}: the outcome y is constant ({y[rows][0]:g}) among the {len(rows)} rows used for "
+                                     f"stage {s + 1} of psi{tuple(a)}; the outcome is too rare for n_folds={n_folds}: use fewer folds or more data")
+                stages[tuple(a)].append((rows, s, t))
+        plan.append((f, tr, te, stages))
+    with threadpool_limits(n_jobs):
+        for f, tr, te, stages in plan:
+            for k in range(K1):
+                m = clone(L['propensity']).fit(H[k][tr], x[tr])
+                raw[k, te] = m.predict_proba(H[k][te])[:, 1]
+            for a in targets:
+                nxt, out = None, mus[tuple(a)]
+                for rows, s, t in stages[tuple(a)]:
+                    if t == K1:
+                        target, est = y[rows], L['outcome']
+                        proba = binary_y and is_classifier(est)
+                    else:
+                        target, est, proba = _predict(nxt, H[t][rows], *nxt_kind), L['pseudo'], False
+                    model = clone(est).fit(H[s][rows], target)
+                    kind = (proba, binary_y)
+                    pred = _predict(model, H[s][te], *kind)
+                    out[np.ix_(te, range(s, t))] = pred[:, None]          # a run of equal stages shares one regression
+                    nxt, nxt_kind = model, kind
+    bad = [k for k in range(K1) if not np.all(np.isfinite(raw[k]))] + [a for a, m in mus.items() if not np.all(np.isfinite(m))]
+    if bad: raise ValueError(f"the learners returned non-finite predictions for {bad[:3]}: check the input scale, or use learners='hgb'")
+    return CrossFitNuisances(propensities=[np.clip(r, clip, 1 - clip) for r in raw], raw_propensities=list(raw), regressions=mus,
+                             folds=folds, clip=clip, binary_outcome=binary_y)
 
 # %% ../nbs/11_path_specific_effects.ipynb #e416cad6
 EFFECTS = {'TE': ((1, 1, 1), (0, 0, 0)), 'NDE': ((0, 0, 1), (0, 0, 0)), 'NIE': ((1, 1, 1), (0, 0, 1)),
            'VDE': ((1, 1, 1), (1, 0, 1)), 'NIE*': ((1, 1, 1), 'star')}
 FUNCTIONAL_NAMES = {(1, 1, 1): 'E[Y_x1]', (0, 0, 0): 'E[Y_x0]', (0, 0, 1): 'psi(0,0,1)', (1, 0, 1): 'psi(1,0,1)', 'star': 'psi*(0,1)'}
 ESTIMATORS = ('DR', 'SN', 'weighting', 'regression', 'hybrid pi1*mu2', 'hybrid pi2*mu3')
+EFFECT_NAMES = (*EFFECTS, 'TV')
+_MAX_ABS = 1e100   # larger covariate values are refused: the learners' sums of squares would overflow
+_MAX_ABS_Y = 1e30  # larger outcomes are refused: boosting keeps its gradients in float32 (and goes wrong silently near 1e50)
 
-def _validate(data, x, z, w, v, y):
-    "Check the table and the column roles; return arrays (x, y, Z, W, V) and whether Y is binary."
-    if not isinstance(data, pd.DataFrame): raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
-    roles = {'z': z, 'w': w, 'v': v}
-    for k, cols in roles.items():
-        if isinstance(cols, str) or not all(isinstance(c, str) for c in cols):
-            raise TypeError(f"{k} must be a list of column names, got {cols!r}")
-    if not z: raise ValueError("z must name at least one baseline covariate column")
-    if not v: raise ValueError("v must name at least one oximetry (mediator of interest) column")
-    names = [x, y, *z, *w, *v]
+def _role_columns(cols, name:str)->list:
+    "A list of column names for the role `name` (z, w or v)."
+    if isinstance(cols, (str, bytes)) or not isinstance(cols, (list, tuple, pd.Index, np.ndarray)):
+        raise TypeError(f"{name} must be a list of column names, got {cols!r:.80}")
+    cols = list(cols)
+    bad = [c for c in cols if not isinstance(c, str)]
+    if bad: raise TypeError(f"{name} must be a list of column names (strings), got {bad[:3]}")
+    return cols
+
+def _check_roles(x, z, w, v, y)->dict:
+    "Validated roles: x and y one column name each, z, w, v lists of names, no name in two roles."
+    for name, col in (('x', x), ('y', y)):
+        if not isinstance(col, str): raise TypeError(f"{name} must be one column name (a string), got {col!r:.80}")
+    roles = dict(x=x, z=_role_columns(z, 'z'), w=_role_columns(w, 'w'), v=_role_columns(v, 'v'), y=y)
+    if not roles['z']: raise ValueError("z must name at least one baseline covariate column")
+    if not roles['v']: raise ValueError("v must name at least one mediator-of-interest column")
+    names = [x, y, *roles['z'], *roles['w'], *roles['v']]
     dup = sorted({c for c in names if names.count(c) > 1})
     if dup: raise ValueError(f"column(s) {dup} appear in more than one role among x, y, z, w, v")
-    check_columns(data, names, 'data')
+    return roles
+
+def _validate(data, roles:dict)->tuple:
+    "Check the table against the roles; return arrays (x, y, Z, W, V) and whether Y is binary."
+    if not isinstance(data, pd.DataFrame): raise TypeError(f"data must be a pandas DataFrame, got {_kind(data)}")
+    if len(data) == 0: raise ValueError("data has 0 rows")
+    x, y = roles['x'], roles['y']
+    names = [x, y, *roles['z'], *roles['w'], *roles['v']]
+    dup = sorted({str(c) for c in data.columns[data.columns.duplicated()] if c in names})
+    if dup: raise ValueError(f"data has duplicate column name(s) {dup}; rename them first")
+    missing = [c for c in names if c not in data.columns]
+    if missing: raise ValueError(f"data is missing column(s) {missing}; it has {list(data.columns)[:12]}")
     for c in names:
         col = data[c]
-        if not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
+        if not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)) or isinstance(col.dtype, pd.CategoricalDtype):
             raise TypeError(f"column {c!r} must be numeric, got dtype {col.dtype}; encode it first")
         if col.isna().any(): raise ValueError(f"column {c!r} contains {int(col.isna().sum())} missing value(s); remove or impute them first")
+        check_array(col.to_numpy(), f"column {c!r}", ndim=1, max_abs=_MAX_ABS_Y if c == y else _MAX_ABS)
     xa = check_binary(data[x].to_numpy(), f"x column {x!r}")
     if xa.min() == xa.max(): raise ValueError(f"x column {x!r} is constant ({xa[0]}): both groups are needed")
-    for c in [*z, *w, *v, y]:
+    for c in [*roles['z'], *roles['w'], *roles['v'], y]:
         if data[c].nunique() < 2: raise ValueError(f"column {c!r} is constant (every value is {data[c].iloc[0]!r}): drop it")
-    ya = check_array(data[y], f"y column {y!r}", ndim=1).astype(float)
-    arr = lambda cols: check_array(data[cols].astype(float), f"columns {cols}", ndim=2) if cols else np.zeros((len(data), 0))
-    return xa, ya, arr(list(z)), arr(list(w)), arr(list(v)), bool(np.isin(np.unique(ya), [0, 1]).all())
+    ya = data[y].to_numpy().astype(float)
+    arr = lambda cols: data[cols].to_numpy().astype(float) if cols else np.zeros((len(data), 0))
+    return xa, ya, arr(roles['z']), arr(roles['w']), arr(roles['v']), bool(np.isin(np.unique(ya), [0, 1]).all())
+
+def _check_truth(truth)->dict:
+    "Known true values by effect or functional name (empty if None)."
+    if truth is None: return {}
+    if isinstance(truth, pd.Series): truth = truth.to_dict()
+    if not isinstance(truth, dict):
+        raise TypeError(f"truth must be a dict of effect or functional name -> true value (e.g. SimData.truth_for(y)), got {_kind(truth)}")
+    known = [*EFFECT_NAMES, *FUNCTIONAL_NAMES.values()]
+    unknown = [k for k in truth if k not in known]
+    if unknown: raise ValueError(f"truth has unknown key(s) {unknown[:5]}; known names are {known}")
+    return {k: float(check_scalar(val, f"truth[{k!r}]")) for k, val in truth.items()}
+
+def _check_estimators(estimators)->tuple:
+    "Estimator names: one name or a non-empty list of distinct names from ESTIMATORS."
+    ests = (estimators,) if isinstance(estimators, str) else estimators
+    if not isinstance(ests, (list, tuple)): raise TypeError(f"estimators must be a name or a list of names from {ESTIMATORS}, got {_kind(estimators)}")
+    if not ests: raise ValueError("estimators must name at least one estimator")
+    for e in ests: check_option(e, 'estimators', ESTIMATORS)
+    dup = sorted({e for e in ests if list(ests).count(e) > 1})
+    if dup: raise ValueError(f"estimators lists {dup} more than once")
+    return tuple(ests)
+
+def _check_effects(effects, name:str='effects')->tuple:
+    effs = (effects,) if isinstance(effects, str) else effects
+    if not isinstance(effs, (list, tuple)) or not effs: raise TypeError(f"{name} must be a non-empty list of effect names from {EFFECT_NAMES}, got {effects!r:.60}")
+    for e in effs: check_option(e, name, EFFECT_NAMES)
+    return tuple(effs)
 
 def _stage_diagnostics(name, W, a)->list:
     rows = []
@@ -230,7 +502,6 @@ def _stage_diagnostics(name, W, a)->list:
                          ess=w.sum() ** 2 / (w ** 2).sum() if elig else 0.0, eligible=elig))
     return rows
 
-# %% ../nbs/11_path_specific_effects.ipynb #56154fcd
 def _problems(diag:pd.DataFrame, prop:pd.DataFrame, clip:float)->list:
     "Sentences describing weak positivity, from the weight and propensity diagnostics."
     out = []
@@ -246,71 +517,144 @@ def _problems(diag:pd.DataFrame, prop:pd.DataFrame, clip:float)->list:
                        f"max {r.weight_max:.3g} and effective sample size {r.ess:.0f} of {r.eligible:,} units with X={r.a_k}")
     return out
 
-def pse_effects(
-    data:pd.DataFrame, # one row per patient
-    x:str, # binary exposure column (race: 1 = Black, 0 = White)
-    z:list, # baseline confounder columns
-    w:list, # clinical-state columns (upstream mediators); [] treats v as the only mediator (no VDE, no NIE*)
-    v:list, # oximetry columns (mediators of interest)
-    y:str, # outcome column (binary or continuous)
-    learners='hgb', # 'hgb', 'glm' or a dict of sklearn estimators per role (see `make_learners`)
-    n_folds:int=5, # cross-fitting folds
-    clip:float=0.01, # propensity clipping level (the authors used 1e-4)
-    estimators=('DR', 'SN'), # any of 'DR', 'SN', 'weighting', 'regression', 'hybrid pi1*mu2', 'hybrid pi2*mu3'
-    star:bool=True, # also estimate NIE* (v as the sole mediator, w ignored): a contrast, not a causal effect
-    truth:dict|None=None, # known true effects (e.g. `SimData.truth_for(y)`), shown next to the estimates
-    level:float=0.95, # confidence level of the Wald intervals
-    seed:int=0, # seed for folds and within-fold splits
-    min_group_rows:int=10, # fewest rows of a group any nuisance model may be fitted on
-    n_jobs:int=1, # threads for the learners
-    warn:bool=True, # warn (NumericalWarning) when positivity is weak
-)->Result:
-    "TE, NDE, NIE, VDE, NIE* and TV with influence-function CIs, from one cross-fitted estimator of psi(a_W, a_V, a_Y)."
-    xa, ya, Z, Wm, V, binary_y = _validate(data, x, z, w, v, y)
-    n_folds = check_scalar(n_folds, 'n_folds', int, low=2, high=50)
-    clip = check_scalar(clip, 'clip', low=0, high=0.5, closed='left')
-    level = check_scalar(level, 'level', low=0, high=1, closed='neither')
-    check_scalar(min_group_rows, 'min_group_rows', int, low=1)
-    estimators = (estimators,) if isinstance(estimators, str) else tuple(estimators)
-    if not estimators: raise ValueError("estimators must name at least one estimator")
-    for e in estimators: check_option(e, 'estimators', ESTIMATORS)
-    n = len(xa)
-    if n < 2 * n_folds * min_group_rows: raise ValueError(f"data has {n} rows: too few for n_folds={n_folds} (need at least {2 * n_folds * min_group_rows})")
-    has_w = Wm.shape[1] > 0
-    kw = dict(learners=learners, n_folds=n_folds, clip=clip, seed=seed, binary_y=binary_y, min_group_rows=min_group_rows, n_jobs=n_jobs)
-    if has_w:
-        blocks, targets = [Z, Wm, V], [(1, 1, 1), (0, 0, 0), (0, 0, 1), (1, 0, 1)]
-        key = {t: t for t in targets}
-    else:  # one mediator block: psi(a_V, a_Y); map onto the names of the two-block targets
-        blocks, targets = [Z, V], [(1, 1), (0, 0), (0, 1)]
-        key = {(1, 1, 1): (1, 1), (0, 0, 0): (0, 0), (0, 0, 1): (0, 1)}
-    cf = crossfit_gmf(xa, ya, blocks, targets, **kw)
-    fits = {}
-    for name3, t in key.items():
-        fits[name3] = {s: gmf_estimate(xa, ya, cf['props'], cf['mus'][t], t, normalize=(s == 'SN')) for s in ('DR', 'SN')}
-    prop_names = ['P(X=1 | Z)'] + (['P(X=1 | Z, W)'] if has_w else []) + ['P(X=1 | Z, W, V)' if has_w else 'P(X=1 | Z, V)']
-    raw_all, names_all = list(cf['raw_props']), list(prop_names)
-    if has_w and star:
-        cfs = crossfit_gmf(xa, ya, [Z, V], [(0, 1)], **kw)
-        fits['star'] = {s: gmf_estimate(xa, ya, cfs['props'], cfs['mus'][(0, 1)], (0, 1), normalize=(s == 'SN')) for s in ('DR', 'SN')}
-        raw_all.append(cfs['raw_props'][1]); names_all.append('P(X=1 | Z, V)')
+# %% ../nbs/11_path_specific_effects.ipynb #56154fcd
+@report
+class EffectsReport(Report):
+    "Path-specific effects with influence-function intervals, the functionals behind them and the diagnostics of their weights."
+    table: pd.DataFrame # one row per (effect, estimator): estimate, se, ci_low, ci_high and the truth (NaN where unknown)
+    functionals: pd.DataFrame # one row per (functional psi(a), estimator): estimate, se and the truth (NaN where unknown)
+    weight_diagnostics: pd.DataFrame # per functional and weight stage: weight_mean (near 1), weight_max, ess (effective sample size), eligible units
+    propensity_diagnostics: pd.DataFrame # per propensity model P(X=1 | ...): share clipped, smallest and largest value
+    nuisances: CrossFitNuisances # cross-fitted propensities and nested regressions of E[Y_x1], E[Y_x0], psi(0,0,1), psi(1,0,1)
+    star_nuisances: CrossFitNuisances|None # those of psi*(0,1), v as the only mediator (None when NIE* was not estimated)
+    estimates: dict # functional name -> {'DR': FunctionalEstimate, 'SN': FunctionalEstimate}
+    exposure: str # the exposure column x
+    outcome: str # the outcome column y
+    outcome_kind: str # 'binary' or 'continuous'
+    n_rows: int # rows of data used
+    n_exposed: int # rows with X = 1
+    estimators: tuple # the estimators in the table, in order
+    learners: str # the learner preset ('hgb' or 'glm'), or 'custom'
+    n_folds: int # cross-fitting folds
+    clip: float # propensity clipping level
+    level: float # confidence level of the intervals
+    total_effect: float # TE by the first estimator
+    v_specific_effect: float|None # VDE by the first estimator (None without a w block)
+    notes: tuple = () # weak positivity and caveats a reader must see
 
+    @property
+    def title(self)->str: return f"Path-specific effects of {self.exposure} on {self.outcome}"
+
+    def effect(self,
+               name:str, # 'TE', 'NDE', 'NIE', 'VDE', 'NIE*' or 'TV'
+               estimator:str|None=None, # one of `estimators` (default: the first)
+              )->pd.Series: # estimate, se, ci_low, ci_high, truth
+        "One row of the table: the effect `name` by `estimator`."
+        check_option(name, 'name', list(dict.fromkeys(self.table.effect)))
+        est = self.estimators[0] if estimator is None else check_option(estimator, 'estimator', self.estimators)
+        return self.table[(self.table.effect == name) & (self.table.estimator == est)].iloc[0]
+
+# %% ../nbs/11_path_specific_effects.ipynb #d3eca4a5
+class PathSpecificEffects(BaseEstimator):
+    "TE, NDE, NIE, VDE, NIE* and TV with influence-function intervals, from one cross-fitted estimator of psi(a_W, a_V, a_Y)."
+    def __init__(self,
+                 x:str|None=None, # binary exposure column (race: 1 = Black, 0 = White)
+                 z=(), # baseline confounder columns
+                 w=(), # clinical-state columns (upstream mediators); () treats v as the only mediator (no VDE, no NIE*)
+                 v=(), # mediator-of-interest columns (oximetry)
+                 y:str|None=None, # outcome column (binary or continuous)
+                 learners='hgb', # 'hgb', 'glm' (statsmodels GLMs) or a dict of sklearn estimators per role (see `make_learners`)
+                 estimators=('DR', 'SN'), # any of 'DR', 'SN', 'weighting', 'regression', 'hybrid pi1*mu2', 'hybrid pi2*mu3'
+                 n_folds:int=5, # cross-fitting folds
+                 clip:float=0.01, # propensity clipping level (the authors used 1e-4)
+                 level:float=0.95, # confidence level of the Wald intervals
+                 star:bool=True, # also estimate NIE* (v as the sole mediator, w ignored): a contrast, not a causal effect
+                 min_group_rows:int=10, # fewest rows of a group any nuisance model may be fitted on
+                 n_jobs:int=1, # threads for the learners
+                 warn:bool=True, # warn (NumericalWarning) when positivity is weak (the report's notes say it either way)
+                 seed:int=0, # seed for folds, within-fold splits and the boosting learners
+                ):
+        self.x, self.z, self.w, self.v, self.y = x, z, w, v, y
+        self.learners, self.estimators, self.n_folds, self.clip, self.level = learners, estimators, n_folds, clip, level
+        self.star, self.min_group_rows, self.n_jobs, self.warn, self.seed = star, min_group_rows, n_jobs, warn, seed
+
+    def _checked_settings(self)->dict:
+        "Every setting validated (roles aside)."
+        n_folds, clip, seed, min_group_rows, n_jobs = _check_crossfit_settings(self.n_folds, self.clip, self.seed, self.min_group_rows, self.n_jobs)
+        return dict(n_folds=n_folds, clip=clip, seed=seed, min_group_rows=min_group_rows, n_jobs=n_jobs,
+                    level=float(check_scalar(self.level, 'level', low=0, high=1, closed='neither')),
+                    estimators=_check_estimators(self.estimators), star=_check_flag(self.star, 'star'), warn=_check_flag(self.warn, 'warn'))
+
+    def fit(self,
+            data:pd.DataFrame, # one row per unit, with the columns named by x, z, w, v and y
+            truth:dict|None=None, # known true effects or functionals (e.g. `SimData.truth_for(y)`), shown next to the estimates
+           ):
+        "Validate, cross-fit the nuisances and estimate every effect; the result is `report_`. Returns self."
+        s = self._checked_settings()
+        roles = _check_roles(self.x, self.z, self.w, self.v, self.y)
+        truth = _check_truth(truth)
+        xa, ya, Z, Wm, V, binary_y = _validate(data, roles)
+        learners = make_learners(self.learners, binary_y, s['seed'])
+        n = len(xa)
+        need = 2 * s['n_folds'] * s['min_group_rows']
+        if n < need: raise ValueError(f"data has {n:,} rows: too few for n_folds={s['n_folds']} and min_group_rows={s['min_group_rows']} (need at least {need:,})")
+        for g in (0, 1):
+            if (xa == g).sum() < 2 * s['min_group_rows']:
+                raise ValueError(f"x column {roles['x']!r} has only {int((xa == g).sum())} row(s) with X={g}: too few for "
+                                 f"min_group_rows={s['min_group_rows']} (need at least {2 * s['min_group_rows']})")
+        has_w = Wm.shape[1] > 0
+        crossfit = lambda blocks, targets: _crossfit(xa, ya, blocks, targets, learners, binary_y, s['n_folds'], s['clip'], s['seed'],
+                                                     s['min_group_rows'], s['n_jobs'])
+        if has_w:
+            blocks, targets = [Z, Wm, V], [(1, 1, 1), (0, 0, 0), (0, 0, 1), (1, 0, 1)]
+            key = {t: t for t in targets}
+        else:  # one mediator block: psi(a_V, a_Y); map onto the names of the two-block targets
+            blocks, targets = [Z, V], [(1, 1), (0, 0), (0, 1)]
+            key = {(1, 1, 1): (1, 1), (0, 0, 0): (0, 0), (0, 0, 1): (0, 1)}
+        cf = crossfit(blocks, targets)
+        fits = {name3: {e: gmf_estimate(xa, ya, cf.propensities, cf.regressions[t], t, normalize=(e == 'SN')) for e in ('DR', 'SN')}
+                for name3, t in key.items()}
+        prop_names = ['P(X=1 | Z)'] + (['P(X=1 | Z, W)'] if has_w else []) + ['P(X=1 | Z, W, V)' if has_w else 'P(X=1 | Z, V)']
+        raw_all, names_all, cfs = list(cf.raw_propensities), list(prop_names), None
+        if has_w and s['star']:
+            cfs = crossfit([Z, V], [(0, 1)])
+            fits['star'] = {e: gmf_estimate(xa, ya, cfs.propensities, cfs.regressions[(0, 1)], (0, 1), normalize=(e == 'SN')) for e in ('DR', 'SN')}
+            raw_all.append(cfs.raw_propensities[1]); names_all.append('P(X=1 | Z, V)')
+        table, functionals = _effects_tables(fits, xa, ya, s['estimators'], s['level'], truth)
+        diag = pd.DataFrame([r for nm, f in fits.items() for r in _stage_diagnostics(FUNCTIONAL_NAMES[nm], f['DR'].weights, nm if nm != 'star' else (0, 1))])
+        prop = pd.DataFrame({'model': names_all, 'clipped_share': [float(np.mean((r < s['clip']) | (r > 1 - s['clip']))) for r in raw_all],
+                             'min': [float(r.min()) for r in raw_all], 'max': [float(r.max()) for r in raw_all]})
+        problems, notes = _problems(diag, prop, s['clip']), []
+        if problems:
+            msg = ("positivity is weak: " + "; ".join(problems[:4]) + ". Estimates lean on few patients: compare DR with SN, "
+                   "check the overlap of the groups, or coarsen the covariates.")
+            notes.append(msg)
+            if s['warn']: report_numerical(msg)
+        if cfs is not None: notes.append("NIE* treats v as the only mediator and ignores w, an exposure-induced confounder of v -> y: it is a contrast, not a causal effect under this graph.")
+        first = table[table.estimator == s['estimators'][0]].set_index('effect').estimate
+        self.roles_, self.learners_ = roles, learners
+        self.report_ = EffectsReport(
+            table=table, functionals=functionals, weight_diagnostics=diag, propensity_diagnostics=prop, nuisances=cf, star_nuisances=cfs,
+            estimates={FUNCTIONAL_NAMES[k]: v for k, v in fits.items()}, exposure=roles['x'], outcome=roles['y'],
+            outcome_kind='binary' if binary_y else 'continuous', n_rows=n, n_exposed=int(xa.sum()), estimators=s['estimators'],
+            learners=self.learners if isinstance(self.learners, str) else 'custom', n_folds=s['n_folds'], clip=s['clip'], level=s['level'],
+            total_effect=float(first['TE']), v_specific_effect=float(first['VDE']) if 'VDE' in first else None, notes=tuple(notes))
+        return self
+
+def _effects_tables(fits:dict, xa, ya, estimators:tuple, level:float, truth:dict)->tuple:
+    "The effects table and the functionals table from the DR/SN fits of every functional."
+    n = len(xa)
     def functional(name, est):
         f = fits[name]
-        if est in ('DR', 'SN'): return f[est]['estimate'], f[est]['phi']
-        sub = f['DR']['sub']
-        if est not in sub: return np.nan, None
-        return sub[est], None
-
+        if est in ('DR', 'SN'): return f[est].estimate, f[est].influence
+        return f['DR'].sub_estimates.get(est, np.nan), None
     zq = norm.ppf(0.5 + level / 2)
-    truth = dict(truth or {})
     rows, frows = [], []
     for est in estimators:
         for name3 in fits:
             val, phi = functional(name3, est)
-            se = float(phi.std() / np.sqrt(n)) if phi is not None else np.nan
-            frows.append(dict(functional=FUNCTIONAL_NAMES[name3], estimator=est, estimate=val, se=se,
-                              truth=truth.get(FUNCTIONAL_NAMES[name3], np.nan)))
+            frows.append(dict(functional=FUNCTIONAL_NAMES[name3], estimator=est, estimate=val,
+                              se=float(phi.std() / np.sqrt(n)) if phi is not None else np.nan, truth=truth.get(FUNCTIONAL_NAMES[name3], np.nan)))
         for eff, (p, q) in EFFECTS.items():
             if p not in fits or q not in fits: continue
             (vp, fp), (vq, fq) = functional(p, est), functional(q, est)
@@ -322,89 +666,118 @@ def pse_effects(
     table = pd.DataFrame(rows)
     table['ci_low'], table['ci_high'] = table.estimate - zq * table.se, table.estimate + zq * table.se
     table['truth'] = [truth.get(e, np.nan) for e in table.effect]
-    diag = pd.DataFrame([r for nm, f in fits.items() for r in _stage_diagnostics(FUNCTIONAL_NAMES[nm], f['DR']['weights'], nm if nm != 'star' else (0, 1))])
-    prop = pd.DataFrame({'model': names_all, 'clipped_share': [float(np.mean((r < clip) | (r > 1 - clip))) for r in raw_all],
-                         'min': [float(r.min()) for r in raw_all], 'max': [float(r.max()) for r in raw_all]})
-    problems = _problems(diag, prop, clip)
-    notes = []
-    if problems:
-        msg = ("positivity is weak: " + "; ".join(problems[:4]) + ". Estimates lean on few patients: compare DR with SN, "
-               "check the overlap of the groups, or coarsen the covariates.")
-        notes.append(msg)
-        if warn: report_numerical(msg)
-    if has_w and star: notes.append("NIE* treats v as the only mediator and ignores w, an exposure-induced confounder of v -> y: it is a contrast, not a causal effect under this graph.")
-    summary = {'n': n, 'n_x1': int(xa.sum()), 'outcome': 'binary' if binary_y else 'continuous', 'n_folds': n_folds, 'clip': clip,
-               'learners': learners if isinstance(learners, str) else 'custom'}
-    first = table[table.estimator == estimators[0]].set_index('effect').estimate
-    summary.update({f"{e} ({estimators[0]})": float(first[e]) for e in ('TE', 'VDE') if e in first})
-    return Result(table, title=f"Path-specific effects of {x} on {y}", summary=summary, notes=notes,
-                  functionals=pd.DataFrame(frows), diagnostics=diag, propensity=prop, crossfit=cf, fits=fits)
+    return table, pd.DataFrame(frows)
+
+# %% ../nbs/11_path_specific_effects.ipynb #a09be14a
+def pse_effects(
+    data:pd.DataFrame, # one row per patient
+    x:str, # binary exposure column (race: 1 = Black, 0 = White)
+    z:list, # baseline confounder columns
+    w:list, # clinical-state columns (upstream mediators); [] treats v as the only mediator (no VDE, no NIE*)
+    v:list, # oximetry columns (mediators of interest)
+    y:str, # outcome column (binary or continuous)
+    truth:dict|None=None, # known true effects (e.g. `SimData.truth_for(y)`), shown next to the estimates
+    **settings, # any other setting of `PathSpecificEffects` (learners, estimators, n_folds, clip, level, star, seed ...)
+)->EffectsReport:
+    "Function form of `PathSpecificEffects(x=x, z=z, w=w, v=v, y=y, **settings).fit(data, truth).report_`."
+    return PathSpecificEffects(x=x, z=z, w=w, v=v, y=y, **settings).fit(data, truth).report_
 
 # %% ../nbs/11_path_specific_effects.ipynb #04ccc4ab
 def plot_effects(
-    res:Result, # output of `pse_effects`
+    report:EffectsReport, # a fitted `PathSpecificEffects`'s `report_` (or `pse_effects`'s result)
     estimators=None, # which estimators to draw (default: all with standard errors)
     effects=('TE', 'NDE', 'NIE', 'VDE', 'NIE*', 'TV'), # rows, top to bottom
     ax=None, # matplotlib axis (default: a new figure)
     title:str|None=None, # axis title
 ):
-    "Forest plot of a `pse_effects` result: estimates, intervals and (when known) the truth."
+    "Forest plot of an `EffectsReport`: estimates, intervals and (when known) the truth."
     from trustml_nb.viz import plot_estimates
-    df = res.to_frame()
+    if not isinstance(report, EffectsReport): raise TypeError(f"report must be an EffectsReport (PathSpecificEffects(...).fit(data).report_), got {_kind(report)}")
+    effects = _check_effects(effects)
+    df = report.to_frame()
     if estimators is None: estimators = [e for e in dict.fromkeys(df.estimator) if df[df.estimator == e].se.notna().all()]
+    else:
+        estimators = _check_estimators(estimators)
+        for e in estimators: check_option(e, 'estimators', report.estimators)
     df = df[df.estimator.isin(list(estimators)) & df.effect.isin(list(effects))]
+    if df.empty: raise ValueError(f"nothing to draw: the report has none of the effects {list(effects)} for estimators {list(estimators)}")
     df = df.assign(order=df.effect.map({e: i for i, e in enumerate(effects)})).sort_values(['order'], kind='stable')
-    has_truth = df.truth.notna().any()
-    if has_truth: df = df.assign(truth=df.truth)  # NaN truths (NIE*) are simply not drawn
+    has_truth = df.truth.notna().any()          # NaN truths (NIE*) are simply not drawn
     ax = plot_estimates(df, label='effect', hue='estimator', truth='truth' if has_truth else None, ax=ax)
-    ax.set_xlabel(f"effect on {res.title.split(' on ')[-1]}")
+    ax.set_xlabel(f"effect on {report.outcome}")
     if title: ax.set_title(title)
     return ax
 
 # %% ../nbs/11_path_specific_effects.ipynb #5a8b55bf
-def misspecification_study(
-    data:pd.DataFrame, x:str, z:list, w:list, v:list, y:str, # data and roles, as in `pse_effects`
-    good='hgb', # learner preset for the nuisances that are not broken
+def _misspecification_study(
+    self, # the estimator: its roles and settings; its learners are used for the nuisances that are not broken
+    data:pd.DataFrame, # the data, with the estimator's columns
     truth:dict|None=None, # the true effects
     effects=('TE', 'NDE', 'NIE', 'VDE'), # which effects to report
-    **kwargs, # passed to `pse_effects` (n_folds, clip, seed ...)
-)->pd.DataFrame:
+)->pd.DataFrame: # one row per (case, effect, estimator)
     "Effects from DR, SN, weighting and regression when propensities, regressions, or both are replaced by constants."
+    effects = _check_effects(effects)
+    good = self.learners if isinstance(self.learners, dict) else {r: self.learners for r in LEARNER_ROLES}
+    roles = _check_roles(self.x, self.z, self.w, self.v, self.y)
+    binary = _validate(data, roles)[-1]
     const_p, const_y = DummyClassifier(strategy='prior'), DummyRegressor()
-    binary = set(np.unique(data[y])) <= {0, 1}
     const_o = DummyClassifier(strategy='prior') if binary else DummyRegressor()
     cases = {'all learned': {}, 'wrong propensities': {'propensity': const_p},
              'wrong regressions': {'outcome': const_o, 'pseudo': const_y},
              'both wrong': {'propensity': const_p, 'outcome': const_o, 'pseudo': const_y}}
     rows = []
     for case, over in cases.items():
-        L = {r: over.get(r, good) for r in LEARNER_ROLES}
-        r = pse_effects(data, x, z, w, v, y, learners=L, estimators=('DR', 'SN', 'weighting', 'regression'),
-                        truth=truth, star=False, warn=False, **kwargs).to_frame()
+        L = {r: over.get(r, good.get(r, 'hgb')) for r in LEARNER_ROLES}
+        est = clone(self).set_params(learners=L, estimators=('DR', 'SN', 'weighting', 'regression'), star=False, warn=False)
+        r = est.fit(data, truth).report_.to_frame()
         rows.append(r[r.effect.isin(list(effects))].assign(case=case))
     return pd.concat(rows, ignore_index=True)[['case', 'effect', 'estimator', 'estimate', 'se', 'truth']]
 
+PathSpecificEffects.misspecification_study = _misspecification_study
+
 # %% ../nbs/11_path_specific_effects.ipynb #ad4b35d8
-def coverage_study(
+_SIM_SETTINGS = ('device_bias', 'reliance', 'overlap', 'nonlinear', 'n_noise_w')
+
+@report
+class CoverageReport(Report):
+    "Coverage, bias and RMSE of the intervals of `PathSpecificEffects` over fresh samples from `sim_oximetry`."
+    table: pd.DataFrame # one row per (effect, estimator): truth, mean_estimate, bias, rmse, sd, mean_se, coverage, n_reps, coverage_mc_se
+    draws: pd.DataFrame # every replication's effects table, with its rep number and the columns covered and error
+    truth: dict # the population truth of the outcome (counterfactual means and effects, from `population_truth`)
+    n_reps: int # number of simulated data sets
+    n_rows: int # rows in each
+    learners: str # the learner preset ('hgb' or 'glm'), or 'custom'
+    outcome: str # 'vented' or 'duration'
+    level: float # nominal coverage of the intervals
+    vde_coverage_dr: float|None # coverage of the DR interval of the VDE (None if DR was not run)
+    notes: tuple = () # what a reader must see
+
+    @property
+    def title(self)->str: return f"Coverage of {self.level:.0%} intervals ({self.outcome}, {self.learners}, {self.n_reps} samples of {self.n_rows:,})"
+
+def _coverage_study(
+    self, # the estimator: its settings (learners, n_folds, clip, level, estimators); its roles are the simulator's
     n_reps:int=200, # number of simulated data sets
     n:int=5_000, # sample size of each
-    learners='glm', # nuisance learners
     outcome:str='vented', # 'vented' or 'duration'
-    seed:int=0, # seed of the whole study
-    level:float=0.95, # nominal coverage
-    n_folds:int=5, # cross-fitting folds
     truth_n:int=1_000_000, # Monte Carlo size of the population truth
-    **sim_params, # settings of `sim_oximetry` (device_bias, reliance, overlap, ...)
-)->Result:
-    "Coverage, bias and RMSE of the DR and SN intervals over fresh samples from `sim_oximetry`."
-    check_scalar(n_reps, 'n_reps', int, low=1); check_option(outcome, 'outcome', ('vented', 'duration'))
-    truth = population_truth('oximetry', n=truth_n, seed=seed + 10_000, **sim_params)[outcome].to_dict()
-    rng, draws = make_rng(seed), []
-    for rep in progress(range(n_reps), desc='coverage'):
-        s = sim_oximetry(n, seed=rng, **sim_params); R = s.roles
-        r = pse_effects(s.data, R['x'], R['z'], R['w'], R['v'], outcome, learners=learners, n_folds=n_folds, level=level,
-                        truth=truth, seed=rep, warn=False).to_frame()
-        draws.append(r.assign(rep=rep))
+    show_progress:bool|None=None, # progress bar (None: follow TRUSTML_NB_PROGRESS)
+    **sim_params, # settings of `sim_oximetry` (device_bias, reliance, overlap, nonlinear, n_noise_w)
+)->CoverageReport:
+    "Coverage, bias and RMSE of the intervals over fresh samples from `sim_oximetry`; the estimator's seed seeds the study."
+    s = self._checked_settings()
+    n_reps = check_scalar(n_reps, 'n_reps', int, low=1); n = check_scalar(n, 'n', int, low=2)
+    truth_n = check_scalar(truth_n, 'truth_n', int, low=2)
+    check_option(outcome, 'outcome', ('vented', 'duration'))
+    if show_progress is not None: _check_flag(show_progress, 'show_progress')
+    unknown = [k for k in sim_params if k not in _SIM_SETTINGS]
+    if unknown: raise TypeError(f"unknown simulator setting(s) {unknown}; sim_oximetry takes {list(_SIM_SETTINGS)}")
+    truth = population_truth('oximetry', n=truth_n, seed=s['seed'] + 10_000, **sim_params)[outcome].to_dict()
+    rng, draws = make_rng(s['seed']), []
+    for rep in progress(range(n_reps), desc='coverage', disable=None if show_progress is None else not show_progress):
+        sim = sim_oximetry(n, seed=rng, **sim_params); R = sim.roles
+        est = clone(self).set_params(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y=outcome, seed=rep, star=False, warn=False)
+        draws.append(est.fit(sim.data, truth).report_.to_frame().assign(rep=rep))
     d = pd.concat(draws, ignore_index=True)
     d['covered'] = (d.ci_low <= d.truth) & (d.truth <= d.ci_high)
     d['error'] = d.estimate - d.truth
@@ -414,23 +787,28 @@ def coverage_study(
                           'mean_se': g.se.mean(), 'coverage': g.covered.mean(), 'n_reps': g.size()}).reset_index()
     table['coverage_mc_se'] = np.sqrt(table.coverage * (1 - table.coverage) / table.n_reps)
     vde = table.query("effect == 'VDE' and estimator == 'DR'")
-    summary = {'n_reps': n_reps, 'n': n, 'learners': learners if isinstance(learners, str) else 'custom', 'outcome': outcome}
-    if len(vde): summary['VDE coverage (DR)'] = float(vde.coverage.iloc[0])
-    return Result(table, title=f'Coverage of {level:.0%} intervals', summary=summary, draws=d, truth=truth)
+    return CoverageReport(table=table, draws=d, truth=truth, n_reps=n_reps, n_rows=n,
+                          learners=self.learners if isinstance(self.learners, str) else 'custom', outcome=outcome, level=s['level'],
+                          vde_coverage_dr=float(vde.coverage.iloc[0]) if len(vde) else None)
+
+PathSpecificEffects.coverage_study = _coverage_study
 
 # %% ../nbs/11_path_specific_effects.ipynb #5b4e266d
-def split_rerun_interval(
-    data:pd.DataFrame, x:str, z:list, w:list, v:list, y:str, # data and roles, as in `pse_effects`
+def _split_rerun_interval(
+    self, # the estimator: its roles and settings (its seed is replaced by 0, 1, ..., n_reruns - 1)
+    data:pd.DataFrame, # the data, with the estimator's columns
     n_reruns:int=20, # reruns on the same data with different cross-fitting seeds
     effects=('TE', 'NDE', 'NIE', 'VDE'), # effects to report
     estimator:str='DR', # 'DR' or 'SN'
-    **kwargs, # passed to `pse_effects` (learners, n_folds, clip ...)
-)->pd.DataFrame:
+    show_progress:bool|None=None, # progress bar (None: follow TRUSTML_NB_PROGRESS)
+)->pd.DataFrame: # one row per effect: mean, sd over reruns, influence-function se and both intervals
     "REPLICATION ARTEFACT: the authors' mean +/- 1.96 SEM over split reruns, next to the influence-function CI."
     check_scalar(n_reruns, 'n_reruns', int, low=2); check_option(estimator, 'estimator', ('DR', 'SN'))
+    effects = _check_effects(effects)
+    if show_progress is not None: _check_flag(show_progress, 'show_progress')
     runs = []
-    for i in progress(range(n_reruns), desc='split reruns'):
-        t = pse_effects(data, x, z, w, v, y, estimators=(estimator,), star=False, warn=False, seed=i, **kwargs).to_frame()
+    for i in progress(range(n_reruns), desc='split reruns', disable=None if show_progress is None else not show_progress):
+        t = clone(self).set_params(estimators=(estimator,), star=False, warn=False, seed=i).fit(data).report_.to_frame()
         runs.append(t[t.effect.isin(list(effects))].assign(rerun=i))
     d = pd.concat(runs, ignore_index=True)
     g = d.groupby('effect', sort=False)
@@ -441,6 +819,8 @@ def split_rerun_interval(
     out['width_ratio_split_over_eif'] = out['sem'] / out.eif_se
     return out.reset_index()
 
+PathSpecificEffects.split_rerun_interval = _split_rerun_interval
+
 # %% ../nbs/11_path_specific_effects.ipynb #c16d819d
 def explore_effects(
     device_bias:float=1.0, # race-dependent SpO2 over-reading (1 = calibrated)
@@ -450,25 +830,23 @@ def explore_effects(
     learner:str='glm', # 'glm' or 'hgb'
     outcome:str='vented', # 'vented' or 'duration'
     seed:int=0, # data seed
-):
-    "Pure render function of the explorer: a one-line verdict, the effects table and a forest plot."
+)->tuple: # (caption, EffectsReport, forest-plot figure)
+    "Pure render function of the explorer: a caption with the settings, the effects report and a forest plot."
     from IPython.display import HTML
     from trustml_nb.viz import new_figure
-    s = sim_oximetry(int(n), seed=seed, device_bias=device_bias, reliance=reliance, overlap=overlap)
-    truth = population_truth('oximetry', n=200_000, seed=seed + 1, device_bias=device_bias, reliance=reliance, overlap=overlap)[outcome].to_dict()
+    check_option(learner, 'learner', LEARNER_PRESETS); check_option(outcome, 'outcome', ('vented', 'duration'))
+    sim_kw = dict(device_bias=device_bias, reliance=reliance, overlap=overlap)
+    s = sim_oximetry(n, seed=seed, **sim_kw)
+    truth = population_truth('oximetry', n=200_000, seed=seed + 1, **sim_kw)[outcome].to_dict()
     R = s.roles
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter('always', NumericalWarning)
-        res = pse_effects(s.data, R['x'], R['z'], R['w'], R['v'], outcome, learners=learner, truth=truth)
-    t = res.to_frame()
-    vde = t.query("estimator == 'DR' and effect == 'VDE'").iloc[0]
+    rep = PathSpecificEffects(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y=outcome, learners=learner, warn=False).fit(s.data, truth).report_
+    vde = rep.effect('VDE')
     unit = 'hours' if outcome == 'duration' else 'rate'
-    head = (f"device bias {device_bias:.2f}, reliance {reliance:.2f}, overlap {overlap:.2f}, n = {int(n):,}, {learner}: "
-            f"VDE on {outcome} = {vde.estimate:.3f} [{vde.ci_low:.3f}, {vde.ci_high:.3f}] ({unit}), truth {vde.truth:.3f}")
-    warn = ''.join(f"<br><span style='color:#b00020'>{c.message}</span>" for c in caught if c.category is NumericalWarning)
+    caption = HTML(f"<b>device bias {device_bias:.2f}, reliance {reliance:.2f}, overlap {overlap:.2f}, n = {int(n):,}, {learner}</b>: "
+                   f"VDE on {outcome} {vde.estimate:.3f} [{vde.ci_low:.3f}, {vde.ci_high:.3f}] ({unit}), truth {vde.truth:.3f}")
     fig, ax = new_figure(figsize=(6.5, 3.8))
-    plot_effects(res, ax=ax, title=f"{outcome}: estimates vs truth")
-    return HTML(f"<b>{head}</b>{warn}"), t.round(4), fig
+    plot_effects(rep, ax=ax, title=f"{outcome}: estimates vs truth")
+    return caption, rep, fig
 
 def pse_explorer(
     n:int=5_000, # initial sample size
@@ -477,12 +855,14 @@ def pse_explorer(
     "Widget: device bias, reliance, overlap, sample size, learner and outcome -> estimates vs the exact truth (Run button)."
     import ipywidgets as widgets
     from trustml_nb.viz import explorer
+    sizes = [1_000, 2_000, 5_000, 10_000, 20_000, 50_000]
+    check_option(n, 'n', sizes); check_option(learner, 'learner', LEARNER_PRESETS)
     sl = dict(continuous_update=False, style={'description_width': '110px'})
     return explorer(explore_effects, run_button=True, title='Path-specific effects of pulse-oximetry bias',
                     device_bias=widgets.FloatSlider(value=1.0, min=0.0, max=2.0, step=0.25, description='device bias', **sl),
                     reliance=widgets.FloatSlider(value=0.35, min=0.0, max=0.7, step=0.05, description='reliance on SpO2', **sl),
                     overlap=widgets.FloatSlider(value=1.0, min=0.05, max=1.0, step=0.05, description='overlap', **sl),
-                    n=widgets.SelectionSlider(options=[1_000, 2_000, 5_000, 10_000, 20_000, 50_000], value=n, description='n', **sl),
+                    n=widgets.SelectionSlider(options=sizes, value=n, description='n', **sl),
                     learner=widgets.Dropdown(options=['glm', 'hgb'], value=learner, description='learner'),
                     outcome=widgets.Dropdown(options=['vented', 'duration'], value='vented', description='outcome'),
                     seed=widgets.IntText(value=0, description='seed'))

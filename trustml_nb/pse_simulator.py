@@ -15,14 +15,15 @@ from scipy import integrate
 from scipy.special import expit
 from scipy.stats import norm
 
-from .core import check_option, check_scalar, make_rng
+from .core import _kind, check_binary, check_columns, check_option, check_scalar, make_rng
 
 # %% auto #0
-__all__ = ['WORLDS', 'OXI_Z', 'OXI_W', 'OXI_V', 'effects_from_worlds', 'SimData', 'sim_binary_sfm', 'binary_sfm_propensity_z',
-           'binary_sfm_nuisances', 'binary_sfm_truth', 'continuous_sfm_coefficients', 'sim_continuous_sfm',
-           'sim_oximetry', 'population_truth']
+__all__ = ['MAX_SIM_ROWS', 'WORLDS', 'OXI_Z', 'OXI_W', 'OXI_V', 'effects_from_worlds', 'SimData', 'sim_binary_sfm',
+           'binary_sfm_propensity_z', 'binary_sfm_nuisances', 'binary_sfm_truth', 'continuous_sfm_coefficients',
+           'sim_continuous_sfm', 'sim_oximetry', 'population_truth']
 
 # %% ../nbs/10_pse_simulator.ipynb #b13fab16
+MAX_SIM_ROWS = 20_000_000  # one draw at most (population_truth draws larger samples in chunks)
 WORLDS = {'E[Y_x1]': (1, 1, 1), 'E[Y_x0]': (0, 0, 0), 'psi(0,0,1)': (0, 0, 1), 'psi(1,0,1)': (1, 0, 1)}
 
 def effects_from_worlds(
@@ -30,7 +31,11 @@ def effects_from_worlds(
     tv:float=np.nan, # total variation E[Y|X=1] - E[Y|X=0]
 )->dict:
     "TE, NDE, NIE, VDE and TV from the four counterfactual means (the sign conventions of the paper's code)."
-    m1, m0, mne, mv = (means[k] for k in WORLDS)
+    if not isinstance(means, dict): raise TypeError(f"means must be a dict of world name -> mean, got {_kind(means)}")
+    missing = [k for k in WORLDS if k not in means]
+    if missing: raise ValueError(f"means is missing the world(s) {missing}; it needs {list(WORLDS)}")
+    m1, m0, mne, mv = (float(check_scalar(means[k], f"means[{k!r}]")) for k in WORLDS)
+    tv = float(check_scalar(tv, 'tv')) if not (isinstance(tv, float) and np.isnan(tv)) else np.nan  # NaN: TV unknown
     return dict(means, TE=m1 - m0, NDE=mne - m0, NIE=m1 - mne, VDE=m1 - mv, TV=tv)
 
 # %% ../nbs/10_pse_simulator.ipynb #d1ddbfdb
@@ -56,6 +61,8 @@ class SimData:
 
 def _truth_table(cf:dict, x:np.ndarray, observed:dict)->pd.DataFrame:
     "Truth table from per-unit counterfactual values (outcome -> world -> array) and observed-world values."
+    if x.min() == x.max():
+        raise ValueError(f"the sample of n={len(x):,} units drew only X={x[0]}, so the observed disparity TV is undefined: draw more units (larger n)")
     cols = {}
     for y, worlds in cf.items():
         means = {k: float(np.mean(v)) for k, v in worlds.items()}
@@ -69,7 +76,7 @@ def sim_binary_sfm(
     seed=0, # int or numpy Generator
 )->SimData:
     "The paper's binary synthetic SCM with exact counterfactual truth (same U's in every world)."
-    n = check_scalar(n, 'n', int, low=2)
+    n = check_scalar(n, 'n', int, low=2, high=MAX_SIM_ROWS)
     rng = make_rng(seed)
     uxz, ux, uw, uv, uy = rng.standard_normal((5, n))
     z = (uxz > 0.2).astype(int)
@@ -105,7 +112,10 @@ def binary_sfm_nuisances(
     a:tuple=(1, 0, 1), # (a_W, a_V, a_Y): the world whose nested regressions are wanted
 )->dict:
     "Exact nuisances at each row: propensities e1(z), e2(w,z), e3(w,v,z) and nested regressions mu1(z), mu2(w,z), mu3(w,v,z)."
-    z, w, v = (df[c].to_numpy() for c in ('z', 'w', 'v'))
+    check_columns(df, ['z', 'w', 'v'], 'df')
+    z, w, v = (check_binary(df[c].to_numpy(), f"df column {c!r}") for c in ('z', 'w', 'v'))
+    if isinstance(a, (str, bytes)) or not isinstance(a, (tuple, list)) or len(a) != 3 or not all(isinstance(t, (int, np.integer)) and not isinstance(t, (bool, np.bool_)) and t in (0, 1) for t in a):
+        raise ValueError(f"a must be a tuple (a_W, a_V, a_Y) of three 0/1 values, got {a!r:.60}")
     ez = binary_sfm_propensity_z()
     e1 = np.where(z == 1, ez[1], ez[0])
     # Bayes: P(X=1 | w, z) and P(X=1 | w, v, z)
@@ -151,7 +161,7 @@ def sim_continuous_sfm(
     seed=0, # int or numpy Generator
 )->SimData:
     "The paper's continuous synthetic SCM (dim Z=3, W=10, V=3) with exact counterfactual truth."
-    n = check_scalar(n, 'n', int, low=2)
+    n = check_scalar(n, 'n', int, low=2, high=MAX_SIM_ROWS)
     rng, c = make_rng(seed), continuous_sfm_coefficients()
     uxz, uw, uv = rng.standard_normal((n, 3)), rng.standard_normal((n, 10)), rng.standard_normal((n, 3))
     ux, uy = rng.standard_normal(n), rng.standard_normal(n)
@@ -188,7 +198,7 @@ def sim_oximetry(
     n_noise_w:int=0, # extra pure-noise columns in the clinical-state block W
 )->SimData:
     "Semi-synthetic SCM of race, clinical state, oximetry and ventilation with exact counterfactual truth."
-    n = check_scalar(n, 'n', int, low=2)
+    n = check_scalar(n, 'n', int, low=2, high=MAX_SIM_ROWS)
     device_bias = check_scalar(device_bias, 'device_bias', low=0, high=5)
     reliance = check_scalar(reliance, 'reliance', low=0, high=2)
     overlap = check_scalar(overlap, 'overlap', low=0, high=1, closed='right')
@@ -245,6 +255,9 @@ def population_truth(
     if generator == 'binary':
         if params: raise ValueError(f"the binary generator takes no settings, got {sorted(params)}")
         return pd.DataFrame({'y': binary_sfm_truth()})
+    allowed = ('device_bias', 'reliance', 'overlap', 'nonlinear', 'n_noise_w') if generator == 'oximetry' else ()
+    unknown = [k for k in params if k not in allowed]
+    if unknown: raise ValueError(f"the {generator} generator takes the settings {list(allowed)}, got unknown {unknown}")
     sim = sim_oximetry if generator == 'oximetry' else sim_continuous_sfm
     parts, left, rng = [], check_scalar(n, 'n', int, low=2), make_rng(seed)
     while left > 0:  # chunks keep memory small

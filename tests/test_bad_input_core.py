@@ -1,0 +1,189 @@
+"""Bad-input sweep of the shared modules (core, groups, data, viz): every call ends in a clear trustml_nb error that
+names the argument, or in a correct result. See tests/badinput.py."""
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from badinput import expect_error, expect_ok, finite, with_inf, with_nan
+from trustml_nb import core, data, groups, viz
+from trustml_nb.core import DroppedRowsWarning, SmallGroupWarning, quiet
+
+M = 'core/groups/data/viz'
+Y = np.array([0, 1, 1, 0, 1, 0])
+P = np.array([0.1, 0.8, 0.6, 0.3, 0.9, 0.2])
+G = pd.DataFrame({'a': [1, 1, 0, 0, 1, 0], 'b': [0, 1, 1, 1, 0, 1]})
+
+
+def err(fn, *a, arg, **k): return expect_error(fn, *a, arg=arg, module=M, **k)
+def ok(fn, *a, check, **k): return expect_ok(fn, *a, check=check, module=M, **k)
+
+
+# ---- core validators ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('x', [with_nan(P), with_inf(P), [], None, 'abc', {'a': 1}, ['a', 'b'], np.array(['1', '2']),
+                               np.array([1 + 2j]), [1.0, 1e200], pd.DataFrame([[1, 2]], columns=['v', 'v']),
+                               pd.Series(pd.Categorical(['x', 'y'])), 3.0])
+def test_check_array(x):
+    err(core.check_array, x, 'scores', arg='scores')
+
+
+@pytest.mark.parametrize('p', [[-0.1, 0.5], [0.5, 1.2], with_nan(P), ['0.5'], [[0.3, 0.3]]])
+def test_check_probabilities(p):
+    err(core.check_probabilities, p, 'y_prob', rows_sum_to_one=np.ndim(p) == 2, arg='y_prob')
+
+
+@pytest.mark.parametrize('y', [[0, 2], [-1, 1], [0.5, 1.0], ['yes', 'no'], with_nan(Y)])
+def test_check_binary(y):
+    err(core.check_binary, y, 'y_true', arg='y_true')
+
+
+def test_check_binary_single_class():
+    err(core.check_binary, [1, 1, 1], 'y_true', both_classes=True, arg='y_true')
+    ok(core.check_binary, [True, False], 'y_true', check=lambda a: a.tolist() == [1, 0])
+
+
+@pytest.mark.parametrize('x,kw', [(np.nan, {}), (np.inf, {}), ('1', {}), (True, {}), (None, {}), (2.5, dict(kind=int)),
+                                  (-1, dict(low=0)), (0, dict(low=0, closed='neither')), (np.array([1, 2]), {})])
+def test_check_scalar(x, kw):
+    err(core.check_scalar, x, 'learning_rate', arg='learning_rate', **kw)
+
+
+@pytest.mark.parametrize('v', ['DR ', np.array([1, 2]), None, ['dual'], 3])
+def test_check_option(v):
+    err(core.check_option, v, 'solver', ('dual', 'primal'), arg='solver')
+
+
+@pytest.mark.parametrize('seed', [-1, 1.5, '3', True, [1]])
+def test_make_rng(seed):
+    err(core.make_rng, seed, arg='seed')
+
+
+def test_seed_everything_and_same_length():
+    err(core.seed_everything, -3, arg='seed')
+    err(core.check_same_length, y_true=[0, 1], y_prob=[0.2], arg='y_prob')
+
+
+def test_markdown_table_and_prefit():
+    err(core.markdown_table, [1, 2], arg='df')
+    err(core.markdown_table, pd.DataFrame({'a': [1.0]}), digits=0, arg='digits')
+    clf = core.PrefitClassifier().fit()
+    err(clf.predict_proba, [1.5, 0.2], arg='X')
+    err(clf.predict_proba, with_nan(P), arg='X')
+    err(core.PrefitClassifier(proba_fn='f').fit, arg='proba_fn')
+    err(core.PrefitClassifier(classes=('a',)).fit, arg='classes')
+    ok(clf.predict, P, check=lambda y: y.tolist() == [0, 1, 1, 0, 1, 0])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 30), st.integers(0, 29), st.sampled_from([np.nan, np.inf, -np.inf]))
+def test_check_array_finds_any_bad_value(n, i, bad):
+    "Property: a single NaN or infinity anywhere is reported, with its count, never passed on."
+    a = np.linspace(0, 1, n); a[i % n] = bad
+    e = err(core.check_array, a, 'X', arg='X')
+    assert ('1 NaN' in str(e)) if np.isnan(bad) else ('1 infinite' in str(e))
+
+
+# ---- groups --------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('g', [
+    pd.DataFrame({'a': [0.2, 0.8, 0, 0, 1, 1]}), pd.DataFrame({'a': [2, 0, 1, 1, 0, 1]}),
+    pd.DataFrame([[1, 0]] * 6, columns=['a', 'a']), pd.DataFrame({'a': ['x', None, 'x', 'y', 'y', 'x']}),
+    pd.DataFrame({'a': [0] * 6, 'b': [1] * 6}), pd.DataFrame(index=range(6)), {}, {'a': [1, 0]}, 'sex', None, 5,
+    pd.DataFrame({'a': [1, 0, 1, 0, 1]}), np.array([[0.5, 1.0]] * 6), pd.DataFrame({'a': pd.to_datetime(['2020-01-01'] * 6)}),
+])
+def test_check_groups_bad(g):
+    err(groups.check_groups, g, n=6, arg='groups')
+
+
+def test_check_groups_reordered_renamed_and_tiny():
+    fitted = ['b', 'a']
+    ok(groups.check_groups, G, n=6, columns=fitted, check=lambda out: list(out.columns) == fitted and out['a'].tolist() == [True, True, False, False, True, False])
+    err(groups.check_groups, G.rename(columns={'a': 'A'}), n=6, columns=fitted, arg='groups')
+    err(groups.check_groups, G.to_numpy(), n=6, columns=fitted, arg='groups')
+    err(groups.check_groups, G.assign(c=[1, 0, 0, 0, 0, 0]), n=6, min_size=2, arg='groups')
+    ok(groups.check_groups, G.assign(c=[1, 0, 0, 0, 0, 0]), n=6, check=lambda out: out['c'].sum() == 1)   # a one-row group is allowed by default
+    ok(groups.check_groups, pd.DataFrame({'all': [True] * 6}), n=6, check=lambda out: out.shape == (6, 1))  # a single group
+    err(groups.check_groups, G, n=6, min_size=-1, arg='min_size')
+
+
+@pytest.mark.parametrize('a,kw', [(['F', 'F', 'F'], {}), (['F', None, 'M'], {}), ([0.1, 0.5, 0.9], {}), ([1, 'x', 2], {}),
+                                  (['F', 'M', 'X'], dict(kind='binary')), (['F', 'M'], dict(kind='multi')),
+                                  (['F', 'M', 'M'], dict(min_group_size=2)), ([[0, 1]], {})])
+def test_check_sensitive_bad(a, kw):
+    arg = 'kind' if kw.get('kind') == 'multi' else 'sex'
+    err(groups.check_sensitive, a, 'sex', arg=arg, **kw)
+
+
+def test_intersect_bad():
+    A = pd.DataFrame({'sex': ['F', 'M', 'F'], 'race': ['B', 'W', 'W']})
+    err(groups.intersect, A.to_numpy(), arg='attributes')
+    err(groups.intersect, A.iloc[:, :0], arg='attributes')
+    err(groups.intersect, A.iloc[:0], arg='attributes')
+    err(groups.intersect, A.set_axis(['x', 'x'], axis=1), arg='attributes')
+    err(groups.intersect, A.assign(sex=['F', None, 'M']), arg='attributes')
+    err(groups.intersect, A, max_order=0, arg='max_order')
+    err(groups.intersect, A, min_size=0, arg='min_size')
+    err(groups.intersect, A, keep=['sex=X'], arg='keep')
+    with quiet(SmallGroupWarning):
+        ok(groups.intersect, A, min_size=2, check=lambda out: list(out.columns) == ['sex=F', 'race=W'])
+    err(groups.group_sizes, 'abc', arg='groups')
+
+
+# ---- data ----------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('kw,arg', [
+    (dict(splits={'a': 0.8, 'b': 0.8}), 'splits'), (dict(splits={'a': -0.5}), "splits['a']"), (dict(splits={'a': np.nan}), "splits['a']"),
+    (dict(splits={'a': 0}), "splits['a']"), (dict(splits={'a': None, 'b': 10}), "splits['a']"), (dict(splits={1: 0.5}), 'split names'),
+    (dict(splits=[0.5]), 'splits'), (dict(splits={'a': '0.5'}), "splits['a']"), (dict(label='Income'), 'label'),
+    (dict(sensitive='gender'), 'sensitive'), (dict(sensitive=[]), 'sensitive'), (dict(exclude=['nope']), 'exclude'),
+    (dict(max_rows=0), 'max_rows'), (dict(max_rows=1e9), 'max_rows'), (dict(base_model='knn'), 'base_model'),
+    (dict(base_model=object()), 'base_model'), (dict(seed=-1), 'seed'), (dict(seed='0'), 'seed'),
+    (dict(min_group_size=0), "min_group_size"), (dict(max_order=0), "max_order"), (dict(official_test='yes'), 'official_test'),
+    (dict(splits={'test': 0.5}, official_test=True), "split 'test'"),
+])
+def test_adult_task_bad(kw, arg):
+    kw.setdefault('max_rows', 300)
+    with quiet(DroppedRowsWarning, SmallGroupWarning):
+        err(data.adult_task, arg=arg, **kw)
+
+
+def test_adult_task_edges_are_correct():
+    with quiet(DroppedRowsWarning, SmallGroupWarning):
+        t = ok(data.adult_task, {'a': 150, 'b': None}, max_rows=300, sensitive='sex', check=lambda t: (len(t.a), len(t.b)) == (150, 150))
+        assert set(np.concatenate([t.a.rows, t.b.rows])) == set(range(300))
+        ok(data.adult_task, {'only': 1.0}, max_rows=50, sensitive=('sex', 'race'), min_group_size=5,
+           check=lambda t: t.only.groups.sum(axis=0).min() >= 5)
+
+
+def test_loaders_and_helpers_bad():
+    err(data.load_adult, 'validation', arg='split')
+    err(data.load_adult, dropna='yes', arg='dropna')
+    err(data.load_german, decode=1.5, arg='decode')
+    err(data.split_features, pd.DataFrame({'a': [1]}), arg='df.attrs')
+    err(data.split_features, [1, 2], arg='df')
+    err(data.dataset_summary, pd.DataFrame({'a': [1]}), arg='df.attrs')
+    err(data.adult_attributes, pd.DataFrame({'sex': ['F']}), arg='df')
+    X = pd.DataFrame({'h': [1.0, 2.0, 3.0], 'w': pd.Categorical(['a', 'b', 'a'])})
+    err(data.encode_features, X.to_numpy(), arg='X')
+    err(data.encode_features, X, fit=np.ones(2, bool), arg='fit')
+    err(data.encode_features, X, fit=[0], arg='fit')
+    err(data.encode_features, X.set_axis(['h', 'h'], axis=1), arg='X')
+    ok(data.encode_features, X, check=lambda out: out[0].shape == (3, 3) and finite(out[0]))
+    err(data.verify_checksum, data.dataset_path('ATTRIBUTION.txt'), arg='file name')
+
+
+# ---- viz ---------------------------------------------------------------------------------------------------------
+
+def test_plots_bad():
+    df = pd.DataFrame({'label': ['a', 'b'], 'estimate': [0.1, 0.2], 'ci_low': [0.0, 0.1], 'ci_high': [0.2, 0.3]})
+    err(viz.plot_estimates, df.drop(columns=['estimate']), arg='df')
+    err(viz.plot_estimates, df.set_axis(['label', 'estimate', 'estimate', 'ci_high'], axis=1), arg='df')
+    err(viz.plot_estimates, df.to_numpy(), arg='df')
+    err(viz.plot_group_metric, df, 'group', 'estimate', arg='df')
+    err(viz.plot_tradeoff, df, 'x', 'estimate', arg='df')
+    ok(viz.plot_tradeoff, df, 'ci_low', 'estimate', annotate='label', check=lambda ax: [t.get_text() for t in ax.texts] == ['a', 'b'])
+    err(viz.set_theme, 'lecture', arg='context')
+    err(viz.Explorer, 3, {'n': None}, arg='render')
+    err(viz.Explorer, lambda n: n, {}, arg='controls')
+    err(viz.explorer, lambda n: n, n=3, arg="control 'n'")
