@@ -140,6 +140,11 @@ def _show(obj):
     elif isinstance(obj, str): display(HTML(f"<pre>{obj}</pre>"))
     elif obj is not None: display(obj)
 
+def _reading_order(outs:tuple)->list:
+    "Headline text first, then figures, then reports (their tables are the detail behind the picture)."
+    rank = lambda o: 2 if isinstance(o, Report) else 1 if isinstance(o, (Figure, Axes)) else 0
+    return sorted(outs, key=rank)   # stable: the order within each kind is render's
+
 class Explorer(widgets.VBox):
     "Controls, a status line and an output area; re-renders on change or on Run, and keeps the last report."
     def __init__(self,
@@ -185,7 +190,7 @@ class Explorer(widgets.VBox):
         self.n_renders += 1
         with self.output:
             self.output.clear_output(wait=True)
-            for obj in outs: _show(obj)
+            for obj in _reading_order(outs): _show(obj)
         self.status.value = ''
         return res
 
