@@ -75,7 +75,7 @@ def test_actions():
         err(fn, [0.2, 1.3], L, arg='y_prob', case=f'{fn.__name__} p > 1')
         err(fn, ['0.2', '0.3'], L, arg='y_prob', case=f'{fn.__name__} strings')
         err(fn, P0, (1, 2, 0.3), arg='loss', case=f'{fn.__name__} tuple loss')
-    ok(bayes_action, np.array([True, False]), L, check=same([1, 0]), case='bayes_action bool probabilities')
+    err(bayes_action, np.array([True, False]), L, arg='y_prob', case='bayes_action bool probabilities (masks, not scores: refused as everywhere)')
     ok(bayes_action, pd.Series([0.1, 0.5, 0.8]), L, check=same([0, ABSTAIN, 1]), case='bayes_action Series')
     err(bayes_action, pd.Series([0.1, 0.5], dtype='category'), L, arg='y_prob', case='bayes_action categorical')
     err(bayes_action, np.ones((3, 2)) / 2, L, arg='y_prob', case='bayes_action two columns')

@@ -29,8 +29,8 @@ from tqdm.auto import tqdm
 # %% auto #0
 __all__ = ['TrustMLWarning', 'DroppedRowsWarning', 'NumericalWarning', 'SmallGroupWarning', 'report_dropped', 'report_numerical',
            'quiet', 'check_array', 'check_same_length', 'check_scalar', 'check_option', 'check_probabilities',
-           'check_binary', 'check_columns', 'require', 'make_rng', 'seed_everything', 'Report', 'report',
-           'check_is_fitted', 'PrefitClassifier', 'markdown_table', 'progress_enabled', 'progress']
+           'check_binary', 'check_flag', 'check_numbers', 'check_columns', 'require', 'make_rng', 'seed_everything',
+           'Report', 'report', 'check_is_fitted', 'PrefitClassifier', 'markdown_table', 'progress_enabled', 'progress']
 
 # %% ../nbs/00_core.ipynb #71fb7fb9
 class TrustMLWarning(UserWarning):
@@ -218,9 +218,16 @@ def check_probabilities(
     name:str, # argument name, used in error messages
     rows_sum_to_one:bool=False, # for a matrix: require each row to sum to 1
     atol:float=1e-6, # tolerance for the bounds and the row sums
+    one_per_row:bool=False, # one probability per row (a vector or a single column), returned as a float vector
 )->np.ndarray:
     "Check that `p` holds finite probabilities in [0, 1] (and row-stochastic if asked)."
-    arr = check_array(p, name, ndim=(1, 2)).astype(float)
+    arr = check_array(p, name, ndim=(1, 2))
+    if one_per_row:
+        if arr.dtype == bool: raise TypeError(f"{name} must be probabilities in [0, 1], got booleans (pass scores, not hard predictions or masks)")
+        if arr.ndim == 2:
+            if arr.shape[1] != 1: raise ValueError(f"{name} must hold one probability per row (a vector of probabilities or one column), got shape {arr.shape}")
+            arr = arr[:, 0]
+    arr = arr.astype(float)
     lo, hi = arr.min(), arr.max()
     if lo < -atol or hi > 1 + atol:
         raise ValueError(f"{name} must contain probabilities in [0, 1], got values in [{lo:.4g}, {hi:.4g}]")
@@ -246,6 +253,33 @@ def check_binary(
     if both_classes and len(vals) < 2:
         raise ValueError(f"{name} must contain both classes 0 and 1, got only {int(vals[0])} ({len(arr):,} rows)")
     return arr.astype(int)
+
+# %% ../nbs/00_core.ipynb #b6182db0
+def check_flag(
+    x, # the value to check
+    name:str, # argument name, used in error messages
+    allow_none:bool=False, # also accept None (e.g. show_progress=None: follow the environment)
+)->bool|None:
+    "Check that `x` is True or False (or None if allowed); return it."
+    if x is None and allow_none: return None
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False{' or None' if allow_none else ''}, got {_kind(x)} {x!r:.40}")
+    return bool(x)
+
+def check_numbers(
+    values, # a flat, non-empty sequence of numbers, e.g. a grid of learning rates
+    name:str, # argument name, used in error messages
+    kind:type=float, # `int` or `float`, as in `check_scalar`
+    low:float|None=None, high:float|None=None, closed:str='both', # bounds of every entry, as in `check_scalar`
+    allow_inf:bool=False, # accept +-inf entries (if the bounds allow it)
+)->tuple:
+    "Check every entry of a non-empty sequence of numbers with `check_scalar`; return them as a tuple."
+    try: flat = values is not None and not isinstance(values, (str, bytes, dict, set)) and np.ndim(values) == 1
+    except ValueError: flat = False     # ragged nesting, e.g. [0.1, [1, 2]]
+    if not flat: raise TypeError(f"{name} must be a non-empty list or tuple of numbers, got {type(values).__name__} {values!r:.40}")
+    values = tuple(values)
+    if not values: raise ValueError(f"{name} must hold at least one value, got an empty sequence")
+    return tuple(check_scalar(v, name, kind, low, high, closed, allow_inf) for v in values)
 
 # %% ../nbs/00_core.ipynb #847a3b8b
 def check_columns(

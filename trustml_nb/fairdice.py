@@ -21,9 +21,9 @@ from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 from torch import nn
 
-from .core import (Report, check_array, check_is_fitted, check_option, check_scalar, progress, report,
+from .core import (Report, check_array, check_flag, check_is_fitted, check_numbers, check_option, check_scalar, progress, report,
                              report_numerical, require, seed_everything)
-from .momdp import (OfflineDataset, TabularMOMDP, _check_flag, _check_mdp, _dangling_states, collect_dataset,
+from .momdp import (OfflineDataset, TabularMOMDP, _check_mdp, _dangling_states, collect_dataset,
                               empirical_mdp, four_room, optimal_policy, plot_grid_policy, preference_dataset, random_momdp,
                               spibb_policy, uniform_policy)
 from .viz import PALETTE, explorer, new_figure, set_theme
@@ -604,7 +604,7 @@ class FairDICE(BaseEstimator):
         check_option(self.solver, 'solver', ('dual', 'primal')); check_option(self.method, 'method', ('newton', 'lbfgs'))
         check_option(self.data_distribution, 'data_distribution', ('empirical', 'occupancy'))
         check_scalar(self.tol, 'tol', low=0, closed='neither'); check_scalar(self.max_iter, 'max_iter', int, low=1)
-        _check_flag(self.newton_polish, 'newton_polish')
+        check_flag(self.newton_polish, 'newton_polish')
         if self.solver == 'primal': _cvxpy(self.cvxpy_solver, "FairDICE(solver='primal')")
         elif not isinstance(self.cvxpy_solver, str): raise TypeError(f"cvxpy_solver must be a string, got {type(self.cvxpy_solver).__name__}")
         mdp, dD, notes = _prepare(data, state_action_distribution, self.gamma, self.data_distribution)
@@ -887,7 +887,7 @@ class NeuralFairDICE(BaseEstimator):
         if self.batch_size is not None: check_scalar(self.batch_size, 'batch_size', int, low=1)
         check_scalar(self.lr, 'lr', low=0, closed='neither'); check_scalar(self.policy_lr, 'policy_lr', low=0, closed='neither')
         check_option(self.initial_states, 'initial_states', ('trajectory', 'transition'))
-        if self.show_progress is not None: _check_flag(self.show_progress, 'show_progress')
+        check_flag(self.show_progress, 'show_progress', allow_none=True)
         return W, div
 
     def fit(self,
@@ -982,14 +982,6 @@ def _summarised_warnings(source:str):
     for (category, msg), n in Counter((w.category, str(w.message)) for w in caught).items():
         warnings.warn(f"{source}: {msg}" + (f" ({n} fits)" if n > 1 else ''), category, stacklevel=3)
 
-def _check_values(values, name:str, low=None, high=None, closed='both', allow_inf=False)->list:
-    "A non-empty sequence of numbers, each checked by `check_scalar`."
-    if isinstance(values, (str, bytes)) or np.ndim(values) != 1: raise TypeError(f"{name} must be a sequence of numbers, got {type(values).__name__}")
-    values = list(values)
-    if not values: raise ValueError(f"{name} must not be empty")
-    for v in values: check_scalar(v, name, low=low, high=high, closed=closed, allow_inf=allow_inf)
-    return values
-
 def welfare_beta_sweep(
     seeds=range(4), # random MOMDP seeds (ints >= 0)
     alphas=(0.0, 0.5, 1.0), # welfare: alpha-fair (0 = utilitarian, 1 = Nash); alpha in [0, 1] (the dual route is reliable there)
@@ -1000,11 +992,11 @@ def welfare_beta_sweep(
     show_progress:bool|None=None, # progress bar (None: follow TRUSTML_NB_PROGRESS)
 )->pd.DataFrame: # one row per (seed, alpha, beta) and one 'behaviour' row per seed (alpha and beta NaN there): the `policy_metrics` columns
     "Exact FairDICE on random MOMDPs over alpha x beta, each policy evaluated exactly in the true MDP."
-    seeds = [check_scalar(s, 'seeds', int, low=0) for s in _check_values(seeds, 'seeds')]
-    alphas = _check_values(alphas, 'alphas', low=0, high=1); betas = _check_values(betas, 'betas', low=0, closed='neither')
+    seeds = list(check_numbers(seeds, 'seeds', int, low=0))
+    alphas = list(check_numbers(alphas, 'alphas', low=0, high=1)); betas = list(check_numbers(betas, 'betas', low=0, closed='neither'))
     Divergence(divergence); check_option(data_distribution, 'data_distribution', ('empirical', 'occupancy'))
     check_scalar(n_trajectories, 'n_trajectories', int, low=1); check_scalar(optimality, 'optimality', low=0, high=1)
-    if show_progress is not None: _check_flag(show_progress, 'show_progress')
+    check_flag(show_progress, 'show_progress', allow_none=True)
     frames = []
     with _summarised_warnings('welfare_beta_sweep'):
         for seed in progress(seeds, desc='seeds', disable=None if show_progress is None else not show_progress):
@@ -1052,7 +1044,7 @@ def linear_scalarisation_sweep(
     W = simplex_grid(data.n_objectives) if weights is None else check_array(weights, 'weights', ndim=2, shape=(None, data.n_objectives))
     if (W < 0).any() or (W.sum(1) <= 0).any(): raise ValueError("weights must be non-negative, with a positive entry in every row")
     Divergence(divergence); check_scalar(beta, 'beta', low=0, closed='neither'); check_scalar(mu_scale, 'mu_scale', low=0, closed='neither')
-    if show_progress is not None: _check_flag(show_progress, 'show_progress')
+    check_flag(show_progress, 'show_progress', allow_none=True)
     mdp_hat, _ = empirical_mdp(data, mdp_true.gamma, warn=False)
     pols, labels, reg_obj = {}, [], []
     with _summarised_warnings('linear_scalarisation_sweep'):

@@ -17,7 +17,7 @@ import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 
-from .core import Report, check_array, check_columns, check_option, check_scalar, make_rng, progress, report
+from .core import Report, check_array, check_columns, check_flag, check_option, check_scalar, make_rng, progress, report
 from .gam_models import (COMPONENT_KINDS, DOMAIN_KINDS, GAM, Domain, EnumerableDomain, GridDomain, IntervalDomain, ReLUNetComponent, SplineComponent,
                                    StepComponent, TableComponent, _enum_probs, random_gam, random_instance, sawtooth_net)
 from .viz import PALETTE, explorer, new_figure
@@ -441,7 +441,7 @@ def bit_extraction_net(
 )->ReLUNetComponent:
     "R3: ReLU net on x in {0..2^m-1} computing -|sum_j a_j bit_j(x) - T| (or the indicator [sum == T])."
     a = _check_items(a, 'a', max_items=52); check_scalar(T, 'T', int); m = len(a)
-    if not isinstance(indicator, (bool, np.bool_)): raise TypeError(f"indicator must be True or False, got {type(indicator).__name__}")
+    check_flag(indicator, 'indicator')
     layers = []
     # state entering each bit step: (r, s) both >= 0; bit_j = ReLU(r-p+1) - ReLU(r-p) for p = 2^(m-1-j)
     for j, aj in enumerate(a):
@@ -499,7 +499,7 @@ def _check_dnf(terms, n_vars:int, max_vars:int)->list:
         for lit in term:
             if not (isinstance(lit, (tuple, list)) and len(lit) == 2): raise TypeError(f"terms[{t}] must hold (j, True/False) literals, got {lit!r}")
             j, pos = lit; check_scalar(j, f"terms[{t}] variable", int, low=0, high=n_vars - 1)
-            if not isinstance(pos, (bool, np.bool_)): raise TypeError(f"terms[{t}] polarity must be True or False, got {pos!r}")
+            check_flag(pos, f'terms[{t}] polarity')
             lits.append((int(j), bool(pos)))
         out.append(lits)
     if not out: raise ValueError("terms must hold at least one term")
@@ -600,7 +600,7 @@ def run_query(
 ):
     "Run one query by name; fast=False uses the brute-force oracle."
     _check_gam(gam); check_option(query, 'query', QUERIES)
-    if not isinstance(fast, (bool, np.bool_)): raise TypeError(f"fast must be True or False, got {type(fast).__name__}")
+    check_flag(fast, 'fast')
     if S is not None and query not in ('CSR', 'CC'): raise ValueError(f"S is only used by the CSR and CC queries, got query={query!r}")
     S = [] if S is None else gam.check_features(S)
     thr = None if gam.task == 'classification' or query in ('SHAP-R',) else 0.0
@@ -634,7 +634,7 @@ def runtime_table(
     if component == 'table' and domain != 'enumerable': raise ValueError(f"table components need domain='enumerable', got domain={domain!r}")
     sizes = _check_items(sizes, 'sizes', low=1); check_scalar(bf_limit, 'bf_limit', int, low=0); check_scalar(seed, 'seed', int, low=0)
     check_scalar(repeat, 'repeat', int, low=1); check_scalar(grid_bits, 'grid_bits', int, low=1, high=30)
-    if not isinstance(check, (bool, np.bool_)): raise TypeError(f"check must be True or False, got {type(check).__name__}")
+    check_flag(check, 'check')
     rows = []
     for n in sizes:
         gam = random_gam(int(n), component, domain, seed=seed + int(n), grid_bits=grid_bits); x = random_instance(gam, seed)
@@ -709,7 +709,7 @@ def tolerance_greedy_study(
 )->ToleranceStudy:
     "E8: exact MSR_delta (DP, brute force) vs greedy on balanced-partition instances."
     check_scalar(n_instances, 'n_instances', int, low=1); check_scalar(k, 'k', int, low=1, high=8); check_scalar(max_b, 'max_b', int, low=1)
-    if show_progress is not None and not isinstance(show_progress, (bool, np.bool_)): raise TypeError(f"show_progress must be None, True or False, got {type(show_progress).__name__}")
+    check_flag(show_progress, 'show_progress', allow_none=True)
     rng = make_rng(seed); rows = []
     for t in progress(range(n_instances), desc='R6 instances', disable=None if show_progress is None else not show_progress):
         b = rng.integers(1, max_b + 1, 2 * k).tolist()

@@ -14,14 +14,14 @@ import matplotlib.patches as mpatches
 import numpy as np
 import pandas as pd
 
-from .core import (check_array, check_binary, check_option, check_probabilities, check_scalar, make_rng,
+from .core import (check_array, check_binary, check_flag, check_option, check_probabilities, check_scalar, make_rng,
                              report_numerical, require)
 from .viz import PALETTE, new_figure
 
 # %% auto #0
-__all__ = ['FOUR_ROOM_WALLS', 'ACTIONS_2D', 'TabularMOMDP', 'counterexample_momdp', 'uniform_policy', 'optimal_policy',
-           'spibb_policy', 'random_momdp', 'four_room', 'plot_grid_policy', 'OfflineDataset', 'collect_dataset',
-           'preference_dataset', 'empirical_mdp', 'from_mo_gymnasium']
+__all__ = ['FOUR_ROOM_WALLS', 'ACTIONS_2D', 'TabularMOMDP', 'check_flag', 'counterexample_momdp', 'uniform_policy',
+           'optimal_policy', 'spibb_policy', 'random_momdp', 'four_room', 'plot_grid_policy', 'OfflineDataset',
+           'collect_dataset', 'preference_dataset', 'empirical_mdp', 'from_mo_gymnasium']
 
 # %% ../nbs/40_momdp.ipynb #89851ce7
 @dataclass
@@ -94,7 +94,7 @@ def _check_mdp(mdp, name:str='mdp')->TabularMOMDP:
     if not isinstance(mdp, TabularMOMDP): raise TypeError(f"{name} must be a TabularMOMDP, got {type(mdp).__name__}")
     return mdp
 
-def _check_flag(x, name:str)->bool:
+def check_flag(x, name:str)->bool:
     "Check that `x` is a bool (True or False); return it."
     if not isinstance(x, (bool, np.bool_)): raise TypeError(f"{name} must be True or False, got {type(x).__name__} {x!r:.40}")
     return bool(x)
@@ -190,7 +190,7 @@ def random_momdp(
     check_scalar(n_objectives, 'n_objectives', int, low=1); check_scalar(n_actions, 'n_actions', int, low=1)
     check_scalar(n_states, 'n_states', int, low=n_objectives + 2)
     check_scalar(n_next, 'n_next', int, low=1, high=n_states - 1)
-    check_scalar(gamma, 'gamma', low=0, high=1, closed='left'); _check_flag(deterministic, 'deterministic')
+    check_scalar(gamma, 'gamma', low=0, high=1, closed='left'); check_flag(deterministic, 'deterministic')
     rng = make_rng(seed)
     S, A, I = n_states, n_actions, n_objectives
     ab = S - 1
@@ -441,7 +441,7 @@ def preference_dataset(
 )->OfflineDataset:
     "Offline data from epsilon-noisy optimal policies for Dirichlet-sampled preferences (D4MORL-style)."
     _check_mdp(mdp); check_scalar(epsilon, 'epsilon', low=0, high=1); check_scalar(n_trajectories, 'n_trajectories', int, low=1)
-    check_scalar(concentration, 'concentration', low=0, closed='neither'); _check_flag(filtered, 'filtered')
+    check_scalar(concentration, 'concentration', low=0, closed='neither'); check_flag(filtered, 'filtered')
     if n_preferences is not None: check_scalar(n_preferences, 'n_preferences', int, low=1)
     rng = make_rng(seed)
     W = rng.dirichlet(np.full(mdp.n_objectives, float(concentration)), size=n_preferences or n_trajectories)
@@ -468,7 +468,7 @@ def empirical_mdp(
 )->tuple: # (TabularMOMDP on the same state indices, d_D of shape (S, A))
     "Maximum-likelihood tabular model of an offline dataset, and its state-action distribution d_D."
     if not isinstance(data, OfflineDataset): raise TypeError(f"data must be an OfflineDataset, got {type(data).__name__}")
-    data.validate(); check_scalar(gamma, 'gamma', low=0, high=1, closed='left'); _check_flag(warn, 'warn')
+    data.validate(); check_scalar(gamma, 'gamma', low=0, high=1, closed='left'); check_flag(warn, 'warn')
     S, A, I = data.n_states, data.n_actions, data.n_objectives
     N = np.zeros((S, A)); np.add.at(N, (data.states, data.actions), 1)
     Nsas = np.zeros((S, A, S)); np.add.at(Nsas, (data.states, data.actions, data.next_states), 1)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from .core import (Report, check_array, check_binary, check_is_fitted, check_option, check_probabilities,
+from .core import (Report, check_array, check_binary, check_is_fitted, check_numbers, check_option, check_probabilities,
                              check_same_length, check_scalar, make_rng, progress, report, report_numerical, require)
 from .data import Task, adult_task
 from .groups import check_groups, intersect
@@ -29,21 +29,9 @@ __all__ = ['GROUP_FAMILIES', 'mc_table', 'mc_error', 'smooth_ece', 'weighted_smo
            'multicalibration_study', 'mc_explorer']
 
 # %% ../nbs/50_multicalibration.ipynb #93475df6
-def _check_scores(
-    p, # probabilities: a vector, or a single column
-    name:str, # argument name, used in error messages
-)->np.ndarray:
-    "Check one probability per row (a vector or a one-column table) and return it as a float vector."
-    arr = check_array(p, name, ndim=(1, 2))
-    if arr.dtype == bool: raise TypeError(f"{name} must be probabilities in [0, 1], got booleans (pass scores, not hard predictions or masks)")
-    if arr.ndim == 2:
-        if arr.shape[1] != 1: raise ValueError(f"{name} must hold one base score per row (a vector or one column), got shape {arr.shape}")
-        arr = arr[:, 0]
-    return check_probabilities(arr, name)
-
 def _check_labelled(y, p, groups, yname:str='y_true', pname:str='y_prob', both_classes:bool=False):
     "Check 0/1 labels, probabilities and group memberships of the same length; return them (groups as a boolean table)."
-    p = _check_scores(p, pname)
+    p = check_probabilities(p, pname, one_per_row=True)
     y = check_binary(y, yname, both_classes=both_classes)
     check_same_length(**{yname: y, pname: p})
     return y, p, check_groups(groups, len(p))
@@ -51,7 +39,7 @@ def _check_labelled(y, p, groups, yname:str='y_true', pname:str='y_prob', both_c
 def _fitted_inputs(est, X, groups)->tuple:
     "For a fitted post-processor: check that it is fitted (first), then its scores and memberships matched by name to `est.groups_`."
     check_is_fitted(est)
-    p0 = _check_scores(X, 'X')
+    p0 = check_probabilities(X, 'X', one_per_row=True)
     return p0, check_groups(groups, len(p0), columns=est.groups_, min_size=0)
 
 # %% ../nbs/50_multicalibration.ipynb #ba20f29d
@@ -107,7 +95,7 @@ def smooth_ece(
 )->float:
     "Smooth calibration error (kernel smoothing with the fixed-point bandwidth of Blasiok & Nakkiran)."
     check_scalar(n_grid, 'n_grid', int, 2, 100_000); check_scalar(resolution, 'resolution', int, 1, 100_000)
-    p = _check_scores(y_prob, 'y_prob'); y = check_binary(y_true, 'y_true'); check_same_length(y_true=y, y_prob=p)
+    p = check_probabilities(y_prob, 'y_prob', one_per_row=True); y = check_binary(y_true, 'y_true'); check_same_length(y_true=y, y_prob=p)
     return _smooth_ece(y, p, n_grid, resolution)
 
 def weighted_smooth_ece(
@@ -139,17 +127,6 @@ def make_mc_synthetic(
     return dict(y=y, p_true=p_true, p0=p0, groups=intersect(A))
 
 # %% ../nbs/50_multicalibration.ipynb #aa83783b
-def _check_grid(values, name:str, high:float)->tuple:
-    "A non-empty grid of numbers in (0, high]."
-    try: flat = values is not None and not isinstance(values, (str, bytes, dict, set)) and np.ndim(values) == 1
-    except ValueError: flat = False     # ragged nesting, e.g. [0.1, [1, 2]]
-    if not flat:
-        raise TypeError(f"{name} must be a non-empty list or tuple of numbers, e.g. (0.1,), got {type(values).__name__} {values!r:.40}")
-    values = tuple(values)
-    if not values: raise ValueError(f"{name} must hold at least one value, got an empty grid")
-    for v in values: check_scalar(v, name, float, 0, high, 'right')
-    return tuple(float(v) for v in values)
-
 def _lgb_fit(lgb, X, y, init, Xv, yv, initv, lr, depth, bagging, max_rounds, patience, seed):
     "One LightGBM squared-loss fit from `init`, early-stopped on the validation rows; (booster, validation MSE)."
     params = dict(objective='regression', max_depth=depth, num_leaves=2 ** depth, learning_rate=lr,
@@ -216,12 +193,12 @@ class Multicalibrator(BaseEstimator):
         check_scalar(self.max_rounds, 'max_rounds', int, 1, 1_000_000); check_scalar(self.patience, 'patience', int, 1, 1_000_000)
         check_scalar(self.seed, 'seed', int, 0, 2**31 - 1)
         check_option(self.show_progress, 'show_progress', (None, True, False))
-        return dict(learning_rates=_check_grid(self.learning_rates, 'learning_rates', 1.0),
-                    bagging_fractions=_check_grid(self.bagging_fractions, 'bagging_fractions', 1.0))
+        return dict(learning_rates=tuple(map(float, check_numbers(self.learning_rates, 'learning_rates', float, 0, 1.0, 'right'))),
+                    bagging_fractions=tuple(map(float, check_numbers(self.bagging_fractions, 'bagging_fractions', float, 0, 1.0, 'right'))))
 
     def _data(self, X, y, groups, columns=None):
         "Checked base scores, labels (both classes) and group memberships of one fit."
-        p0 = _check_scores(X, 'X'); y = check_binary(y, 'y', both_classes=True); check_same_length(X=p0, y=y)
+        p0 = check_probabilities(X, 'X', one_per_row=True); y = check_binary(y, 'y', both_classes=True); check_same_length(X=p0, y=y)
         G = check_groups(groups, len(p0), columns=columns)
         return p0, y, G
 
@@ -332,7 +309,7 @@ class MCBoost(BaseEstimator):
         "Patch every (group, level set) cell whose weighted mean residual exceeds alpha, sweep after sweep, until none does."
         check_scalar(self.n_levels, 'n_levels', int, 1, 10_000); check_scalar(self.alpha, 'alpha', float, 0, 1, 'neither')
         check_scalar(self.max_iter, 'max_iter', int, 1, 100_000)
-        f = _check_scores(X, 'X').copy(); y = check_binary(y, 'y', both_classes=True); check_same_length(X=f, y=y)
+        f = check_probabilities(X, 'X', one_per_row=True).copy(); y = check_binary(y, 'y', both_classes=True); check_same_length(X=f, y=y)
         G = check_groups(groups, len(f)); M = G.to_numpy(bool)
         n, updates, converged, sweeps = len(y), [], False, 0
         for sweeps in range(1, self.max_iter + 1):

@@ -58,14 +58,6 @@ class Loss:
     def __repr__(self): return f"Loss(fp={self.fp:g}, fn={self.fn:g}, abstain={self.abstain:g})"
 
 # %% ../nbs/60_selective_omniprediction.ipynb #73363bf6
-def _check_prob(x, name:str)->np.ndarray:
-    "A vector of probabilities (a single column is accepted too), as floats in [0, 1]."
-    a = check_array(x, name, ndim=(1, 2))
-    if a.ndim == 2:
-        if a.shape[1] != 1: raise ValueError(f"{name} must be a vector of probabilities (or one column), got shape {a.shape}")
-        a = a[:, 0]
-    return check_probabilities(a, name).astype(float)
-
 def _check_loss(loss, name:str='loss'):
     if not isinstance(loss, Loss): raise TypeError(f"{name} must be a Loss(fp, fn, abstain), got {type(loss).__name__}")
     return loss
@@ -75,7 +67,7 @@ def expected_losses(
     loss:Loss, # the loss triple
 )->np.ndarray: # (n, 3): expected loss of predicting 0, predicting 1, abstaining
     "Expected loss of each action when y ~ Bernoulli(y_prob)."
-    p = _check_prob(y_prob, 'y_prob'); _check_loss(loss)
+    p = check_probabilities(y_prob, 'y_prob', one_per_row=True); _check_loss(loss)
     return np.column_stack([p * loss.fn, (1 - p) * loss.fp, np.full(len(p), loss.abstain)])
 
 ACTIONS = np.array([0, 1, ABSTAIN]) # the column order of `expected_losses`
@@ -190,7 +182,7 @@ def multiaccuracy_violations(
     tests=None, # (n, k) test functions with values in [-1, 1] (DataFrame or array); None: the constant 1
 )->pd.DataFrame: # groups x tests: E[1_g c (y - p)]
     "The multiaccuracy residuals E[1_g(x) c(x) (y - p(x))] for every group and test function."
-    y = check_binary(y_true, 'y_true'); p = _check_prob(y_prob, 'y_prob'); check_same_length(y_true=y, y_prob=p)
+    y = check_binary(y_true, 'y_true'); p = check_probabilities(y_prob, 'y_prob', one_per_row=True); check_same_length(y_true=y, y_prob=p)
     g = check_groups(_everyone(len(y)) if groups is None else groups, len(y)); C, names = _check_tests(tests, len(y))
     M = (g.to_numpy(float) * (y - p)[:, None]).T @ C / len(y)
     return pd.DataFrame(M, index=g.columns, columns=names)
@@ -210,7 +202,7 @@ def calibration_violation(
     n_bins:int=20, # equal-width bins on [0, 1]
 )->float: # max over bins of |E[1{p in bin}(y - p)]|
     "The largest calibration residual over equal-width bins of the predicted probabilities."
-    y = check_binary(y_true, 'y_true'); p = _check_prob(y_prob, 'y_prob'); check_same_length(y_true=y, y_prob=p)
+    y = check_binary(y_true, 'y_true'); p = check_probabilities(y_prob, 'y_prob', one_per_row=True); check_same_length(y_true=y, y_prob=p)
     check_scalar(n_bins, 'n_bins', int, 1, MAX_BINS)
     return _calibration_residual(y, p, n_bins)
 
@@ -340,7 +332,7 @@ class OmniPredictor(BaseEstimator):
             tests=None, # test functions in [-1, 1]: DataFrame (named columns) or array; None: the constant 1
            ):
         "Alternate multiaccuracy boosting and calibration until neither residual exceeds eps; return self."
-        p0 = _check_prob(X, 'X'); y = check_binary(y, 'y'); check_same_length(X=p0, y=y)
+        p0 = check_probabilities(X, 'X', one_per_row=True); y = check_binary(y, 'y'); check_same_length(X=p0, y=y)
         g = check_groups(_everyone(len(y)) if groups is None else groups, len(y)); C, names = _check_tests(tests, len(y))
         cands = self._settings(len(y)); rng = make_rng(self.seed)
         G, notes, cv = g.to_numpy(float), [], None
@@ -370,7 +362,7 @@ class OmniPredictor(BaseEstimator):
                )->np.ndarray: # the learned probabilities
         "Replay the learned updates on new rows."
         check_is_fitted(self)
-        p = _check_prob(X, 'X')
+        p = check_probabilities(X, 'X', one_per_row=True)
         g = check_groups(_everyone(len(p)) if groups is None else groups, len(p), columns=self.groups_, min_size=0)
         C, _ = _check_tests(tests, len(p), columns=self.tests_)
         return _replay(p, g.to_numpy(float), C, self.steps_)
@@ -440,7 +432,7 @@ def _check_losses(losses)->list:
 
 def _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)->tuple:
     "Validated test labels, probabilities, groups and competitor score, the competitor's tuning rows, and the losses."
-    yt = check_binary(y_true, 'y_true'); p = _check_prob(y_prob, 'y_prob'); check_same_length(y_true=yt, y_prob=p)
+    yt = check_binary(y_true, 'y_true'); p = check_probabilities(y_prob, 'y_prob', one_per_row=True); check_same_length(y_true=yt, y_prob=p)
     gt = check_groups(_everyone(len(yt)) if groups is None else groups, len(yt))
     st = check_array(score, 'score', ndim=1).astype(float); check_same_length(y_true=yt, score=st)
     yf = check_binary(y_fit, 'y_fit'); sf = check_array(score_fit, 'score_fit', ndim=1).astype(float); check_same_length(y_fit=yf, score_fit=sf)
@@ -558,7 +550,7 @@ class GroupConformal(BaseEstimator):
             groups=None, # calibration group memberships (anything `groups.check_groups` accepts); None: everyone
            ):
         "Compute the non-conformity scores of the calibration rows and the thresholds the method needs; return self."
-        p = _check_prob(X, 'X'); y = check_binary(y, 'y'); check_same_length(X=p, y=y)
+        p = check_probabilities(X, 'X', one_per_row=True); y = check_binary(y, 'y'); check_same_length(X=p, y=y)
         g = check_groups(_everyone(len(y)) if groups is None else groups, len(y))
         alpha = check_scalar(self.alpha, 'alpha', float, 0, 1, closed='neither'); check_option(self.method, 'method', ('max', 'qr', 'conditional'))
         check_option(self.allow_empty, 'allow_empty', (True, False)); check_option(self.show_progress, 'show_progress', (None, True, False))
@@ -587,7 +579,7 @@ class GroupConformal(BaseEstimator):
                )->pd.DataFrame: # columns has0, has1 (booleans), action (0, 1, ABSTAIN for {0, 1}, EMPTY), q (the threshold)
         "The prediction set of every test row: the labels whose non-conformity score is at most the row's threshold."
         check_is_fitted(self)
-        pt = _check_prob(X, 'X')
+        pt = check_probabilities(X, 'X', one_per_row=True)
         gt = check_groups(_everyone(len(pt)) if groups is None else groups, len(pt), columns=self.groups_, min_size=0)
         M = gt.to_numpy(float)
         lost = int((M.sum(axis=1) == 0).sum())
@@ -667,7 +659,7 @@ def adult_tests(
 )->pd.DataFrame: # test functions in [-1, 1]
     "Test functions for multiaccuracy on Adult: constant, scaled age, education, hours, and the base score."
     check_columns(X, ['age', 'education_num', 'hours_per_week'], 'X')
-    s = _check_prob(score, 'score'); check_same_length(X=X, score=s)
+    s = check_probabilities(score, 'score', one_per_row=True); check_same_length(X=X, score=s)
     num = {c: check_array(X[c], f"X[{c!r}]", ndim=1).astype(float) for c in ('age', 'education_num', 'hours_per_week')}
     return pd.DataFrame({'one': np.ones(len(X)), 'age': np.clip((num['age'] - 40) / 30, -1, 1),
                          'education': np.clip((num['education_num'] - 10) / 6, -1, 1),
@@ -742,7 +734,7 @@ def omni_explorer(
     "Explorer with three loss sliders (fp first) that re-post-processes y_prob live; `.report` is the last SelectiveReport."
     import ipywidgets as W
     from trustml_nb.viz import explorer
-    y, p = check_binary(y_true, 'y_true'), _check_prob(y_prob, 'y_prob'); check_same_length(y_true=y, y_prob=p)
+    y, p = check_binary(y_true, 'y_true'), check_probabilities(y_prob, 'y_prob', one_per_row=True); check_same_length(y_true=y, y_prob=p)
     g = check_groups(_everyone(len(y)) if groups is None else groups, len(y))
     sl = lambda v, lo, hi, d: W.FloatSlider(value=v, min=lo, max=hi, step=0.05, description=d, continuous_update=False)
     return explorer(lambda fp, fn, abstain: explore_losses(y, p, g, fp, fn, abstain),
@@ -756,8 +748,8 @@ def coverage_explorer(
     "Explorer: alpha slider and method, per-group conformal coverage on test data; `.report` is the last CoverageReport."
     import ipywidgets as W
     from trustml_nb.viz import explorer, new_figure
-    yc, pc = check_binary(y_cal, 'y_cal'), _check_prob(p_cal, 'p_cal'); check_same_length(y_cal=yc, p_cal=pc)
-    yt, pt = check_binary(y_test, 'y_test'), _check_prob(p_test, 'p_test'); check_same_length(y_test=yt, p_test=pt)
+    yc, pc = check_binary(y_cal, 'y_cal'), check_probabilities(p_cal, 'p_cal', one_per_row=True); check_same_length(y_cal=yc, p_cal=pc)
+    yt, pt = check_binary(y_test, 'y_test'), check_probabilities(p_test, 'p_test', one_per_row=True); check_same_length(y_test=yt, p_test=pt)
     gc = check_groups(_everyone(len(yc)) if groups_cal is None else groups_cal, len(yc), 'groups_cal')
     gt = check_groups(_everyone(len(yt)) if groups_test is None else groups_test, len(yt), 'groups_test', columns=list(gc.columns))
     def render(alpha, method):

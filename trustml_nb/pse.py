@@ -22,7 +22,7 @@ from statsmodels.genmod import families
 from statsmodels.genmod.generalized_linear_model import GLM
 from threadpoolctl import threadpool_limits
 
-from .core import (Report, _kind, check_array, check_binary, check_is_fitted, check_option, check_probabilities,
+from .core import (Report, _kind, check_array, check_binary, check_flag, check_is_fitted, check_option, check_probabilities,
                              check_scalar, make_rng, progress, report, report_numerical)
 from .pse_simulator import population_truth, sim_oximetry
 
@@ -33,10 +33,6 @@ __all__ = ['LEARNER_ROLES', 'LEARNER_PRESETS', 'EFFECTS', 'FUNCTIONAL_NAMES', 'E
            'explore_effects', 'pse_explorer']
 
 # %% ../nbs/11_path_specific_effects.ipynb #a37b2de9
-def _check_flag(v, name:str)->bool:
-    if not isinstance(v, (bool, np.bool_)): raise TypeError(f"{name} must be True or False, got {_kind(v)} {v!r:.40}")
-    return bool(v)
-
 def _check_seed(seed)->int:
     "A seed for KFold and the learners: an int in [0, 2**32 - 2] (seed + 1 seeds the within-fold splits)."
     return int(check_scalar(seed, 'seed', int, low=0, high=2**32 - 2))
@@ -134,7 +130,7 @@ def gmf_estimate(
     x = check_binary(x, 'x')
     y = check_array(y, 'y', ndim=1).astype(float)
     if len(y) != len(x): raise ValueError(f"y must have one value per unit: x has {len(x):,} rows but y has {len(y):,}")
-    _check_flag(normalize, 'normalize')
+    check_flag(normalize, 'normalize')
     M = _check_regressions(mus, len(x), a)
     W = gmf_weights(x, props, a, clip)
     R = np.column_stack([M[:, 1:], y]) - M                    # residuals mu_{k+1} - mu_k, with mu_{K+2} = Y
@@ -260,7 +256,7 @@ def make_learners(
     seed:int=0, # random_state of the boosting presets
 )->dict: # role -> unfitted sklearn estimator
     "Resolve a learner preset or dict into one unfitted estimator per nuisance role."
-    _check_flag(binary_y, 'binary_y')
+    check_flag(binary_y, 'binary_y')
     seed = _check_seed(seed)
     if isinstance(learners, str): return {r: _preset(learners, r, binary_y, seed, 'learners') for r in LEARNER_ROLES}
     if not isinstance(learners, dict): raise TypeError(f"learners must be 'hgb', 'glm' or a dict of estimators, got {_kind(learners)}")
@@ -360,7 +356,7 @@ def crossfit_gmf(
         if len(a) != len(B): raise ValueError(f"targets[{i}] = {a} must have {len(B)} entries (one per mediator block plus Y)")
     settings = _check_crossfit_settings(n_folds, clip, seed, min_group_rows, n_jobs)
     if binary_y is None: binary_y = bool(np.isin(np.unique(y), [0, 1]).all())
-    elif _check_flag(binary_y, 'binary_y') and not np.isin(np.unique(y), [0, 1]).all():
+    elif check_flag(binary_y, 'binary_y') and not np.isin(np.unique(y), [0, 1]).all():
         raise ValueError("binary_y=True but y holds values other than 0 and 1")
     L = make_learners(learners, binary_y, settings[2])
     return _crossfit(x, y, B, T, L, binary_y, *settings)
@@ -583,7 +579,7 @@ class PathSpecificEffects(BaseEstimator):
         n_folds, clip, seed, min_group_rows, n_jobs = _check_crossfit_settings(self.n_folds, self.clip, self.seed, self.min_group_rows, self.n_jobs)
         return dict(n_folds=n_folds, clip=clip, seed=seed, min_group_rows=min_group_rows, n_jobs=n_jobs,
                     level=float(check_scalar(self.level, 'level', low=0, high=1, closed='neither')),
-                    estimators=_check_estimators(self.estimators), star=_check_flag(self.star, 'star'), warn=_check_flag(self.warn, 'warn'))
+                    estimators=_check_estimators(self.estimators), star=check_flag(self.star, 'star'), warn=check_flag(self.warn, 'warn'))
 
     def fit(self,
             data:pd.DataFrame, # one row per unit, with the columns named by x, z, w, v and y
@@ -769,7 +765,7 @@ def _coverage_study(
     n_reps = check_scalar(n_reps, 'n_reps', int, low=1); n = check_scalar(n, 'n', int, low=2)
     truth_n = check_scalar(truth_n, 'truth_n', int, low=2)
     check_option(outcome, 'outcome', ('vented', 'duration'))
-    if show_progress is not None: _check_flag(show_progress, 'show_progress')
+    check_flag(show_progress, 'show_progress', allow_none=True)
     unknown = [k for k in sim_params if k not in _SIM_SETTINGS]
     if unknown: raise TypeError(f"unknown simulator setting(s) {unknown}; sim_oximetry takes {list(_SIM_SETTINGS)}")
     truth = population_truth('oximetry', n=truth_n, seed=s['seed'] + 10_000, **sim_params)[outcome].to_dict()
@@ -805,7 +801,7 @@ def _split_rerun_interval(
     "REPLICATION ARTEFACT: the authors' mean +/- 1.96 SEM over split reruns, next to the influence-function CI."
     check_scalar(n_reruns, 'n_reruns', int, low=2); check_option(estimator, 'estimator', ('DR', 'SN'))
     effects = _check_effects(effects)
-    if show_progress is not None: _check_flag(show_progress, 'show_progress')
+    check_flag(show_progress, 'show_progress', allow_none=True)
     runs = []
     for i in progress(range(n_reruns), desc='split reruns', disable=None if show_progress is None else not show_progress):
         t = clone(self).set_params(estimators=(estimator,), star=False, warn=False, seed=i).fit(data).report_.to_frame()
