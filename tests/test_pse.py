@@ -513,3 +513,36 @@ def test_coverage_study_returns_a_typed_report():
     assert isinstance(cov, CoverageReport) and (cov.n_reps, cov.n_rows, cov.outcome, cov.learners) == (2, 800, 'vented', 'glm')
     assert cov.truth['VDE'] == 0.0 and set(cov.draws.rep) == {0, 1} and (cov.table.n_reps == 2).all()
     assert cov.vde_coverage_dr == cov.table.set_index(['effect', 'estimator']).coverage[('VDE', 'DR')]
+
+
+def test_coverage_is_nan_for_estimators_without_an_interval():
+    cov = PathSpecificEffects(learners='glm', n_folds=2, seed=3, estimators=('DR', 'weighting')).coverage_study(
+        n_reps=2, n=800, truth_n=20_000, device_bias=0.0)
+    by = cov.table.set_index(['effect', 'estimator']).coverage
+    # no standard error, so no interval: NaN, not 'never covers' (TV, a plain difference in means, has one for every estimator)
+    assert by.xs('weighting', level='estimator').drop('TV').isna().all()
+    assert by.xs('DR', level='estimator').between(0, 1).all()
+
+
+def test_weight_diagnostics_name_the_group_each_stage_weights_without_w():
+    sim = sim_oximetry(3_000, seed=4); R = sim.roles
+    rep = PathSpecificEffects(x=R['x'], z=R['z'], w=[], v=R['v'], y='vented', learners='glm', warn=False).fit(sim.data).report_
+    d = rep.weight_diagnostics.set_index(['functional', 'stage'])
+    # psi(0,1) with one mediator block: stage 1 weights X=0 units (a_V = 0), stage 2 X=1 units (a_Y = 1)
+    x = sim.data[R['x']].to_numpy()
+    assert d.loc[('psi(0,0,1)', 1), 'a_k'] == 0 and d.loc[('psi(0,0,1)', 2), 'a_k'] == 1
+    assert d.loc[('psi(0,0,1)', 2), 'eligible'] == int((x == 1).sum())
+
+
+def test_glm_that_stops_before_converging_warns():
+    X = np.random.default_rng(0).normal(size=(200, 3)); y = (X[:, 0] + np.random.default_rng(1).normal(size=200) > 0).astype(int)
+    with pytest.warns(NumericalWarning, match='did not converge'): m = GLMClassifier(max_iter=1).fit(X, y)
+    assert not m.converged_
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', NumericalWarning)
+        assert GLMClassifier().fit(X, y).converged_
+
+
+def test_boolean_propensities_are_refused():
+    x = np.array([0, 1, 0, 1])
+    with pytest.raises(TypeError, match=r'props\[0\].*booleans'): gmf_weights(x, [x.astype(bool)] * 3, (1, 0, 1), clip=0.01)

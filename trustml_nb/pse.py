@@ -41,7 +41,8 @@ def _check_target(a, name:str='a')->tuple:
     "A target (a_1, ..., a_K, a_Y): a tuple of at least two 0/1 values."
     if isinstance(a, (str, bytes)) or not isinstance(a, (tuple, list, np.ndarray)):
         raise TypeError(f"{name} must be a tuple of 0/1 values such as (1, 0, 1), got {_kind(a)}")
-    vals = list(np.asarray(a).ravel()) if isinstance(a, np.ndarray) else list(a)
+    if isinstance(a, np.ndarray) and a.ndim != 1: raise ValueError(f"{name} must be one tuple of 0/1 values, got an array of shape {a.shape}")
+    vals = list(a)
     if len(vals) < 2 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v in (0, 1) for v in vals):
         raise ValueError(f"{name} must be a tuple of at least two values, each 0 or 1 (one per mediator block, then Y), got {a!r}")
     return tuple(int(v) for v in vals)
@@ -54,7 +55,7 @@ def _check_props(props, n:int, a:tuple, clip:float)->list:
     if len(props) != len(a): raise ValueError(f"props must hold {len(a)} propensities (one per entry of a={a}), got {len(props)}")
     out = []
     for k, e in enumerate(props):
-        p = check_probabilities(e, f"props[{k}]")
+        p = check_probabilities(e, f"props[{k}]", one_per_row=True)
         if p.shape != (n,): raise ValueError(f"props[{k}] must hold one propensity per unit, shape ({n},), got {p.shape}")
         p = np.clip(p, clip, 1 - clip)
         if p.min() <= 0 or p.max() >= 1:
@@ -162,7 +163,7 @@ def _validated(est, X, y=None, reset:bool=True, where:str='fit(X, y)'):
 
 def _fit_glm(X:np.ndarray, y:np.ndarray, family, max_iter:int, tol:float)->tuple:
     "Unpenalised GLM by statsmodels' IRLS on centred, scaled, linearly independent columns; (coef, intercept, converged, iterations) on X's scale."
-    if X.shape[0] < 2: raise ValueError(f"a GLM needs at least 2 samples, got 1 sample")
+    if X.shape[0] < 2: raise ValueError(f"a GLM needs at least 2 samples, got {X.shape[0]} sample(s)")
     center = X.mean(0)
     scale = np.abs(X - center).max(0)
     scale[scale == 0] = 1.0                                      # constant columns: the intercept absorbs them
@@ -189,6 +190,9 @@ class _GLM(BaseEstimator):
     def _fit_family(self, X, y, family):
         check_scalar(self.max_iter, 'max_iter', int, low=1); check_scalar(self.tol, 'tol', low=0, closed='neither')
         self.coef_, self.intercept_, self.converged_, self.n_iter_ = _fit_glm(X, np.asarray(y, float), family, self.max_iter, self.tol)
+        if not self.converged_:     # statsmodels' IRLS stops silently at maxiter
+            report_numerical(f"{type(self).__name__}: IRLS did not converge in max_iter={self.max_iter} iterations (tol={self.tol:g}); "
+                             "the coefficients are approximate: raise max_iter, or use learners='hgb'")
         return self
 
     def _linear(self, X, where:str)->np.ndarray:
@@ -617,7 +621,7 @@ class PathSpecificEffects(BaseEstimator):
             fits['star'] = {e: gmf_estimate(xa, ya, cfs.propensities, cfs.regressions[(0, 1)], (0, 1), normalize=(e == 'SN')) for e in ('DR', 'SN')}
             raw_all.append(cfs.raw_propensities[1]); names_all.append('P(X=1 | Z, V)')
         table, functionals = _effects_tables(fits, xa, ya, s['estimators'], s['level'], truth)
-        diag = pd.DataFrame([r for nm, f in fits.items() for r in _stage_diagnostics(FUNCTIONAL_NAMES[nm], f['DR'].weights, nm if nm != 'star' else (0, 1))])
+        diag = pd.DataFrame([r for nm, f in fits.items() for r in _stage_diagnostics(FUNCTIONAL_NAMES[nm], f['DR'].weights, key.get(nm, (0, 1)))])
         prop = pd.DataFrame({'model': names_all, 'clipped_share': [float(np.mean((r < s['clip']) | (r > 1 - s['clip']))) for r in raw_all],
                              'min': [float(r.min()) for r in raw_all], 'max': [float(r.max()) for r in raw_all]})
         problems, notes = _problems(diag, prop, s['clip']), []
@@ -732,8 +736,6 @@ def _misspecification_study(
 PathSpecificEffects.misspecification_study = _misspecification_study
 
 # %% ../nbs/11_path_specific_effects.ipynb #ad4b35d8
-_SIM_SETTINGS = ('device_bias', 'reliance', 'overlap', 'nonlinear', 'n_noise_w')
-
 @report
 class CoverageReport(Report):
     "Coverage, bias and RMSE of the intervals of `PathSpecificEffects` over fresh samples from `sim_oximetry`."
@@ -766,8 +768,6 @@ def _coverage_study(
     truth_n = check_scalar(truth_n, 'truth_n', int, low=2)
     check_option(outcome, 'outcome', ('vented', 'duration'))
     check_flag(show_progress, 'show_progress', allow_none=True)
-    unknown = [k for k in sim_params if k not in _SIM_SETTINGS]
-    if unknown: raise TypeError(f"unknown simulator setting(s) {unknown}; sim_oximetry takes {list(_SIM_SETTINGS)}")
     truth = population_truth('oximetry', n=truth_n, seed=s['seed'] + 10_000, **sim_params)[outcome].to_dict()
     rng, draws = make_rng(s['seed']), []
     for rep in progress(range(n_reps), desc='coverage', disable=None if show_progress is None else not show_progress):
@@ -775,7 +775,8 @@ def _coverage_study(
         est = clone(self).set_params(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y=outcome, seed=rep, star=False, warn=False)
         draws.append(est.fit(sim.data, truth).report_.to_frame().assign(rep=rep))
     d = pd.concat(draws, ignore_index=True)
-    d['covered'] = (d.ci_low <= d.truth) & (d.truth <= d.ci_high)
+    # estimators without a standard error (weighting, regression, hybrids) have no interval: coverage NaN, not 0
+    d['covered'] = ((d.ci_low <= d.truth) & (d.truth <= d.ci_high)).astype(float).where(d.se.notna())
     d['error'] = d.estimate - d.truth
     g = d.dropna(subset=['truth']).groupby(['effect', 'estimator'], sort=False)
     table = pd.DataFrame({'truth': g.truth.first(), 'mean_estimate': g.estimate.mean(), 'bias': g.error.mean(),
@@ -811,7 +812,8 @@ def _split_rerun_interval(
     out = pd.DataFrame({'mean': g.estimate.mean(), 'sd_over_reruns': g.estimate.std(), 'eif_se': g.se.mean()})
     out['sem'] = out.sd_over_reruns / np.sqrt(n_reruns)
     out['split_rerun_low'], out['split_rerun_high'] = out['mean'] - 1.96 * out['sem'], out['mean'] + 1.96 * out['sem']
-    out['eif_low'], out['eif_high'] = out['mean'] - 1.96 * out.eif_se, out['mean'] + 1.96 * out.eif_se
+    zq = norm.ppf(0.5 + self._checked_settings()['level'] / 2)     # the influence-function interval at the estimator's level
+    out['eif_low'], out['eif_high'] = out['mean'] - zq * out.eif_se, out['mean'] + zq * out.eif_se
     out['width_ratio_split_over_eif'] = out['sem'] / out.eif_se
     return out.reset_index()
 
