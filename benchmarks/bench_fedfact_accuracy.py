@@ -10,7 +10,7 @@ Run: .venv/bin/python benchmarks/bench_fedfact_accuracy.py [n_seeds] [alpha] [sc
   scheme 'as_given' (default): shares ~ Dir(alpha); 'logofair': the authors' sibling-code convention (Dir(2 alpha) + balancing).
 FedFACT-In rows: the last iterate (N_h = 1, the paper's setting, 40 rounds), and the randomised average of the last
 N_h = 10 rounds (`n_history=10`) with 40 and with 80 rounds; `train_*_expected` = the randomised rule's expected training
-rates (what `fedfact` audits; NaN for the other methods).
+rates (what `FedFactIn.fit` audits: the report's `train_*_gap_expected` fields; NaN for the other methods).
 Noise floor: `dp_noise_floor` = the worst local test gap an exactly fair rule would show from sampling noise alone
 (test cells only, and test + training cells).
 """
@@ -104,7 +104,7 @@ def main(n_seeds=5, alpha=0.5, scheme="as_given"):
           "`logofair`: Dir(2 alpha) + FL-bench balancing, the authors' sibling code (LoGoFair).", "",
           f"Seeds 0..{n_seeds-1} of the split (`adult_fed_data(seed=s)`); training seed 0. Accuracy in %, D_* = pairwise DP gaps on test data;",
           "`train_*_subgroup` = the constrained (subgroup) form on the fitted data (realised predictions); `train_*_expected` = the expected "
-          "rates of FedFACT-In's randomised rule (N_h > 1; equal to the realised ones for N_h = 1), what `fedfact` audits. "
+          "rates of FedFACT-In's randomised rule (N_h > 1; equal to the realised ones for N_h = 1), what `FedFactIn.fit` audits (the report's `train_*_gap_expected` fields). "
           "FedFACT-In, N_h = 10: each prediction uses one of the last 10 rounds' rules, drawn uniformly (seeded). "
           "Shared 2-core machine: timings are noisy.", "",
           "## Paper, Table 2 (gamma = 0.5)", "", markdown_table(paper), "", "## Ours: mean and sd over seeds", "", markdown_table(summ), "",

@@ -12,7 +12,7 @@ from sklearn.exceptions import NotFittedError
 
 from badinput import expect_error, expect_ok, finite, with_inf, with_nan
 from trustml_nb.core import NumericalWarning, quiet
-from trustml_nb.fedfact import (FedAvg, FedFactIn, FedFactPost, FedReport, adult_fed_data, calibrate, confusion_matrices,
+from trustml_nb.fedfact import (FedAvg, FedFactIn, FedFactPost, FedReport, FedRunner, InProcessRunner, adult_fed_data, calibrate, confusion_matrices,
                                 cost_matrix, direct_disparities, dirichlet_partition, disparities, dp_noise_floor, dual_scale,
                                 encode_fl, explore_fedfact, fairlearn_baseline, fairness_matrices, fit_calibration, fl_counts,
                                 hedge_update, heterogeneous_partition, make_fed_data, make_model, get_weights, metrics_from_counts,
@@ -111,8 +111,8 @@ def test_shift_projection_scale_smoothing():
     err(rprop_step, np.zeros(2), np.ones(3), np.ones(2), np.ones(2), np.ones(2), arg='grad must have shape')
     err(hedge_update, 0.0, 0.1, 0.2, arg='w must be'); err(hedge_update, 1.5, 0.1, 0.2, arg='w must be')
     err(hedge_update, 0.5, 0.1, 0.2, eta_w=np.nan, arg='eta_w')
-    ok(positivity_shift, M, per='row', check=lambda S: S.min() >= 1e-4 - 1e-12 and np.array_equal(
-        np.einsum('kaij->kai', S - M).round(12), np.einsum('kaij->kai', S - M).round(12)))
+    ok(positivity_shift, M, per='row', check=lambda S: S.min() >= 1e-4 - 1e-12 and np.allclose(S - M, (S - M)[..., :1], rtol=0, atol=1e-12)
+       and np.allclose((S - M)[..., 0], np.maximum(0.0, 1e-4 - M.min(axis=3)), rtol=0, atol=1e-12))   # one constant per row, the smallest that works
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -144,10 +144,16 @@ def test_dirichlet_partition_labels_and_categoricals():
 
 def test_heterogeneous_partition():
     y = np.tile([0, 1], 50)
-    err(heterogeneous_partition, A100 + 1, y, arg='a must contain only 0 and 1')
+    err(heterogeneous_partition, A100, y + 1, arg='y must contain only 0 and 1')
+    err(heterogeneous_partition, np.r_[A100[:-1], 2], y, arg='a must be binary (exactly 2 groups)')
+    err(heterogeneous_partition, np.r_[np.zeros(50), np.full(50, 0.7)], y, arg='a must hold group labels or integer codes, got fractional')
     err(heterogeneous_partition, A100, y, low=0.0, arg='low'); err(heterogeneous_partition, A100, y, low=0.5, high=0.3, arg='high')
     err(heterogeneous_partition, A100, y[:-1], arg='y has 99'); err(heterogeneous_partition, A100, y, n_clients=0, arg='n_clients')
     ok(heterogeneous_partition, A100.astype(bool), y, 3, check=lambda k: len(k) == 100 and set(k) <= {0, 1, 2})
+    want = heterogeneous_partition(A100, y, 3, seed=1)      # labels (as dirichlet_partition takes them) split exactly like their codes
+    ok(heterogeneous_partition, np.where(A100 == 1, 'm', 'f'), y, 3, seed=1, check=lambda k: np.array_equal(k, want))
+    ok(heterogeneous_partition, pd.Series(pd.Categorical(np.where(A100 == 1, 'm', 'f'))), y, 3, seed=1, check=lambda k: np.array_equal(k, want))
+    ok(heterogeneous_partition, A100 + 1, y, 3, seed=1, check=lambda k: np.array_equal(k, want))
 
 
 X8 = np.arange(16.0).reshape(8, 2)
@@ -180,6 +186,17 @@ def test_fedavg_fit(kw, arg):
     err(FedAvg(**{**AVG, **kw}).fit, FD, arg=arg)
 
 
+@pytest.mark.parametrize('make,kw,arg', [
+    (FedAvg, dict(show_progress=1), 'show_progress must be True or False or None'), (FedAvg, dict(show_progress=0), 'show_progress'),
+    (FedFactPost, dict(show_progress=1), 'show_progress'), (FedFactIn, dict(show_progress=0), 'show_progress'),
+    (FedFactPost, dict(average=1), 'average must be True or False'), (FedFactPost, dict(average=0), 'average'),
+    (FedFactPost, dict(calibrate=0), 'calibrate must be True or False'), (FedFactPost, dict(calibrate=1.0), 'calibrate')])
+def test_flags_are_true_or_false(make, kw, arg):
+    "1 and 0 are not True and False (check_option accepted them, since 1 == True)."
+    err(make(**({**AVG, **kw} if make is FedAvg else {**Q, **kw})).fit, FD, arg=arg, exc=TypeError)
+    err(run_inprocess, [], [], show_progress=1, arg='show_progress', exc=TypeError)
+
+
 def test_fedavg_fit_and_predict(fitted):
     err(FedAvg(**AVG).fit, {'X': X8}, arg='fd must be a FedData')
     avg = fitted['avg']
@@ -204,6 +221,21 @@ def test_base_model_from_another_federation(fitted):
     err(FedFactIn(base_model=fitted['avg'], **Q).fit, FD3, arg='base_model was fitted on 4 features and 2 classes')
 
 
+class _OtherRunner(FedRunner):
+    "A runner of another kind (never run: the mismatch is refused first)."
+    label = 'other'
+
+
+def test_unfitted_base_model_runner():
+    "An unfitted base_model is trained with the estimator's runner: a runner of another kind on it is refused, not ignored."
+    for est in (FedFactPost, FedFactIn):
+        err(est(base_model=FedAvg(runner=_OtherRunner()), **Q).fit, FD, arg='base_model.runner is _OtherRunner()')
+        err(est(base_model=FedAvg(runner=_OtherRunner()), runner=InProcessRunner(), **Q).fit, FD, arg='this estimator\'s runner')
+    with quiet(NumericalWarning):   # the same kind of runner is fine
+        ok(FedFactPost(n_rounds=1, local_steps=1, base_model=FedAvg(runner=InProcessRunner(), **AVG), **Q).fit, FD,
+           check=lambda e: e.report_.runner == 'in-process' and e.base_model_.report_.runner == 'in-process')
+
+
 def test_fedfactpost_predict(fitted):
     est, X, a, k = fitted['post'], FD.X_test, FD.a_test, FD.k_test
     want = est.predict(X, sensitive=a, clients=k)
@@ -221,7 +253,8 @@ def test_fedfactpost_predict(fitted):
 @pytest.mark.parametrize('kw,arg', [
     (dict(lr=0.0), 'lr'), (dict(lr=np.nan), 'lr'), (dict(n_history=0), 'n_history'), (dict(dual_audit='avg'), 'dual_audit'), (dict(eta_w=0.0), 'eta_w'),
     (dict(kappa_eps=0.0), 'kappa_eps'), (dict(batch_size=0), 'batch_size'), (dict(dual_lr=-1.0), 'dual_lr'), (dict(seed=2**40), 'seed'),
-    (dict(notion=None), 'notion')])
+    (dict(notion=None), 'notion'), (dict(dual_audit='mixture'), "dual_audit='mixture'"),
+    (dict(dual_audit='mixture', n_history=1), 'needs n_history > 1')])
 def test_fedfactin_fit(kw, arg):
     err(FedFactIn(**{**Q, **kw}).fit, FD, arg=arg)
 
@@ -272,7 +305,8 @@ def test_models_and_runner():
     (dict(partition='iid'), 'partition'), (dict(n_clients=0), 'n_clients'), (dict(alpha=0.0), 'alpha'), (dict(test_size=1.0), 'test_size'),
     (dict(sensitive=('sex', 'race')), 'sensitive'), (dict(partition='heterogeneous', sensitive='race'), 'partition'),
     (dict(label='wage'), 'label'), (dict(max_rows=5), 'max_rows'), (dict(seed=-1), 'seed'), (dict(sensitive='gender'), 'sensitive'),
-    (dict(scheme='fl-bench'), 'scheme')])
+    (dict(scheme='fl-bench'), 'scheme'), (dict(partition='heterogeneous', alpha=1.0), 'alpha=1.0'),
+    (dict(partition='heterogeneous', min_size=5), 'min_size=5'), (dict(partition='heterogeneous', scheme='logofair'), "scheme='logofair'")])
 def test_adult_fed_data(kw, arg):
     err(adult_fed_data, **kw, arg=arg)                # all refused before the data are loaded
 
@@ -281,10 +315,15 @@ def test_baseline_curve_widgets(fitted):
     pytest.importorskip('fairlearn')
     err(fairlearn_baseline, FD, FedAvg(), arg='not fitted', exc=NotFittedError); err(fairlearn_baseline, FD, 'fedavg', arg='base_model')
     err(fairlearn_baseline, FD, fitted['avg'], constraints='parity', arg='constraints')
+    for c in ('true_positive_rate_parity', 'false_positive_rate_parity', 'true_negative_rate_parity', 'false_negative_rate_parity'):
+        err(fairlearn_baseline, FD, fitted['avg'], constraints=c, arg=f"constraints={c!r}")
+    ok(fairlearn_baseline, FD, fitted['avg'], constraints='equalized_odds', check=lambda r: r.notion == 'eo' and 'equalized_odds' in r.method)
     err(fairlearn_baseline, FD3, fitted['avg'], arg='fd must have binary labels')
     ok(fairlearn_baseline, FD, fitted['post'], check=lambda r: isinstance(r, FedReport) and 0 <= r.accuracy <= 1 and r.n_clients == 2)
     err(tradeoff_curve, FD, fitted['avg'], variants=('pooled',), arg='variants'); err(tradeoff_curve, FD, fitted['avg'], budgets=(-0.1,), arg='budgets')
-    err(tradeoff_curve, FD, fitted['avg'], budgets=with_nan([0.1]), arg='budgets'); err(tradeoff_curve, FD, fitted['avg'], estimator=FedAvg(), arg='estimator')
+    err(tradeoff_curve, FD, fitted['avg'], budgets=with_nan([0.1]), arg='budgets'); err(tradeoff_curve, FD, fitted['avg'], budgets=(), arg='budgets')
+    err(tradeoff_curve, FD, fitted['avg'], budgets='0.1', arg='budgets'); err(tradeoff_curve, FD, fitted['avg'], budgets=[[0.1]], arg='budgets')
+    err(tradeoff_curve, FD, fitted['avg'], estimator=FedAvg(), arg='estimator')
     err(explore_fedfact, notion='parity', arg='notion'); err(explore_fedfact, xi_g=-1.0, arg='xi_g')
     err(plot_client_gaps, {}, arg='results'); err(plot_client_gaps, {'a': 1}, arg="results['a']")
     err(plot_client_gaps, {'post': fitted['post']}, column='gap', arg='column')
@@ -296,4 +335,5 @@ def test_flower_runner_settings():
     err(FedAvg(**AVG, runner=FlowerRunner(num_cpus=0)).fit, FD, arg='num_cpus')       # refused before Ray starts
     err(FedAvg(**AVG, runner=FlowerRunner(total_cpus=0)).fit, FD, arg='total_cpus')
     err(FedAvg(**AVG, runner=FlowerRunner(verbose='loud')).fit, FD, arg='verbose')
+    err(FedAvg(**AVG, runner=FlowerRunner(verbose=0)).fit, FD, arg='verbose must be True or False', exc=TypeError)   # refused before Ray starts
     err(run_flower, [], [], arg='clients must be a non-empty list')

@@ -13,8 +13,10 @@ from contract import check_estimator_contract
 from scipy.optimize import minimize
 
 from trustml_nb.core import DroppedRowsWarning, NumericalWarning, quiet
+from sklearn.base import clone
+
 from trustml_nb.fedfact import (NOTIONS, FedAvg, FedFactIn, FedFactPost, InProcessRunner, adult_fed_data,
-                                confusion_matrices, cost_matrix, direct_disparities, dirichlet_partition, disparities,
+                                _explorer_base, confusion_matrices, explore_fedfact, cost_matrix, direct_disparities, dirichlet_partition, disparities,
                                 dp_noise_floor, encode_fl, fairness_matrices, fl_counts, hedge_update, heterogeneous_partition,
                                 make_fed_data, metrics_from_counts, positivity_shift, prediction_counts, project_l1_ball,
                                 smooth_max, synthetic_conflict, tradeoff_curve)
@@ -57,6 +59,39 @@ def test_binary_dp_constraints_are_negatives():
     y, a, k, p = _random_fl(3, 2, 2, 3)
     d = disparities(fairness_matrices(fl_counts(y, a, k), 'dp'), confusion_matrices(y, p, a, k, (2, 2, 3)))
     np.testing.assert_allclose(d.reshape(2, 2)[:, 0], -d.reshape(2, 2)[:, 1], atol=1e-12)
+
+
+def test_eop_is_the_papers_per_class_equal_opportunity():
+    "FedFACT's EOP (index set A x Y) equalises P(Yhat=y | Y=y, A) for every class: for two classes TPR and TNR, the rates EO equalises."
+    y, a, k, p = _random_fl(11, 2, 2, 2)
+    d_eop = direct_disparities(y, p, a, k, (2, 2, 2), 'eop').reshape(2, 2)           # (a', y)
+    for g in range(2):
+        for c in range(2):   # the rate of class c among rows of class c, group g, minus that of everyone of class c
+            want = (p[(a == g) & (y == c)] == c).mean() - (p[y == c] == c).mean()
+            assert abs(d_eop[g, c] - want) < 1e-12
+    d_eo = direct_disparities(y, p, a, k, (2, 2, 2), 'eo').reshape(2, 2, 2)          # (part, a', y); FPR_y = 1 - TPR of the other class
+    np.testing.assert_allclose(d_eo[0], d_eop, atol=1e-12); np.testing.assert_allclose(d_eo[1], -d_eop[:, ::-1], atol=1e-12)
+    cnt = prediction_counts(y, p, a, k, (2, 2, 2)); m_eop, m_eo = metrics_from_counts(cnt, 'eop'), metrics_from_counts(cnt, 'eo')
+    for key in ('global_subgroup', 'global_pairwise', 'local_subgroup', 'local_pairwise'): assert abs(m_eop[key] - m_eo[key]) < 1e-12
+    # equal TPRs but unequal TNRs: a TPR-only notion would see no gap, FedFACT's EOP does
+    y2, a2 = np.array([1, 1, 0, 0] * 2), np.array([0, 0, 0, 0, 1, 1, 1, 1]); p2 = np.array([1, 0, 0, 0, 1, 0, 1, 1])
+    m = metrics_from_counts(prediction_counts(y2, p2, a2, np.zeros(8, int), (2, 2, 1)), 'eop')
+    assert abs(m['global_pairwise'] - 1.0) < 1e-12                                   # TNR 1 vs 0; TPR 0.5 vs 0.5
+
+
+def test_pairwise_is_subgroup_over_largest_share():
+    "Two groups, DP: pairwise gap = subgroup gap / max_a p_a exactly (globally and per client); EOP/EO: between 1x and 2x."
+    y, a, k, p = _random_fl(12, 3, 2, 3)
+    rng = np.random.default_rng(0); keep = rng.random(len(y)) < np.where(a == 1, 0.3, 1.0)   # unequal group shares
+    y, a, k, p = y[keep], a[keep], k[keep], p[keep]
+    cnt = prediction_counts(y, p, a, k, (3, 2, 3)); mt = metrics_from_counts(cnt, 'dp')
+    share = np.bincount(a) / len(a)
+    assert abs(mt['global_pairwise'] - mt['global_subgroup'] / share.max()) < 1e-12
+    share_k = np.array([np.bincount(a[k == c], minlength=2) / (k == c).sum() for c in range(3)])
+    np.testing.assert_allclose(mt['client_pairwise'], mt['client_subgroup'] / share_k.max(1), atol=1e-12)
+    for notion in ('eop', 'eo'):
+        mt = metrics_from_counts(cnt, notion)
+        assert mt['global_subgroup'] - 1e-12 <= mt['global_pairwise'] <= 2 * mt['global_subgroup'] + 1e-12
 
 
 def test_zero_duals_identity_and_shift_invariance():
@@ -389,7 +424,36 @@ def test_warm_start_equals_one_pipeline(tiny):
     assert warm.base_model_ is avg and not warm.report_.round_log['stage'].eq('FedAvg').any()
     assert warm.report_.table.equals(cold.report_.table) and np.array_equal(warm.payload_['lam'], cold.payload_['lam'])
     assert cold.base_model_.report_.accuracy == avg.report_.accuracy
+    assert np.isnan(cold.base_model_.report_.cpu_seconds) and np.isfinite(avg.report_.cpu_seconds) and avg.report_.cpu_seconds > 0
     for k, v in avg.weights_.items(): np.testing.assert_array_equal(cold.base_model_.weights_[k], v)
+
+
+def test_explicit_runner_repr_and_clone(tiny):
+    "InProcessRunner has no settings: its repr (and that of an estimator holding it) works, and clone copies it."
+    assert repr(InProcessRunner()) == 'InProcessRunner()'
+    for est in (FedAvg(runner=InProcessRunner()), FedFactPost(runner=InProcessRunner()), FedFactIn(runner=InProcessRunner(), seed=3)):
+        assert 'runner=InProcessRunner()' in repr(est)
+        c = clone(est)
+        assert isinstance(c.runner, InProcessRunner) and c.runner is not est.runner and repr(c) == repr(est)
+    fitted = FedAvg(runner=InProcessRunner(), **TINY_AVG).fit(tiny)
+    assert fitted.report_.runner == 'in-process' and 'runner=InProcessRunner()' in repr(fitted)
+
+
+def test_explorer_draws_fedavg_from_its_counts_and_xi_l_over_the_subgroup_form():
+    "explore_fedfact: FedAvg's numbers are its fit's test counts; the right panel shows the subgroup-form gaps, with xi_l drawn over them."
+    with quiet(DroppedRowsWarning, NumericalWarning):
+        rep, fig = explore_fedfact(xi_g=0.02, xi_l=0.03, max_rows=3000, n_clients=3)
+    fd, base = _explorer_base(0.5, 3000, 3, 0)
+    again = metrics_from_counts(prediction_counts(fd.y_test, base.predict(fd.X_test), fd.a_test, fd.k_test, fd.shape))
+    assert (rep.fedavg_accuracy, rep.fedavg_global_gap, rep.fedavg_worst_local_gap) == (again['accuracy'], again['global_pairwise'], again['local_pairwise'])
+    ax2 = fig.axes[1]
+    assert [list(line.get_ydata()) for line in ax2.lines] == [[0.03, 0.03]] and 'subgroup' in ax2.get_ylabel()
+    heights = sorted(round(b.get_height(), 9) for b in ax2.patches if b.get_height() > 0)
+    post_main = FedFactPost('dp', 0.02, 0.03, base_model=base, seed=0, **QUIET)
+    with quiet(NumericalWarning):
+        post_main = post_main.fit(fd).report_
+    want = np.r_[again['client_subgroup'], post_main.table['local_gap_subgroup']]
+    assert heights == sorted(round(v, 9) for v in want if v > 0)
 
 
 def test_post_predict_new_rows(syn2, post2):

@@ -18,8 +18,8 @@ from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
 
-from .core import (NumericalWarning, PrefitClassifier, Report, _kind, check_array, check_binary,
-                             check_is_fitted, check_option, check_probabilities, check_same_length, check_scalar, make_rng, progress, report,
+from .core import (NumericalWarning, PrefitClassifier, Report, _kind, check_array, check_binary, check_flag,
+                             check_is_fitted, check_numbers, check_option, check_probabilities, check_same_length, check_scalar, make_rng, progress, report,
                              report_numerical, require)
 from .groups import check_sensitive
 
@@ -105,7 +105,7 @@ def _check_counts(counts, name:str='counts', ndim:int=3)->np.ndarray:
 
 def fairness_matrices(
     counts:np.ndarray, # n[k, a, y] from `fl_counts`, shape (N, G, m)
-    notion:str='dp', # 'dp' (demographic parity), 'eop' (equal opportunity) or 'eo' (equalised odds)
+    notion:str='dp', # 'dp' (demographic parity), 'eop' (equal opportunity: P(Yhat=y | Y=y, A) for every class y) or 'eo' (equalised odds)
     level:str='global', # 'global' (all clients pooled) or 'local' (each client on its own data)
 )->np.ndarray: # global: (U, N, G, m, m); local: (N, U, G, m, m)
     "Matrices D with disparity_u = sum_{a,k} <D^{a,k}_u, C^{a,k}> for the paper's subgroup-vs-overall constraints."
@@ -364,13 +364,14 @@ def dirichlet_partition(
                      f"raise alpha, lower min_size or use fewer clients")
 
 def heterogeneous_partition(
-    a, y, # binary sensitive attribute and binary label
+    a, # binary sensitive attribute: two labels or codes (`groups.check_sensitive`; the second in sorted order is paired with y=1)
+    y, # binary label (0/1 or booleans)
     n_clients:int=5, # N
     low:float=0.2, high:float=0.8, # range of the per-client A-Y correlation gamma_k
     seed=0, # seed or Generator
 )->np.ndarray: # client id per row
     "The paper's heterogeneous split: client k gets share gamma_k (i == j) or 1 - gamma_k (i != j) of cell (A=i, Y=j), normalised."
-    a = check_binary(a, 'a', both_classes=True); y = check_binary(y, 'y', both_classes=True)
+    a, _ = check_sensitive(a, 'a', kind='binary'); y = check_binary(y, 'y', both_classes=True)
     check_same_length(a=a, y=y); check_scalar(n_clients, 'n_clients', int, low=1)
     check_scalar(low, 'low', float, low=0, high=1, closed='neither'); check_scalar(high, 'high', float, low=low, high=1, closed='left')
     rng = make_rng(seed); gamma = rng.uniform(low, high, n_clients)
@@ -493,7 +494,7 @@ def _stage_seeds(seed, n_stages:int)->list:
 
 def _disable(show_progress)->bool|None:
     "show_progress (None: follow TRUSTML_NB_PROGRESS) as `progress`'s `disable`."
-    check_option(show_progress, 'show_progress', (None, True, False))
+    show_progress = check_flag(show_progress, 'show_progress', allow_none=True)
     return None if show_progress is None else not show_progress
 
 def run_inprocess(
@@ -590,7 +591,7 @@ def _check_budget(xi, name:str)->float|None:
 def _check_training(**settings)->None:
     "Check the settings of local training: rounds, steps and batches >= 1, positive finite learning rates, ..."
     rules = {'n_rounds': (int, 1), 'local_steps': (int, 1), 'batch_size': (int, 1), 'hidden': (int, 0), 'init_seed': (int, 0),
-             'n_history': (int, 1), 'weight_decay': (float, 0)}
+             'weight_decay': (float, 0)}
     for name, v in settings.items():
         kind, low = rules.get(name, (float, None))
         if low is None: check_scalar(v, name, float, low=0, closed='neither')    # learning rates, step sizes, temperatures
@@ -698,8 +699,7 @@ class FedFactPostProtocol(FedProtocol):
         check_option(notion, 'notion', NOTIONS); xi_g, xi_l = _check_budget(xi_g, 'xi_g'), _check_budget(xi_l, 'xi_l')
         _check_training(n_rounds=n_rounds, local_steps=local_steps, lr=lr, server_lr=server_lr, beta=beta, beta_final=beta_final,
                         bound=bound, max_step=max_step)
-        check_scalar(jitter, 'jitter', float, low=0); check_option(average, 'average', (True, False))
-        check_option(calibrate, 'calibrate', (True, False))
+        check_scalar(jitter, 'jitter', float, low=0); check_flag(average, 'average'); check_flag(calibrate, 'calibrate')
         self.model_fn, self.notion, self.xi_g, self.xi_l = model_fn, notion, xi_g, xi_l
         self.n_rounds, self.local_steps, self.lr, self.beta, self.beta_final = n_rounds + 1, local_steps, lr, beta, beta_final
         self.bound, self.jitter, self.server_lr, self.max_step = bound, jitter, server_lr, max_step
@@ -820,6 +820,9 @@ class FedFactInProtocol(FedProtocol):
                  init_seed=0, init_weights=None, optimizer='rprop', n_history=1, dual_audit='last'):
         self.n_history = check_scalar(n_history, 'n_history', int, low=1)
         self.dual_audit = check_option(dual_audit, 'dual_audit', ('last', 'mixture'))
+        if dual_audit == 'mixture' and n_history == 1:
+            raise ValueError("dual_audit='mixture' audits the mixture of the last n_history rules, so it needs n_history > 1; "
+                             "with n_history=1 there is only the last rule: leave dual_audit='last' or raise n_history")
         check_scalar(n_features, 'n_features', int, low=1); check_scalar(n_classes, 'n_classes', int, low=2)
         check_option(notion, 'notion', NOTIONS); xi_g, xi_l = _check_budget(xi_g, 'xi_g'), _check_budget(xi_l, 'xi_l')
         _check_training(n_rounds=n_rounds, local_steps=local_steps, lr=lr, batch_size=batch_size, hidden=hidden, dual_lr=dual_lr,
@@ -1073,7 +1076,8 @@ class FedRunner:
 
     def __repr__(self):
         import inspect
-        names = [p for p in inspect.signature(type(self).__init__).parameters if p != 'self']
+        params = inspect.signature(type(self).__init__).parameters.values()   # object.__init__ gives *args, **kwargs: not settings
+        names = [p.name for p in params if p.name != 'self' and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
         return f"{type(self).__name__}({', '.join(f'{k}={getattr(self, k)!r}' for k in names)})"
 
     def run(self,
@@ -1098,7 +1102,7 @@ class InProcessRunner(FedRunner):
 class FedReport(Report):
     "A federated fit: accuracy and disparities on the test rows, the budgets audited on the training rows, per client and per round."
     method: str # 'FedAvg', 'FedFACT-Post', 'FedFACT-In', or a baseline's name
-    notion: str # fairness notion of every gap: 'dp' (demographic parity), 'eop' (equal opportunity) or 'eo' (equalised odds)
+    notion: str # fairness notion of every gap: 'dp' (demographic parity), 'eop' (equal opportunity: P(Yhat=y | Y=y) for every class y) or 'eo' (equalised odds)
     global_budget: float|None # xi_g, the budget on the global disparity (None: no global constraint)
     local_budget: float|None # xi_l, every client's budget on its local disparity (None: no local constraints)
     accuracy: float # test: share of rows predicted correctly, all clients pooled
@@ -1117,7 +1121,7 @@ class FedReport(Report):
     n_test: int # test rows, all clients
     runner: str # how the federation was played: 'in-process', 'Flower simulation', 'pooled (centralised)'
     seconds: float # wall-clock seconds of the run (all rounds and the evaluation)
-    cpu_seconds: float # CPU seconds of this process during the run (Flower's clients run in other processes)
+    cpu_seconds: float # CPU seconds of this process during the run (Flower's clients run in other processes); NaN where not measured (a FedAvg stage trained inside a FedFACT run)
     table: pd.DataFrame # one row per client: test rows, accuracy, local gaps on the test rows (both forms), local gap on the training rows
     round_log: pd.DataFrame # one row per round: stage, round, seconds, and what the server logged (e.g. max_global_violation)
     train_counts: np.ndarray # n[k, a, y, yhat] of the realised predictions on the training rows, shape (N, G, m, m)
@@ -1171,7 +1175,7 @@ class _FedEstimator:
     def _check_common(self, fd)->FedRunner:
         if not isinstance(fd, FedData): raise TypeError(f"fd must be a FedData (see make_fed_data, adult_fed_data), got {_kind(fd)}")
         check_option(self.notion, 'notion', NOTIONS); check_scalar(self.seed, 'seed', int, low=0, high=2**32 - 1)
-        check_option(self.show_progress, 'show_progress', (None, True, False))
+        check_flag(self.show_progress, 'show_progress', allow_none=True)
         runner = InProcessRunner() if self.runner is None else self.runner
         if not isinstance(runner, FedRunner):
             raise TypeError(f"runner must be a FedRunner such as InProcessRunner() or fedfact_flower.FlowerRunner(...), got {_kind(runner)} {runner!r:.40}")
@@ -1254,7 +1258,7 @@ class FedAvg(ClassifierMixin, _FedEstimator, BaseEstimator):
         pred = lambda X: self._logits(X).argmax(1)
         tr = prediction_counts(fd.y, pred(fd.X), fd.a, fd.k, fd.shape); te = prediction_counts(fd.y_test, pred(fd.X_test), fd.a_test, fd.k_test, fd.shape)
         self.report_ = _fed_report('FedAvg', self.notion, (None, None), 0.0, tr, te, tr, [r for r in log if r['stage'] == 'FedAvg'],
-                                   seconds, 0.0, runner_label, notes=("trained as the first stage of a FedFACT run; evaluated from its weights",))
+                                   seconds, float('nan'), runner_label, notes=("trained as the first stage of a FedFACT run; evaluated from its weights; its CPU seconds are not measured apart (NaN)",))
         return self
 
     def predict_proba(self,
@@ -1284,7 +1288,7 @@ def _is_fitted(est)->bool:
 class _FedFactBase(_FedEstimator):
     "FedFACT-Post and FedFACT-In: a FedAvg stage (trained, or re-used from a fitted FedAvg), then the fairness stage."
 
-    def _base_stage(self, fd):
+    def _base_stage(self, fd, runner):
         "(stage-0 protocol, FedAvg protocol whose model the score uses, stage-0 seed, the FedAvg estimator, whether it was fitted)."
         base = FedAvg(seed=self.seed) if self.base_model is None else self.base_model
         if not isinstance(base, FedAvg):
@@ -1294,6 +1298,10 @@ class _FedFactBase(_FedEstimator):
                 raise ValueError(f"base_model was fitted on {base.n_features_in_} features and {base.n_classes_} classes; "
                                  f"fd has {fd.X.shape[1]} and {fd.shape[0]}")
             return _FixedWeights(base.weights_), base.protocol_, self.seed, base, True
+        if base.runner is not None and type(base.runner) is not type(runner):
+            raise ValueError(f"base_model.runner is {base.runner!r:.60} but this {type(self).__name__} plays the run with {runner!r:.60}: an unfitted "
+                             f"base_model is trained as stage 0 of this run, with this estimator's runner and show_progress; set the runner "
+                             f"here (base_model.runner=None or the same kind), or fit base_model first")
         try:
             check_scalar(base.seed, 'seed', int, low=0, high=2**32 - 1); check_option(base.notion, 'notion', NOTIONS)
             proto = base._protocol(fd)
@@ -1304,7 +1312,7 @@ class _FedFactBase(_FedEstimator):
         "Run the FedAvg stage (unless `base_model` is fitted) and the fairness stage on `fd`; `report_` holds the audit."
         runner = self._check_common(fd); check_scalar(self.tol, 'tol', float, low=0)
         xi_g, xi_l = _check_budget(self.xi_g, 'xi_g'), _check_budget(self.xi_l, 'xi_l')
-        stage0, avg, seed0, base, fitted = self._base_stage(fd)
+        stage0, avg, seed0, base, fitted = self._base_stage(fd, runner)
         proto = self._protocol(fd, avg)
         run, secs, cpu = self._play(fd, runner, [stage0, proto], [seed0, self.seed])
         w0 = {k: v for k, v in run.stage_payloads[0].items() if k.startswith('w.')}
@@ -1341,7 +1349,7 @@ class FedFactPost(_FedFactBase, BaseEstimator):
                  jitter:float=1e-9, # seeded score jitter breaking exact ties
                  optimizer:str='rprop', # 'rprop' (sign-based, preconditioned) or 'sgd' (projected gradient)
                  calibrate:bool=True, # fit the per-(client, group) calibration (False: FedAvg's own scores)
-                 base_model=None, # FedAvg estimator: fitted, its weights are re-used (no retraining); unfitted, it is trained first; None: FedAvg(seed=seed)
+                 base_model=None, # FedAvg estimator: fitted, its weights are re-used (no retraining); unfitted, it is trained first as stage 0 of this run, with this estimator's runner and show_progress (its own runner must be None or the same kind); None: FedAvg(seed=seed)
                  runner=None, # None or InProcessRunner(), or fedfact_flower.FlowerRunner(...)
                  tol:float=0.005, # slack when auditing the budgets on the training rows
                  seed:int=0, # seed of every random choice of this stage
@@ -1390,8 +1398,8 @@ class FedFactIn(_FedFactBase, BaseEstimator):
                  kappa_eps:float=1e-4, # smallest cost after the positivity shift
                  optimizer:str='rprop', # 'rprop' or 'sgd'
                  n_history:int=1, # N_h: predict with one of the last N_h rounds' rules, drawn per row (seeded); 1: the last iterate
-                 dual_audit:str='last', # the dual step audits the 'last' rule or the 'mixture' of the last N_h
-                 base_model=None, # FedAvg estimator: fitted, its weights start the shared model; unfitted, it is trained first; None: FedAvg(seed=seed)
+                 dual_audit:str='last', # the dual step audits the 'last' rule or the 'mixture' of the last N_h (needs n_history > 1)
+                 base_model=None, # FedAvg estimator: fitted, its weights start the shared model; unfitted, it is trained first as stage 0 of this run, with this estimator's runner and show_progress (its own runner must be None or the same kind); None: FedAvg(seed=seed)
                  runner=None, # None or InProcessRunner(), or fedfact_flower.FlowerRunner(...)
                  tol:float=0.005, # slack when auditing the budgets on the training rows (expected rates of a randomised rule)
                  seed:int=0, # seed of every random choice of this stage (mini-batches, the rule's draws)
@@ -1430,13 +1438,13 @@ class FedFactIn(_FedFactBase, BaseEstimator):
 # %% ../nbs/20_fedfact.ipynb #239ee5a4
 def adult_fed_data(
     n_clients:int=5, # N
-    alpha:float=0.5, # Dirichlet concentration of the sensitive attribute across clients
+    alpha:float=0.5, # Dirichlet concentration of the sensitive attribute across clients (Dirichlet split only)
     partition:str='dirichlet', # 'dirichlet' or 'heterogeneous' (binary label and attribute only)
     label:str='income', # 'income' (binary) or 'hours' (3 classes)
     sensitive:str='sex', # one of data.ADULT_ATTRIBUTES: 'sex', 'race', 'race_binary' or 'age_group'
     test_size:float=0.4, # share of each client's rows kept for testing
     max_rows:int|None=None, # subsample the data (for quick lessons); None: all rows
-    min_size:int=20, # smallest (client, group) cell of the Dirichlet split
+    min_size:int=20, # smallest (client, group) cell of the Dirichlet split (Dirichlet split only)
     seed:int=0, # seed of the subsample and the split
     scheme:str='as_given', # Dirichlet convention: 'as_given' (Dir(alpha)) or 'logofair' (Dir(2 alpha) + balancing; see `dirichlet_partition`)
 )->FedData:
@@ -1450,6 +1458,10 @@ def adult_fed_data(
     if partition == 'heterogeneous' and (label != 'income' or sensitive not in ('sex', 'race_binary')):
         raise ValueError(f"partition='heterogeneous' needs label='income' and a binary sensitive attribute ('sex' or 'race_binary'), "
                          f"got label={label!r}, sensitive={sensitive!r}")
+    if partition == 'heterogeneous':    # settings of the Dirichlet split only: refuse them rather than ignore them
+        unused = [f"{nm}={v!r}" for nm, v, d in (('alpha', alpha, 0.5), ('min_size', min_size, 20), ('scheme', scheme, 'as_given')) if v != d]
+        if unused: raise ValueError(f"{', '.join(unused)}: partition='heterogeneous' does not use alpha, min_size or scheme (they set the Dirichlet "
+                                    f"split); leave them at their defaults or use partition='dirichlet'")
     rng = make_rng(seed)           # one stream: adult_task draws the subsample from it, the split continues it
     task = adult_task(splits=None, label=label, sensitive=(sensitive,), max_rows=max_rows, seed=rng)
     rows = task['all']
@@ -1477,14 +1489,17 @@ def _fitted_fedavg(base_model, name:str='base_model')->FedAvg:
 def fairlearn_baseline(
     fd:FedData, # the federation (binary labels)
     base_model, # a fitted FedAvg whose scores are post-processed (or a fitted FedFACT estimator: its base_model_)
-    constraints:str='demographic_parity', # fairlearn constraint name
+    constraints:str='demographic_parity', # 'demographic_parity' (reported as notion 'dp') or 'equalized_odds' (notion 'eo'): the fairlearn constraints a FedFACT notion measures exactly
     seed:int=0, # random_state of the randomised thresholds
 )->FedReport:
     "fairlearn ThresholdOptimizer fitted on the pooled training data (centralised, client-blind); metrics per client."
     if not isinstance(fd, FedData): raise TypeError(f"fd must be a FedData (see make_fed_data, adult_fed_data), got {_kind(fd)}")
     avg = _fitted_fedavg(base_model)
-    check_option(constraints, 'constraints', ('demographic_parity', 'equalized_odds', 'true_positive_rate_parity',
-                                              'false_positive_rate_parity', 'true_negative_rate_parity', 'false_negative_rate_parity'))
+    if constraints in ('true_positive_rate_parity', 'false_positive_rate_parity', 'true_negative_rate_parity', 'false_negative_rate_parity'):
+        raise ValueError(f"constraints={constraints!r} equalises one rate, which no FedFACT notion measures alone (FedFACT's 'eop' equalises "
+                         f"P(Yhat=y | Y=y, A) for both classes, TPR and TNR, as equalised odds does), so the report's gaps would not be what "
+                         f"it optimised; use constraints='demographic_parity' or 'equalized_odds'")
+    check_option(constraints, 'constraints', ('demographic_parity', 'equalized_odds'))
     check_scalar(seed, 'seed', int, low=0, high=2**32 - 1)
     if fd.shape[0] != 2: raise ValueError(f"fd must have binary labels for ThresholdOptimizer, got {fd.shape[0]} classes")
     if avg.n_features_in_ != fd.X.shape[1]: raise ValueError(f"base_model was fitted on {avg.n_features_in_} features; fd has {fd.X.shape[1]}")
@@ -1498,7 +1513,7 @@ def fairlearn_baseline(
     for split, (X, y, a, k) in {'train': (fd.X, fd.y, fd.a, fd.k), 'test': (fd.X_test, fd.y_test, fd.a_test, fd.k_test)}.items():
         pred = np.asarray(to.predict(X, sensitive_features=a, random_state=seed)).astype(int)
         counts[split] = prediction_counts(y, pred, a, k, fd.shape)
-    notion = {'demographic_parity': 'dp', 'true_positive_rate_parity': 'eop', 'equalized_odds': 'eo'}.get(constraints, 'dp')
+    notion = {'demographic_parity': 'dp', 'equalized_odds': 'eo'}[constraints]
     return _fed_report(f"fairlearn ThresholdOptimizer ({constraints}, pooled)", notion, (None, None), 0.0, counts['train'], counts['test'],
                        counts['train'], [], seconds, cpu, 'pooled (centralised)',
                        notes=("fitted centrally on all clients' training rows, blind to the clients",))
@@ -1532,8 +1547,7 @@ def tradeoff_curve(
     if not isinstance(template, FedFactPost): raise TypeError(f"estimator must be None or a FedFactPost, got {_kind(template)}")
     if isinstance(variants, str): variants = (variants,)
     for v in variants: check_option(v, 'variants', ('global+local', 'global', 'local'))
-    budgets = check_array(budgets, 'budgets', ndim=1).astype(float)
-    if (budgets < 0).any(): raise ValueError(f"budgets must be >= 0, got {budgets.tolist()}")
+    budgets = check_numbers(budgets, 'budgets', low=0)
     rows, caught, points = [], [], []
     for var in variants:
         for xi in progress(budgets, desc=f'budgets ({var})', disable=_disable(template.show_progress)):
@@ -1623,17 +1637,17 @@ def explore_fedfact(
         if f == 1.0: main = r
     unmet = _say_once(caught, 'explore_fedfact', points)
     notes = (unmet,) if unmet else ()
-    avg = metrics_from_counts(prediction_counts(fd.y_test, base.predict(fd.X_test), fd.a_test, fd.k_test, fd.shape), notion)
+    avg = metrics_from_counts(base.report_.test_counts, notion)    # FedAvg's test counts, from its fit (notion-free)
     curve = pd.DataFrame(rows)
     fig, (ax1, ax2) = new_figure(1, 2, figsize=(10, 3.6))
     plot_tradeoff(curve, 'worst_local_gap', 'accuracy', annotate='scale', ax=ax1)
     ax1.scatter([avg['local_pairwise']], [avg['accuracy']], marker='s', color='crimson', zorder=3, label='FedAvg')
-    ax1.legend(frameon=False, fontsize='small'); ax1.set_xlabel('worst local gap (test)'); ax1.set_title('trade-off (labels: budget scale)')
-    gaps = pd.DataFrame({'client': [str(c) for c in range(n_clients)] * 2,
-                         'local gap': np.r_[avg['client_pairwise'], main.table['local_gap_pairwise'].to_numpy()],
+    ax1.legend(frameon=False, fontsize='small'); ax1.set_xlabel('worst local gap (test, pairwise)'); ax1.set_title('trade-off (labels: budget scale)')
+    gaps = pd.DataFrame({'client': [str(c) for c in range(n_clients)] * 2,       # the subgroup form: the quantity xi_l bounds
+                         'local gap (subgroup form)': np.r_[avg['client_subgroup'], main.table['local_gap_subgroup'].to_numpy()],
                          'method': ['FedAvg'] * n_clients + ['FedFACT-Post'] * n_clients})
-    plot_group_metric(gaps, 'client', 'local gap', hue='method', reference=xi_l if notion == 'dp' else None, ax=ax2)
-    ax2.set_title(f'local {notion.upper()} gap per client (test)')
+    plot_group_metric(gaps, 'client', 'local gap (subgroup form)', hue='method', reference=xi_l, ax=ax2)
+    ax2.set_title(f'local {notion.upper()} gap per client (test); dashed: xi_l')
     rep = FedFactExplorerReport(notion=notion, global_budget=float(xi_g), local_budget=float(xi_l), alpha=float(alpha), accuracy=main.accuracy,
                                 global_gap=main.global_gap, worst_local_gap=main.worst_local_gap, constraints_met=main.constraints_met,
                                 fedavg_accuracy=avg['accuracy'], fedavg_global_gap=avg['global_pairwise'],

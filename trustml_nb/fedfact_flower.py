@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from .core import _kind, check_option, check_scalar, progress, require
+from .core import _kind, check_flag, check_scalar, progress, require
 from .fedfact import FedRun, FedRunner, _disable, _stage_seeds, client_counts
 
 # %% auto #0
@@ -143,7 +143,7 @@ def run_flower(
 )->FedRun: # payload, client states (handed back at the evaluation), round log, evaluation counts, stage payloads
     "Run a protocol pipeline with Flower's local simulation engine (Ray); same answers as `run_inprocess`."
     check_scalar(num_cpus, 'num_cpus', low=0, closed='neither'); check_scalar(total_cpus, 'total_cpus', int, low=1)
-    check_option(verbose, 'verbose', (True, False))
+    check_flag(verbose, 'verbose')
     if not isinstance(clients, (list, tuple)) or not clients: raise TypeError(f"clients must be a non-empty list of per-client data dicts, got {_kind(clients)}")
     if shape is None: raise ValueError("shape (m, G, N) is required: the clients report their counts at the end")
     run_simulation = require('flwr.simulation', 'fl', 'run_flower').run_simulation
