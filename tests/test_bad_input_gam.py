@@ -175,6 +175,9 @@ def test_instance_queries(fn):
     err(fn, GAM3, X3, threshold=0.5, arg='threshold', case=f'{name} threshold on a classifier')
     err(fn, REG3, X3, threshold=np.nan, arg='threshold', case=f'{name} threshold NaN')
     if fn is not explain: err(fn, REG3, X3, arg='threshold', case=f'{name} regression without threshold')
+    else:
+        err(fn, REG3, X3, scale=1.0, arg='scale', case='explain scale without a decision')     # it would be ignored
+        ok(fn, REG3, X3, threshold=0.0, scale=1.0, check=lambda r: r.prediction == int(REG3.score(X3) >= 0), case='explain scale with threshold')
 
 
 def test_counting_and_shap():

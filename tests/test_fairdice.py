@@ -16,8 +16,8 @@ from sklearn.base import clone
 from contract import check_estimator_contract, check_report
 from trustml_nb.core import NumericalWarning
 from trustml_nb.fairdice import (Divergence, FairDICE, FairDICENetwork, FairDICEReport, NeuralFairDICE, NeuralFairDICEReport,
-                                 behaviour_cloning, buggy_weighted_bc_loss, fairdice_explorer, get_welfare, jain_index,
-                                 policy_metrics, render_fairdice, solve_unregularised, weighted_bc_loss)
+                                 behaviour_cloning, buggy_weighted_bc_loss, fairdice_explorer, four_room_data, get_welfare,
+                                 jain_index, policy_metrics, render_fairdice, solve_unregularised, weighted_bc_loss)
 from trustml_nb.momdp import (OfflineDataset, collect_dataset, counterexample_momdp, empirical_mdp, four_room,
                               from_mo_gymnasium, optimal_policy, random_momdp, spibb_policy, uniform_policy)
 
@@ -33,6 +33,16 @@ def rm_data():
 def exact(data, dD=None, **settings):
     "The exact solver's report (dual route unless solver='primal' is given)."
     return FairDICE(**settings).fit(data, state_action_distribution=dD).report_
+
+
+def _returns_by_iteration(mdp, pi, tol=1e-15):
+    "Normalised returns by iterating V <- r_pi + gamma P_pi V to a fixed point (no linear solve)."
+    P, r = np.einsum("sa,sat->st", pi, mdp.T), np.einsum("sa,sai->si", pi, mdp.R)
+    V = np.zeros_like(r)
+    for _ in range(100_000):
+        V, V_old = r + mdp.gamma * P @ V, V
+        if np.abs(V - V_old).max() < tol: break
+    return (1 - mdp.gamma) * mdp.p0 @ V
 
 
 def nsw_of(mdp, pi):
@@ -101,6 +111,14 @@ def test_report_fields_are_consistent(rm_data):
     np.testing.assert_allclose((r.occupancy[..., None] * r.model.R).sum((0, 1)), r.returns, atol=1e-12)
     assert r.values.shape == (rm.n_states,) and r.values[r.model.absorbing].max() == 0
     assert list(r.to_frame().columns) == ["objective", "return", "objective_weight", "demanded_return"]
+    # independent of how the report was assembled: the policy evaluated in the solved model by a linear solve has these
+    # returns and this occupancy (off the absorbing states), and values and weights give the ratios w* = max(0, (f')^-1(e / beta))
+    m, ab = r.model, r.model.absorbing
+    np.testing.assert_allclose(m.returns(r.policy), r.returns, rtol=1e-9)
+    np.testing.assert_allclose(m.occupancy(r.policy)[~ab], r.occupancy[~ab], atol=1e-12)
+    e = m.R @ r.objective_weights + m.gamma * m.T @ r.values - r.values[:, None]
+    support = r.data_distribution > 0
+    np.testing.assert_allclose(Divergence("softchi").wstar(e / r.beta)[support], r.density_ratios[support], atol=1e-9)
 
 
 # ---------------------------------------------------------------- counterexample (App. B, C.1)
@@ -283,6 +301,15 @@ def test_warnings_that_matter_stay_visible(rm_data):
 
 
 # ---------------------------------------------------------------- the estimator contract
+def test_summarised_warnings_point_at_the_users_line():
+    "The summary a sweep re-issues is warned at the caller's line, not at a line inside the package or contextlib."
+    from trustml_nb.fairdice import _summarised_warnings
+    with pytest.warns(NumericalWarning) as caught:
+        with _summarised_warnings("sweep"):
+            for _ in range(3): warnings.warn("stalled", NumericalWarning)
+    assert [str(w.message) for w in caught] == ["sweep: stalled (3 fits)"] and caught[0].filename == __file__
+
+
 def test_fairdice_estimator_contract(rm_data):
     rm, D = rm_data
     for solver in ("dual", "primal"):
@@ -394,6 +421,9 @@ def test_render_returns_a_report_with_exact_numbers():
     rep, fig = render_fairdice(0.0, "nsw", 0.01)
     fr = four_room()
     np.testing.assert_allclose(rep.returns, fr.returns(rep.fit.policy))
+    # the same returns by an independent route: Bellman iteration in the true environment, not the linear solve behind both
+    np.testing.assert_allclose(rep.returns, _returns_by_iteration(fr, rep.fit.policy), rtol=1e-9)
+    np.testing.assert_allclose(rep.behaviour_returns, _returns_by_iteration(fr, behaviour_cloning(four_room_data(0.0))), rtol=1e-9)
     assert rep.jain_index == pytest.approx(jain_index(rep.returns)) and rep.total_return == pytest.approx(rep.returns.sum())
     assert rep.jain_index > 0.95 and fig is not None
 

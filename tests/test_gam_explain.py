@@ -307,7 +307,7 @@ def test_explorer_slider_to_max_and_menus():
     assert ex.error is None and rep.n_features == 12 and 'n = 12 features' in rep.title
     # the report's numbers are the explanation's and the runtime table's, checked against brute force
     gam = random_gam(12, 'table', 'enumerable', seed=0, grid_bits=4); x = random_instance(gam, 0)
-    assert rep.prediction == gam.predict(x) and rep.sufficient_size == len(msr(gam, x)) == rep.explanation.sufficient_size
+    assert rep.prediction == gam.predict(x) and rep.sufficient_size == len(msr_bf(gam, x, max_points=3 ** 12)) == rep.explanation.sufficient_size
     assert rep.table.n.tolist() == [2, 4, 6, 8, 10, 12] and rep.table.agree.dropna().all()
     assert rep.fast_ms == rep.table.fast_s.iloc[-1] * 1e3 and rep.bruteforce_ms is None     # 3^12 points: brute force skipped
     for dom, comp, q in [('grid', 'nam', 'SHAP-R'), ('interval', 'spline', 'FR'), ('enumerable', 'step', 'CC')]:

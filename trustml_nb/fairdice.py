@@ -1,4 +1,4 @@
-"""FairDICE (Kim, Lee, Lee & Lee, NeurIPS 2025) learns, from a fixed dataset, the policy that maximises a concave welfare (Nash, alpha-fair, max-min) of the per-objective returns, regularised towards the data. Here: welfare functions and f-divergences, an exact tabular solver by two independent routes (cvxpy primal, L-BFGS dual), neural FairDICE in PyTorch with switches for the official code's deviations, and the paper's finite-domain results reproduced.
+"""FairDICE (Kim, Lee, Lee & Lee, NeurIPS 2025) learns, from a fixed dataset, the policy that maximises a concave welfare (Nash, alpha-fair, max-min) of the per-objective returns, regularised towards the data. Here: welfare functions and f-divergences, an exact tabular solver by two independent routes (a cvxpy primal, and the convex dual minimised by Newton's method, or by L-BFGS for max-min), neural FairDICE in PyTorch with switches for the official code's deviations, and the paper's finite-domain results reproduced.
 
 Docs: https://trustml-nb.github.io/trustml_nb/fairdice.html.md"""
 
@@ -7,7 +7,6 @@ Docs: https://trustml-nb.github.io/trustml_nb/fairdice.html.md"""
 # %% ../nbs/41_fairdice.ipynb #5873039a
 from __future__ import annotations
 
-import contextlib
 import time
 import warnings
 from collections import Counter
@@ -21,12 +20,12 @@ from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 from torch import nn
 
-from .core import (Report, check_array, check_flag, check_is_fitted, check_numbers, check_option, check_scalar, progress, report,
-                             report_numerical, require, seed_everything)
+from .core import (Report, _warn_at_user, check_array, check_flag, check_numbers, check_option, check_scalar, progress,
+                             report, report_numerical, require, seed_everything)
 from .momdp import (OfflineDataset, TabularMOMDP, _check_mdp, _dangling_states, collect_dataset,
                               empirical_mdp, four_room, optimal_policy, plot_grid_policy, preference_dataset, random_momdp,
                               spibb_policy, uniform_policy)
-from .viz import PALETTE, explorer, new_figure, set_theme
+from .viz import PALETTE, explorer, new_figure
 
 # %% auto #0
 __all__ = ['Welfare', 'get_welfare', 'jain_index', 'policy_metrics', 'Divergence', 'behaviour_cloning', 'FairDICEReport',
@@ -76,9 +75,7 @@ class Welfare:
             raise ValueError(f"{self.name} welfare needs strictly positive returns, got {np.round(k, 6).tolist()}; "
                              "shift or rescale the objectives so that every J_i > 0")
         if self.kind in ('nsw', 'weighted_nsw'): return float(np.sum(self._w(k) * np.log(k)))
-        if self.kind == 'alpha':
-            if self.alpha > 1 and (k <= 0).any(): return -np.inf
-            return float(np.sum(np.maximum(k, 0) ** (1 - self.alpha) / (1 - self.alpha)))
+        if self.kind == 'alpha': return float(np.sum(np.maximum(k, 0) ** (1 - self.alpha) / (1 - self.alpha)))
         if self.kind == 'utilitarian': return float(k.sum())
         return float(k.min())
 
@@ -234,9 +231,8 @@ class _Problem:
         self.p0 = mdp.p0[self.live_idx]
         self.gamma = mdp.gamma
 
-def _scaling(P, W, fixed)->tuple:
-    "(objective scale s, mu back-conversion factor) when rewards are multiplied by P.c: W(c k) = s W(k) + const."
-    c = P.c
+def _scaling(c:float, W, fixed:bool)->tuple:
+    "(objective scale s, mu back-conversion factor) when rewards are multiplied by c: W(c k) = s W(k) + const."
     if fixed or W.kind in ('utilitarian', 'maxmin'): return c, 1.0
     if W.kind in ('nsw', 'weighted_nsw'): return 1.0, c
     return c ** (1 - W.alpha), c ** W.alpha
@@ -418,7 +414,7 @@ def _minimise_dual(x0, lbfgs, scale, P, W, div, beta, mu_fixed, tol, method, new
 
 def _solve_dual(P, W, div, beta, mu_fixed, method, tol, max_iter, newton_polish)->tuple:
     "Minimise the convex dual (4) over (nu, log mu); returns (solution in original units, notes)."
-    s_obj, mu_back = _scaling(P, W, mu_fixed is not None)
+    s_obj, mu_back = _scaling(P.c, W, mu_fixed is not None)
     beta = beta * s_obj
     nL = len(P.live_idx)
     x0 = _dual_init(P, W, mu_fixed)
@@ -497,7 +493,7 @@ def _solve_primal(P, W, div, beta, mu_fixed, cvxpy_solver)->tuple:
     "Solve the primal (P2-reg) over occupancy ratios with cvxpy; returns (solution in original units, notes)."
     cp = _cvxpy(cvxpy_solver, "FairDICE(solver='primal')")
     fixed = mu_fixed is not None
-    s_obj, _ = _scaling(P, W, fixed)
+    s_obj, _ = _scaling(P.c, W, fixed)
     w = cp.Variable(len(P.pairs), nonneg=True); k = cp.Variable(P.mdp.n_objectives)
     d = cp.multiply(P.w_data, w)
     cons = [P.M.T @ d + (1 - P.gamma) * P.p0 == 0, k == P.R.T @ d]
@@ -901,11 +897,9 @@ class NeuralFairDICE(BaseEstimator):
         param = _weight_param(W, self.weight_parametrisation, mu_fixed is not None)
         if param in ('exp', 'raw'): _check_positivity(data.rewards, W)
         # rescale rewards so the data's mean reward vector is O(1) (same law as the exact solver); mu is mapped back
-        kD = np.abs(data.rewards.mean(0)); c = 1 / kD.max() if kD.max() > 0 else 1.0
-        fixed = param == 'fixed' or W.mu_param == 'fixed'
-        s_obj, mu_back = (c, 1.0) if fixed or W.kind in ('utilitarian', 'maxmin') or param == 'raw' else \
-                         ((1.0, c) if W.kind in ('nsw', 'weighted_nsw') else (c ** (1 - W.alpha), c ** W.alpha))
-        if param == 'raw': c, s_obj = 1.0, 1.0             # the official code works on the raw rewards
+        # (the official code, weight_parametrisation='raw', works on the raw rewards: c = 1)
+        kD = np.abs(data.rewards.mean(0)); c = 1 / kD.max() if kD.max() > 0 and param != 'raw' else 1.0
+        s_obj, mu_back = _scaling(c, W, param == 'fixed')
         seed_everything(self.seed)
         n_threads = torch.get_num_threads(); torch.set_num_threads(1)
         try: model, hist, last, done_steps, notes, secs = self._train(data, W, c, s_obj, mu_fixed)
@@ -973,14 +967,21 @@ class NeuralFairDICE(BaseEstimator):
         return model, hist, last, done_steps, notes, time.perf_counter() - t0
 
 # %% ../nbs/41_fairdice.ipynb #1fc9d6ef
-@contextlib.contextmanager
-def _summarised_warnings(source:str):
+class _summarised_warnings:
     "Record the warnings of many fits, then warn each distinct one once, with how often it came (nothing is dropped)."
-    with warnings.catch_warnings(record=True) as caught:
+    # a class, not @contextlib.contextmanager: the summary is warned from __exit__, a frame of this package, so that
+    # _warn_at_user skips to the user's line (from a generator it would stop at contextlib's own frame)
+    def __init__(self, source:str): self.source = source
+    def __enter__(self):
+        self._recorder = warnings.catch_warnings(record=True)
+        self._caught = self._recorder.__enter__()
         warnings.simplefilter('always')      # record every occurrence, so the counts are right
-        yield
-    for (category, msg), n in Counter((w.category, str(w.message)) for w in caught).items():
-        warnings.warn(f"{source}: {msg}" + (f" ({n} fits)" if n > 1 else ''), category, stacklevel=3)
+        return self
+    def __exit__(self, *exc_info):
+        self._recorder.__exit__(*exc_info)
+        for (category, msg), n in Counter((w.category, str(w.message)) for w in self._caught).items():
+            _warn_at_user(f"{self.source}: {msg}" + (f" ({n} fits)" if n > 1 else ''), category, every_time=True)
+        return False
 
 def welfare_beta_sweep(
     seeds=range(4), # random MOMDP seeds (ints >= 0)

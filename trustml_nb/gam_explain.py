@@ -17,10 +17,10 @@ import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 
-from .core import Report, check_array, check_columns, check_flag, check_option, check_scalar, make_rng, progress, report
-from .gam_models import (COMPONENT_KINDS, DOMAIN_KINDS, GAM, Domain, EnumerableDomain, GridDomain, IntervalDomain, ReLUNetComponent, SplineComponent,
+from .core import Report, check_columns, check_flag, check_numbers, check_option, check_scalar, make_rng, progress, report
+from .gam_models import (COMPONENT_KINDS, DOMAIN_KINDS, GAM, EnumerableDomain, GridDomain, IntervalDomain, ReLUNetComponent, SplineComponent,
                                    StepComponent, TableComponent, _enum_probs, random_gam, random_instance, sawtooth_net)
-from .viz import PALETTE, explorer, new_figure
+from .viz import PALETTE, Explorer, explorer, new_figure
 
 # %% auto #0
 __all__ = ['MAX_DP_CELLS', 'PAPER_TABLE1', 'ANNOTATED_TABLE1', 'QUERIES', 'csr', 'msr', 'mcr', 'csr_bf', 'msr_bf', 'mcr_bf',
@@ -94,20 +94,34 @@ def mcr(
     return sorted(order[:int(np.argmax(flipped)) + 1].tolist())
 
 # %% ../nbs/31_gam_explanations.ipynb #7a43638d
-def _space(gam:GAM, max_points:int=200_000):
-    "All points of a discrete GAM's input space: (points, per-feature value lists)."
+def _values(gam:GAM, max_points:int=200_000)->list:
+    "Per-feature value lists of a discrete GAM whose input space has at most `max_points` points."
     check_scalar(max_points, 'max_points', int, low=1)
     if not gam.discrete: raise ValueError("brute force needs discrete domains (enumerable or grid); this GAM has an interval domain")
     vals = [d.points() for d in gam.domains]
     N = math.prod(len(v) for v in vals)
     if N > max_points: raise ValueError(f"the input space has {N:,} points, more than max_points={max_points:,}: brute force is exponential")
+    return vals
+
+def _space(gam:GAM, max_points:int=200_000):
+    "All points of a discrete GAM's input space: (points, per-feature value lists)."
+    vals = _values(gam, max_points)
     grids = np.meshgrid(*vals, indexing='ij')
     return np.stack([g.ravel() for g in grids], 1), vals
 
 def _table(gam, threshold=None, max_points=200_000):
-    P, vals = _space(gam, max_points)
+    "(points, per-feature value lists, score of the classification view at every point; the plain score for regression without threshold)."
     b0 = _view(gam, threshold) if threshold is not None or gam.task == 'classification' else gam.beta0
+    P, vals = _space(gam, max_points)
     return P, vals, gam.score(P) - gam.beta0 + b0
+
+def _flip_patterns(gam, x, threshold, max_points)->np.ndarray:
+    "Brute force over the whole input space: the distinct patterns 'feature j agrees with x' of the points whose prediction differs from x's."
+    P, _, s = _table(gam, threshold, max_points)
+    y = int(gam.score(x) - gam.beta0 + _view(gam, threshold) >= 0)
+    B = np.packbits(np.isclose(P, x)[_step(s) != y], axis=1)      # one row of bits per point; distinct rows via a bytes view
+    u = np.unique(B.view(np.dtype((np.void, B.shape[1]))).ravel())
+    return np.unpackbits(u.view(np.uint8).reshape(len(u), B.shape[1]), axis=1, count=gam.n).astype(bool)
 
 def _subsets(n, sizes=None):
     for k in (range(n + 1) if sizes is None else sizes):
@@ -122,20 +136,15 @@ def csr_bf(gam:GAM, x, S, threshold=None, max_points:int=200_000)->bool:
 
 def msr_bf(gam:GAM, x, threshold=None, max_points:int=200_000)->list:
     "Brute-force MSR: the first sufficient set in order of increasing size."
-    x = _check_gam(gam).check_x(x); P, _, s = _table(gam, threshold, max_points)
-    y = int(gam.score(x) - gam.beta0 + _view(gam, threshold) >= 0); pred = _step(s); eq = np.isclose(P, x)
+    x = _check_gam(gam).check_x(x); flip = _flip_patterns(gam, x, threshold, max_points)
     for S in _subsets(gam.n):
-        agree = eq[:, S].all(1) if S else np.ones(len(P), bool)
-        if np.all(pred[agree] == y): return S
+        if not flip[:, S].all(1).any(): return S      # no point that agrees with x on S is predicted otherwise
 
 def mcr_bf(gam:GAM, x, threshold=None, max_points:int=200_000)->list|None:
     "Brute-force MCR: the first set (by size) whose change can flip the prediction, or None."
-    x = _check_gam(gam).check_x(x); P, _, s = _table(gam, threshold, max_points)
-    y = int(gam.score(x) - gam.beta0 + _view(gam, threshold) >= 0); pred = _step(s); eq = np.isclose(P, x)
+    x = _check_gam(gam).check_x(x); flip = _flip_patterns(gam, x, threshold, max_points)
     for S in _subsets(gam.n):
-        rest = [j for j in range(gam.n) if j not in S]
-        agree = eq[:, rest].all(1) if rest else np.ones(len(P), bool)
-        if np.any(pred[agree] != y): return S
+        if flip[:, [j for j in range(gam.n) if j not in S]].all(1).any(): return S   # some point that changes only S flips it
     return None
 
 def cc_bf(gam:GAM, x, S, threshold=None, max_points:int=200_000)->float:
@@ -148,7 +157,6 @@ def cc_bf(gam:GAM, x, S, threshold=None, max_points:int=200_000)->float:
 def fr_bf(gam:GAM, i:int, threshold=None, max_points:int=200_000)->bool:
     "Brute-force feature redundancy: the output never changes when only feature i changes."
     i = _check_gam(gam).feature_index(i)
-    if threshold is not None: _view(gam, threshold)
     P, vals, s = _table(gam, threshold, max_points)
     out = s if (gam.task == 'regression' and threshold is None) else _step(s)
     out = out.reshape([len(v) for v in vals])
@@ -157,9 +165,8 @@ def fr_bf(gam:GAM, i:int, threshold=None, max_points:int=200_000)->bool:
 def shap_bf(gam:GAM, x, output:str='score', dist=None, threshold=None, max_points:int=200_000)->np.ndarray:
     "Brute-force Shapley values of the score ('score') or the 0/1 output ('class'), independent features."
     check_option(output, 'output', ('score', 'class'))
-    x = _check_gam(gam).check_x(x); _space(gam, max_points)
+    x = _check_gam(gam).check_x(x); vals = _values(gam, max_points)
     if output == 'score' and threshold is not None: raise ValueError("threshold is only used with output='class'")
-    vals = [d.points() for d in gam.domains]
     dl = gam.check_dist(dist)
     if 'data' in [p for p in dl if isinstance(p, str)]: raise ValueError("dist='data' is not available in brute force: pass per-feature probabilities")
     probs = [_enum_probs(d, p) for d, p in zip(gam.domains, dl)]
@@ -389,14 +396,13 @@ def msr_tol(
 
 # %% ../nbs/31_gam_explanations.ipynb #076a3e62
 def _check_items(a, name:str='a', min_items:int=1, low:int=0, max_items:int|None=None, even:bool=False)->list:
-    "A list of integers >= low (never truncated from floats); `even`: an even number of them."
-    arr = check_array(a, name, ndim=1, min_rows=min_items)
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(f"{name} must hold integers, got dtype {arr.dtype} (values such as {arr[:3].tolist()})")
-    if (arr < low).any(): raise ValueError(f"{name} must hold integers >= {low}, got {int(arr.min())}")
-    if max_items is not None and len(arr) > max_items: raise ValueError(f"{name} may hold at most {max_items} items, got {len(arr)}")
-    if even and len(arr) % 2: raise ValueError(f"{name} must have an even number of items, got {len(arr)}")
-    return [int(v) for v in arr]
+    "A list of at least `min_items` integers >= low (never truncated from floats); `even`: an even number of them."
+    if min_items == 0 and isinstance(a, (list, tuple, np.ndarray)) and len(a) == 0 and np.ndim(a) == 1: return []
+    items = [int(v) for v in check_numbers(a, name, int, low=low)]
+    if len(items) < min_items: raise ValueError(f"{name} must hold at least {min_items} items, got {len(items)}")
+    if max_items is not None and len(items) > max_items: raise ValueError(f"{name} may hold at most {max_items} items, got {len(items)}")
+    if even and len(items) % 2: raise ValueError(f"{name} must have an even number of items, got {len(items)}")
+    return items
 
 def subset_sum_count(
     a, # the items: non-negative integers
@@ -774,20 +780,24 @@ def explain(
     "Contributions, SHAP-R, and (classification or thresholded regression) MSR, MCR and SHAP-C of one instance."
     decision = _check_gam(gam).task == 'classification' or threshold is not None
     if decision: _view(gam, threshold)
-    dl = gam.check_dist(dist); _check_scale(scale); x = gam.check_x(x)
+    _check_scale(scale)
+    if scale is not None and not decision:
+        raise ValueError(f"scale is only used for the SHAP values of a decision, and a regression GAM without threshold= has no "
+                         f"decision; got scale={scale!r} (pass threshold=, or leave scale=None)")
+    x = gam.check_x(x); mu = gam.means(dist)            # mu_i = E[beta_i f_i] (checks dist)
     c = gam.contributions(x); m, M = gam.ranges()
     df = pd.DataFrame({'feature': gam.feature_names, 'value': x, 'contribution': c, 'min_contribution': m, 'max_contribution': M,
-                       'shap_score': shap_regression(gam, x, dist=dist)})
+                       'shap_score': c - mu})         # = shap_regression(gam, x, dist)
     score = gam.beta0 + float(c.sum()); notes = []
     pred = S = C = None
     if decision:
         S, C = msr(gam, x, threshold), mcr(gam, x, threshold)
         pred = int(score - (threshold or 0) >= 0)
         df['in_sufficient_reason'] = df.index.isin(S); df['in_contrastive_reason'] = df.index.isin(C or [])
-        try: df['shap_decision'] = shap_classification(gam, x, threshold, dist=dl, scale=scale)
+        try: df['shap_decision'] = shap_classification(gam, x, threshold, dist=dist, scale=scale)
         except ValueError as e: notes.append(f"SHAP of the decision skipped: {e}")
     notes.append("shap_score explains the score (link space for classifiers); shap_decision explains the 0/1 decision.")
-    return GAMExplanation(df, task=gam.task, n_features=gam.n, score=score, expected_score=gam.beta0 + float(gam.means(dist).sum()),
+    return GAMExplanation(df, task=gam.task, n_features=gam.n, score=score, expected_score=gam.beta0 + float(mu.sum()),
                           threshold=None if threshold is None else float(threshold), prediction=pred,
                           sufficient_reason=None if S is None else tuple(S), contrastive_reason=None if C is None else tuple(C),
                           sufficient_size=None if S is None else len(S), contrastive_size=None if C is None else len(C), notes=tuple(notes))

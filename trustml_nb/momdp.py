@@ -19,9 +19,9 @@ from .core import (check_array, check_binary, check_flag, check_option, check_pr
 from .viz import PALETTE, new_figure
 
 # %% auto #0
-__all__ = ['FOUR_ROOM_WALLS', 'ACTIONS_2D', 'TabularMOMDP', 'check_flag', 'counterexample_momdp', 'uniform_policy',
-           'optimal_policy', 'spibb_policy', 'random_momdp', 'four_room', 'plot_grid_policy', 'OfflineDataset',
-           'collect_dataset', 'preference_dataset', 'empirical_mdp', 'from_mo_gymnasium']
+__all__ = ['FOUR_ROOM_WALLS', 'ACTIONS_2D', 'TabularMOMDP', 'counterexample_momdp', 'uniform_policy', 'optimal_policy',
+           'spibb_policy', 'random_momdp', 'four_room', 'plot_grid_policy', 'OfflineDataset', 'collect_dataset',
+           'preference_dataset', 'empirical_mdp', 'from_mo_gymnasium']
 
 # %% ../nbs/40_momdp.ipynb #89851ce7
 @dataclass
@@ -93,11 +93,6 @@ def _check_mdp(mdp, name:str='mdp')->TabularMOMDP:
     "Check that `mdp` is a TabularMOMDP; return it."
     if not isinstance(mdp, TabularMOMDP): raise TypeError(f"{name} must be a TabularMOMDP, got {type(mdp).__name__}")
     return mdp
-
-def check_flag(x, name:str)->bool:
-    "Check that `x` is a bool (True or False); return it."
-    if not isinstance(x, (bool, np.bool_)): raise TypeError(f"{name} must be True or False, got {type(x).__name__} {x!r:.40}")
-    return bool(x)
 
 # %% ../nbs/40_momdp.ipynb #7c250c31
 def counterexample_momdp()->TabularMOMDP:
