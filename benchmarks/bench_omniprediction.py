@@ -26,6 +26,7 @@ import pandas as pd
 
 from trustml_nb.core import DroppedRowsWarning, PrefitClassifier, markdown_table, quiet, require
 from trustml_nb.data import adult_task
+from trustml_nb.groups import check_groups
 from trustml_nb.omniprediction import (ADULT_GROUPS, ADULT_SENSITIVE, GroupConformal, OmniPredictor, adult_tests,
                                        compare_omniprediction, coverage_report, group_ratio_sd)
 
@@ -101,7 +102,7 @@ def coverage_part(seed):
     times[f'MAPIE {mapie.__version__} marginal'] = time.perf_counter() - t0
     # Mondrian over the finest partition of the intersecting groups
     key = lambda g: g.astype(int).astype(str).agg(''.join, axis=1).to_numpy()
-    kc, kt = key(c.groups), key(t.groups)
+    kc, kt = key(c.groups), key(check_groups(t.groups, columns=c.groups.columns))   # cells keyed by group name, not column position
     t0 = time.perf_counter(); h0 = np.ones(len(kt), bool); h1 = np.ones(len(kt), bool)
     for cell in np.unique(kt):
         mc, mt = kc == cell, kt == cell

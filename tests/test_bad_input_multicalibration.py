@@ -110,6 +110,10 @@ def test_reliability_inputs():
     err(plot_group_reliability, Y, P, G, show=['a=1'], n_bins=0, arg='n_bins', case='plot_group_reliability: n_bins 0')
     ok(plot_group_reliability, Y, P, G, show='a=1', check=lambda axes: len(axes) == 1 and axes[0].get_title() == 'a=1',
        case='plot_group_reliability: one group by name')
+    err(plot_group_reliability, Y, P, G.assign(nobody=False), show=['nobody'], arg='show', case='plot_group_reliability: an empty group drawn')
+    ok(plot_group_reliability, Y, P, G.assign(nobody=False), show=['a=1'], check=lambda axes: len(axes) == 1,
+       case='plot_group_reliability: an empty group not drawn')
+    err(plot_group_reliability, Y, P, G[:-1], show=['a=1'], arg='groups', case='plot_group_reliability: groups too short')
 
 
 # ---- Multicalibrator and MCBoost: fit ------------------------------------------------------------------------------
@@ -150,6 +154,7 @@ MC_SETTINGS = [
     (dict(max_rounds=0), 'max_rounds'), (dict(max_rounds=1.5), 'max_rounds'), (dict(max_rounds=np.inf), 'max_rounds'),
     (dict(patience=0), 'patience'), (dict(seed=-1), 'seed'), (dict(seed=2**40), 'seed'), (dict(seed=1.5), 'seed'),
     (dict(seed=None), 'seed'), (dict(seed='0'), 'seed'), (dict(show_progress='yes'), 'show_progress'),
+    (dict(show_progress=1), 'show_progress'), (dict(show_progress=np.array([True])), 'show_progress'),
 ]
 
 
@@ -271,7 +276,8 @@ TINY = _tiny_task()
 @pytest.mark.parametrize('kw,arg', [(dict(task='adult'), 'task'), (dict(task=None), 'task'), (dict(family='age'), 'family'),
                                     (dict(family=None), 'family'), (dict(learning_rate=0), 'learning_rate'), (dict(learning_rate=3.0), 'learning_rate'),
                                     (dict(learning_rate=np.nan), 'learning_rate'), (dict(max_depth=0), 'max_depth'), (dict(n_bins=0), 'n_bins'),
-                                    (dict(min_size=0), 'min_size'), (dict(min_size=10**6), 'min_size'), (dict(seed=-1), 'seed')])
+                                    (dict(min_size=0), 'min_size'), (dict(min_size=10**6), 'min_size'), (dict(seed=-1), 'seed'),
+                                    (dict(n_levels=0), 'n_levels'), (dict(n_levels=2.5), 'n_levels'), (dict(min_size=2.5), 'min_size')])
 def test_study_bad_inputs(kw, arg):
     err(multicalibration_study, **{'task': TINY, 'learning_rate': 0.3, **kw}, arg=arg)
 
@@ -285,6 +291,11 @@ def test_study_task_shape():
     err(multicalibration_study, no_score, arg='task', case='study: no base scores')
     no_age = replace(TINY, splits={k: replace(s, A=s.A[['sex', 'race']]) for k, s in TINY.splits.items()})
     err(multicalibration_study, no_age, family='sex x race x age', arg='task', case='study: attribute missing')
+    renamed = replace(TINY, splits={'calib': TINY['calib'], 'test': replace(TINY['test'], groups=TINY['test'].groups.rename(columns={'sex=F': 'SEX=F'}))})
+    err(multicalibration_study, renamed, learning_rate=0.3, arg="task['test'].groups", case='study: test groups named unlike the calibration groups')
+    ok(multicalibration_study, no_age, family='sex x race', learning_rate=0.3,
+       check=lambda r: r.n_groups == 8 and list(r.test_groups.columns) == [c for c in TINY['test'].groups.columns if 'age_group' not in c],
+       case="study: the task's groups of the family")
     ok(multicalibration_study, no_age, family='sex x race', learning_rate=0.3, min_size=20,
        check=lambda r: r.n_groups == r.test_groups.shape[1] == 8 and r.mc_error_ours == pytest.approx(_mce_brute(r.y_test, r.test_predictions['ERM depth 2'].to_numpy(), r.test_groups, 10)),
        case='study: two attributes on a small task')

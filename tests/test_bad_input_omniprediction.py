@@ -85,6 +85,9 @@ def test_actions():
     err(loss_grid, fn_costs='12', arg='fn_costs', case='loss_grid string')
     err(loss_grid, abstain_fracs=[-0.1], arg='abstain_fracs', case='loss_grid negative abstain')
     err(loss_grid, abstain_fracs=[np.nan], arg='abstain_fracs', case='loss_grid NaN abstain')
+    err(loss_grid, fn_costs=[1, True], arg='fn_costs', case='loss_grid boolean fn')
+    err(loss_grid, fn_costs=[np.inf], arg='fn_costs', case='loss_grid infinite fn')
+    err(loss_grid, abstain_fracs=[[0.1, 0.2]], arg='abstain_fracs', case='loss_grid nested abstain')
     ok(loss_grid, fn_costs=[2], abstain_fracs=[0, 0.5], check=lambda g: g == [Loss(1, 2, 0), Loss(1, 2, 0.5)], case='loss_grid small')
 
 
@@ -137,7 +140,10 @@ def test_metrics():
                                      (dict(n_bins=None, folds=2.0), 'folds'), (dict(n_bins=None, folds=N + 1), 'folds'),
                                      (dict(calibration='isotonic'), 'calibration'), (dict(max_rounds=0), 'max_rounds'),
                                      (dict(max_rounds=1.5), 'max_rounds'), (dict(max_steps=0), 'max_steps'), (dict(seed=-1), 'seed'),
-                                     (dict(seed='0'), 'seed'), (dict(seed=1.5), 'seed'), (dict(show_progress='yes'), 'show_progress')])
+                                     (dict(seed='0'), 'seed'), (dict(seed=1.5), 'seed'), (dict(show_progress='yes'), 'show_progress'),
+                                     (dict(show_progress=1), 'show_progress'), (dict(n_bins=None, n_bins_candidates=(10, 2.5)), 'n_bins_candidates'),
+                                     (dict(n_bins=None, n_bins_candidates=(10, True)), 'n_bins_candidates'),
+                                     (dict(n_bins=None, n_bins_candidates=(10, 10**6)), 'n_bins_candidates')])
 def test_omnipredictor_settings(kw, arg):
     err(fit(**kw), P0, Y, groups=G, tests=T, arg=arg, case=f'OmniPredictor({kw})'[:60])
 
@@ -210,6 +216,9 @@ def test_tuning_and_comparison():
     err(compare_omniprediction, Y, P1, G, **kw, losses=[L, (1, 1, 0)], arg='losses', case='compare losses tuple')
     err(compare_omniprediction, Y, P1, G, **kw, per_group_tuning=True, arg='groups_fit', case='compare per-group without groups_fit')
     err(compare_omniprediction, Y, P1, G, **kw, per_group_tuning='yes', arg='per_group_tuning', case='compare per_group_tuning=str')
+    err(compare_omniprediction, Y, P1, G, **kw, per_group_tuning=1, arg='per_group_tuning', case='compare per_group_tuning=1')
+    err(compare_omniprediction, Y, P1, G, **kw, groups_fit=G, arg='groups_fit', case='compare groups_fit without per_group_tuning')
+    err(compare_omniprediction, Y, P1, G, **kw, groups_fit=G, per_group_tuning=False, arg='groups_fit', case='compare groups_fit, per_group_tuning=False')
     err(compare_omniprediction, Y, P1, G, **kw, groups_fit=G.drop(columns='a'), per_group_tuning=True, arg='groups_fit', case='compare groups_fit missing a')
     ref = compare_omniprediction(Y, P1, G, **kw, groups_fit=G, per_group_tuning=True)
     ok(compare_omniprediction, Y, P1, G, **kw, groups_fit=G[['b', 'a', 'all']], per_group_tuning=True, case='compare groups_fit reordered',
@@ -227,7 +236,8 @@ def test_tuning_and_comparison():
 # ---------------------------------------------------------------- GroupConformal and coverage
 @pytest.mark.parametrize('kw, arg', [(dict(alpha=0), 'alpha'), (dict(alpha=1), 'alpha'), (dict(alpha=-0.1), 'alpha'), (dict(alpha=np.nan), 'alpha'),
                                      (dict(alpha='0.1'), 'alpha'), (dict(method='mondrian'), 'method'), (dict(method=None), 'method'),
-                                     (dict(allow_empty='no'), 'allow_empty'), (dict(seed=-1), 'seed'), (dict(show_progress=2), 'show_progress')])
+                                     (dict(allow_empty='no'), 'allow_empty'), (dict(seed=-1), 'seed'), (dict(show_progress=2), 'show_progress'),
+                                     (dict(allow_empty=1), 'allow_empty'), (dict(allow_empty=None), 'allow_empty'), (dict(show_progress=0), 'show_progress')])
 def test_conformal_settings(kw, arg):
     err(conformal(**kw), P0, Y, groups=G, arg=arg, case=f'GroupConformal({kw})')
 

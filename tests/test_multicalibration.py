@@ -11,6 +11,7 @@ without groups). `tests/contract.py::check_estimator_contract` checks the rules 
 import inspect
 import sys
 import warnings
+from dataclasses import asdict, replace
 
 import numpy as np
 import pandas as pd
@@ -198,6 +199,29 @@ def test_mcboost_baseline_is_discretised_and_reduces_error(synth, fitted):
     assert set(r.table['group']) <= set(te['groups'].columns)
 
 
+def test_set_params_after_fit_does_not_change_predictions(synth):
+    "Issue: MCBoost.predict read the setting n_levels (set_params(n_levels=50) after fit changed its output; 0 divided by zero)."
+    tr, te = synth
+    mb = MCBoost(n_levels=10).fit(tr['p0'][:5000], tr['y'][:5000], groups=tr['groups'][:5000])
+    before = mb.predict(te['p0'], groups=te['groups'])
+    for k in (50, 0, 2.5):
+        assert np.array_equal(mb.set_params(n_levels=k).predict(te['p0'], groups=te['groups']), before)
+    assert mb.n_levels_ == mb.report_.n_levels == 10
+    # independent check: the outputs are the midpoints of the 10 fitted level sets
+    assert set(np.round(np.unique(before), 12)) <= {round((k + 0.5) / 10, 12) for k in range(10)}
+    with pytest.raises(TypeError, match='n_levels must be an integer'): mb.fit(tr['p0'][:500], tr['y'][:500], groups=tr['groups'][:500])   # the new setting is checked at fit
+    # saturation_check reads the fitted max_rounds, patience and seed, not the current settings
+    with quiet(NumericalWarning):
+        m = Multicalibrator(learning_rates=(0.01,), max_rounds=1, patience=5).fit(tr['p0'][:4000], tr['y'][:4000], groups=tr['groups'][:4000])
+    args = (tr['p0'][:4000], tr['y'][:4000])
+    first = m.saturation_check(*args, groups=tr['groups'][:4000])
+    m.set_params(max_rounds=5000, patience=0, seed=-1)
+    again = m.saturation_check(*args, groups=tr['groups'][:4000])
+    assert asdict(first) == asdict(again) and first.rounds == 1
+    # independent check: the setting would have mattered (more rounds allowed: more rounds kept)
+    assert m.set_params(patience=5, seed=0).saturation_check(*args, groups=tr['groups'][:4000], max_rounds=5000).rounds > 1
+
+
 def test_mcboost_warns_when_it_does_not_converge(synth):
     tr, _ = synth
     with pytest.warns(NumericalWarning, match='remain after max_iter=1 sweeps'):
@@ -280,8 +304,30 @@ def test_adult_targets(adult):
     assert t.loc['ERM depth 2', 'mse'] <= t.loc['MCBoost-style', 'mse']
     assert res.saturation_relative_drop < 5e-3
     assert res.mc_error_ratio == pytest.approx(t.loc['base', 'mc_error'] / t.loc['ERM depth 2', 'mc_error']) and res.mc_error_ratio >= 5
-    assert res.mse_ours == t.loc['ERM depth 2', 'mse'] and res.grid_search and res.n_groups == 55   # >= 100 calibration + test rows (58 over all rows)
+    assert res.mse_ours == t.loc['ERM depth 2', 'mse'] and res.grid_search and res.n_groups == 58   # the task's groups (>= 100 rows over all rows)
+    assert res.mse_ours == pytest.approx(np.mean((res.y_test - res.test_predictions['ERM depth 2'].to_numpy()) ** 2))
     assert mc_error(res.y_test, res.test_predictions['ERM depth 2'], res.test_groups) == pytest.approx(res.mc_error_ours)
+    assert list(res.test_groups.columns) == list(task['test'].groups.columns)          # the same groups as the task and the lesson
+    assert res.n_levels == 10 and len(np.unique(res.test_predictions['MCBoost-style'])) <= 10
+
+
+def test_study_uses_the_tasks_groups(adult):
+    "Issue: the study rebuilt its groups (55, counted over calibration + test rows) instead of using the task's (58)."
+    task, _ = adult
+    dropped = 'sex=Female & race=Black'
+    fewer = replace(task, splits={k: replace(s, groups=s.groups.drop(columns=[dropped])) for k, s in task.splits.items()})
+    res = multicalibration_study(fewer, 'sex x race', learning_rate=0.3)
+    # brute force from the names: the task's groups whose every part is a level of sex or race
+    want = [c for c in fewer['test'].groups.columns if all(part.split('=', 1)[0] in ('sex', 'race') for part in c.split(' & '))]
+    assert list(res.test_groups.columns) == want and res.n_groups == len(want) and dropped not in want and len(want) > 8
+    A = fewer['test'].A
+    direct = ((A['sex'].astype(str) == 'Female') & (A['race'].astype(str) == 'White')).to_numpy()
+    assert np.array_equal(res.test_groups['sex=Female & race=White'].to_numpy(), direct)
+    # min_size still leaves out small groups, counted over calibration + test rows
+    sizes = fewer['calib'].groups[want].sum() + fewer['test'].groups[want].sum()
+    cut = int(sizes.sort_values().iloc[2]) + 1
+    res_big = multicalibration_study(fewer, 'sex x race', learning_rate=0.3, min_size=cut)
+    assert list(res_big.test_groups.columns) == [c for c in want if sizes[c] >= cut] and res_big.n_groups == len(want) - 3
 
 
 def test_explorer_controls():
@@ -295,3 +341,14 @@ def test_explorer_controls():
     assert ex.error is None and (r.learning_rate, r.max_depth, r.family, r.grid_search) == (1.0, 2, 'sex', False)
     assert r.title.startswith('Multicalibration on Adult: learning rate 1, depth 2, sex groups')
     assert r.n_groups == 2 and list(r.test_groups.columns) == ['sex=Female', 'sex=Male']
+    # the 'metric bins' slider changes the metric only: MCBoost keeps its own 10 level sets
+    ex.controls['n_bins'].value = 50; ex.on_run()
+    r50 = ex.report
+    assert ex.error is None and (r50.n_bins, r50.n_levels, r.n_levels) == (50, 10, 10)
+    pd.testing.assert_frame_equal(r50.test_predictions, r.test_predictions)
+    assert (r50.mse_mcboost, r50.mse_ours) == (r.mse_mcboost, r.mse_ours)
+    # independent check: MCBoost's outputs are the 10 level midpoints, each inside one of the 50 bins, so its MC error does
+    # not move; the 50 bins refine the 10, so no other MC error can fall (|sum| <= sum of |.|)
+    assert set(np.round(np.unique(r.test_predictions['MCBoost-style']), 12)) <= {round((k + 0.5) / 10, 12) for k in range(10)}
+    assert r50.mc_error_mcboost == pytest.approx(r.mc_error_mcboost, abs=1e-12)
+    assert r50.mc_error_base >= r.mc_error_base - 1e-12 and r50.mc_error_ours >= r.mc_error_ours - 1e-12

@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from .core import (Report, check_array, check_binary, check_is_fitted, check_numbers, check_option, check_probabilities,
+from .core import (Report, check_binary, check_flag, check_is_fitted, check_numbers, check_option, check_probabilities,
                              check_same_length, check_scalar, make_rng, progress, report, report_numerical, require)
 from .data import Task, adult_task
 from .groups import check_groups, intersect
-from .viz import PALETTE, new_figure
+from .viz import PALETTE, explorer, new_figure
 
 # %% auto #0
 __all__ = ['GROUP_FAMILIES', 'mc_table', 'mc_error', 'smooth_ece', 'weighted_smooth_ece', 'make_mc_synthetic',
@@ -29,12 +29,17 @@ __all__ = ['GROUP_FAMILIES', 'mc_table', 'mc_error', 'smooth_ece', 'weighted_smo
            'multicalibration_study', 'mc_explorer']
 
 # %% ../nbs/50_multicalibration.ipynb #93475df6
-def _check_labelled(y, p, groups, yname:str='y_true', pname:str='y_prob', both_classes:bool=False):
-    "Check 0/1 labels, probabilities and group memberships of the same length; return them (groups as a boolean table)."
+def _check_scored(y, p, yname:str='y_true', pname:str='y_prob', both_classes:bool=False)->tuple:
+    "Check 0/1 labels and probabilities (one per row) of the same length; return them."
     p = check_probabilities(p, pname, one_per_row=True)
     y = check_binary(y, yname, both_classes=both_classes)
     check_same_length(**{yname: y, pname: p})
-    return y, p, check_groups(groups, len(p))
+    return y, p
+
+def _check_labelled(y, p, groups, yname:str='y_true', pname:str='y_prob', both_classes:bool=False, columns=None)->tuple:
+    "Check 0/1 labels, probabilities and group memberships of the same length; return them (groups as a boolean table)."
+    y, p = _check_scored(y, p, yname, pname, both_classes)
+    return y, p, check_groups(groups, len(p), columns=columns)
 
 def _fitted_inputs(est, X, groups)->tuple:
     "For a fitted post-processor: check that it is fitted (first), then its scores and memberships matched by name to `est.groups_`."
@@ -43,7 +48,9 @@ def _fitted_inputs(est, X, groups)->tuple:
     return p0, check_groups(groups, len(p0), columns=est.groups_, min_size=0)
 
 # %% ../nbs/50_multicalibration.ipynb #ba20f29d
-def _bins(p, n_bins): return np.minimum((p * n_bins).astype(int), n_bins - 1)
+def _bins(p, n_bins):
+    "Equal-width bin index of every p in [0, 1] (1 falls in the last bin)."
+    return np.minimum((p * n_bins).astype(int), n_bins - 1)
 
 def mc_table(
     y_true, # 0/1 labels
@@ -95,7 +102,7 @@ def smooth_ece(
 )->float:
     "Smooth calibration error (kernel smoothing with the fixed-point bandwidth of Blasiok & Nakkiran)."
     check_scalar(n_grid, 'n_grid', int, 2, 100_000); check_scalar(resolution, 'resolution', int, 1, 100_000)
-    p = check_probabilities(y_prob, 'y_prob', one_per_row=True); y = check_binary(y_true, 'y_true'); check_same_length(y_true=y, y_prob=p)
+    y, p = _check_scored(y_true, y_prob)
     return _smooth_ece(y, p, n_grid, resolution)
 
 def weighted_smooth_ece(
@@ -192,15 +199,9 @@ class Multicalibrator(BaseEstimator):
         check_scalar(self.val_fraction, 'val_fraction', float, 0, 1, 'neither')
         check_scalar(self.max_rounds, 'max_rounds', int, 1, 1_000_000); check_scalar(self.patience, 'patience', int, 1, 1_000_000)
         check_scalar(self.seed, 'seed', int, 0, 2**31 - 1)
-        check_option(self.show_progress, 'show_progress', (None, True, False))
+        check_flag(self.show_progress, 'show_progress', allow_none=True)
         return dict(learning_rates=tuple(map(float, check_numbers(self.learning_rates, 'learning_rates', float, 0, 1.0, 'right'))),
                     bagging_fractions=tuple(map(float, check_numbers(self.bagging_fractions, 'bagging_fractions', float, 0, 1.0, 'right'))))
-
-    def _data(self, X, y, groups, columns=None):
-        "Checked base scores, labels (both classes) and group memberships of one fit."
-        p0 = check_probabilities(X, 'X', one_per_row=True); y = check_binary(y, 'y', both_classes=True); check_same_length(X=p0, y=y)
-        G = check_groups(groups, len(p0), columns=columns)
-        return p0, y, G
 
     @staticmethod
     def _digest(p0, y, G)->str:
@@ -209,11 +210,11 @@ class Multicalibrator(BaseEstimator):
     def fit(self,
             X, # base scores in [0, 1], one per row (a vector or one column)
             y, # 0/1 labels (both classes)
-            groups=None, # group memberships: anything `groups.check_groups` accepts (no empty group)
+            groups=None, # group memberships, required (None is an error): anything `groups.check_groups` accepts (no empty group)
            ):
         "Fit the post-processor on calibration data: one LightGBM fit per grid setting, the lowest validation loss wins."
         grid = self._settings()
-        p0, y, G = self._data(X, y, groups)
+        y, p0, G = _check_labelled(y, X, groups, 'y', 'X', both_classes=True)
         lgb = require('lightgbm', 'mc', 'Multicalibrator')
         n = len(y)
         n_val = max(1, int(round(self.val_fraction * n)))
@@ -235,6 +236,7 @@ class Multicalibrator(BaseEstimator):
             notes.append(report_numerical(f"Multicalibrator: the chosen setting (learning rate {chosen['learning_rate']:g}) used all max_rounds={self.max_rounds} "
                                           "rounds and its validation loss was still falling: the fit may not be saturated; raise max_rounds or the learning rate"))
         self.groups_ = list(G.columns)
+        self.max_rounds_, self.patience_, self.seed_ = self.max_rounds, self.patience, self.seed   # what saturation_check reuses
         self.booster_ = lgb.Booster(model_str=bst.model_to_string(num_iteration=bst.best_iteration))
         self.train_rows_, self.val_rows_ = tr, va
         self.data_digest_ = self._digest(p0, y, G)
@@ -250,7 +252,7 @@ class Multicalibrator(BaseEstimator):
 
     def predict(self,
                 X, # base scores in [0, 1], one per row
-                groups=None, # memberships with the group names seen in fit (matched by name; empty groups allowed)
+                groups=None, # memberships with the group names seen in fit, required (matched by name; empty groups allowed)
                )->np.ndarray:
         "Post-processed probabilities: clip(X + F([groups, X]), 0, 1)."
         return self._raw(*_fitted_inputs(self, X, groups))
@@ -258,23 +260,23 @@ class Multicalibrator(BaseEstimator):
     def saturation_check(self,
                          X, # the base scores the model was fitted on
                          y, # the labels it was fitted on
-                         groups=None, # the group memberships it was fitted on
+                         groups=None, # the group memberships it was fitted on (required)
                          max_rounds:int|None=None, # rounds of the second pass at most (None: as in the fit)
                          tolerance:float=5e-3, # largest relative loss drop read as saturated
                         )->SaturationReport:
         "Run the same fit a second time (same split and setting) from the post-processed score; report the relative drop of the validation loss."
         check_is_fitted(self)
-        p0, y, G = self._data(X, y, groups, columns=self.groups_)
+        y, p0, G = _check_labelled(y, X, groups, 'y', 'X', both_classes=True, columns=self.groups_)
         if self._digest(p0, y, G) != self.data_digest_:
             raise ValueError("X, y and groups must be the data this Multicalibrator was fitted on (the check reuses its split into fitting and validation rows)")
-        max_rounds = self.max_rounds if max_rounds is None else check_scalar(max_rounds, 'max_rounds', int, 1, 1_000_000)
+        max_rounds = self.max_rounds_ if max_rounds is None else check_scalar(max_rounds, 'max_rounds', int, 1, 1_000_000)
         check_scalar(tolerance, 'tolerance', float, 0, 1)
         lgb = require('lightgbm', 'mc', 'Multicalibrator.saturation_check')
         f = self._raw(p0, G); Z = np.column_stack([G.to_numpy(float), f])
         tr, va, r = self.train_rows_, self.val_rows_, self.report_
         first = float(np.mean((y[va] - f[va]) ** 2))
         bst, second = _lgb_fit(lgb, Z[tr], y[tr], f[tr], Z[va], y[va], f[va], r.learning_rate, r.max_depth, r.bagging_fraction,
-                               max_rounds, self.patience, self.seed)
+                               max_rounds, self.patience_, self.seed_)
         drop = (first - second) / first if first > 0 else 0.0
         return SaturationReport(val_mse_first=first, val_mse_second=second, relative_drop=float(drop), rounds=int(bst.best_iteration),
                                 tolerance=float(tolerance), saturated=bool(drop <= tolerance))
@@ -304,46 +306,46 @@ class MCBoost(BaseEstimator):
     def fit(self,
             X, # base scores in [0, 1], one per row
             y, # 0/1 labels (both classes)
-            groups=None, # group memberships (no empty group)
+            groups=None, # group memberships, required (None is an error): anything `groups.check_groups` accepts (no empty group)
            ):
         "Patch every (group, level set) cell whose weighted mean residual exceeds alpha, sweep after sweep, until none does."
-        check_scalar(self.n_levels, 'n_levels', int, 1, 10_000); check_scalar(self.alpha, 'alpha', float, 0, 1, 'neither')
+        n_levels = check_scalar(self.n_levels, 'n_levels', int, 1, 10_000); check_scalar(self.alpha, 'alpha', float, 0, 1, 'neither')
         check_scalar(self.max_iter, 'max_iter', int, 1, 100_000)
-        f = check_probabilities(X, 'X', one_per_row=True).copy(); y = check_binary(y, 'y', both_classes=True); check_same_length(X=f, y=y)
-        G = check_groups(groups, len(f)); M = G.to_numpy(bool)
+        y, f, G = _check_labelled(y, X, groups, 'y', 'X', both_classes=True)
+        f, M = f.copy(), G.to_numpy(bool)
         n, updates, converged, sweeps = len(y), [], False, 0
         for sweeps in range(1, self.max_iter + 1):
             changed = False
             for j in range(M.shape[1]):
-                b = _bins(f, self.n_levels)
-                for v in range(self.n_levels):
+                b = _bins(f, n_levels)
+                for v in range(n_levels):
                     cell = M[:, j] & (b == v)
                     m = cell.sum()
                     if m == 0: continue
                     r = (y[cell] - f[cell]).mean()
                     if m / n * abs(r) > self.alpha:
                         f[cell] = np.clip(f[cell] + r, 0, 1); updates.append((j, v, float(r))); changed = True
-                        b = _bins(f, self.n_levels)
+                        b = _bins(f, n_levels)
             if not changed: converged = True; break
         notes = [] if converged else [report_numerical(
             f"MCBoost: cells above alpha={self.alpha:g} remain after max_iter={self.max_iter} sweeps; raise max_iter or alpha")]
-        self.groups_, self.updates_ = list(G.columns), updates
-        self.report_ = MCBoostReport(n_updates=len(updates), sweeps=sweeps, converged=converged, n_levels=self.n_levels, alpha=float(self.alpha),
+        self.groups_, self.updates_, self.n_levels_ = list(G.columns), updates, int(n_levels)
+        self.report_ = MCBoostReport(n_updates=len(updates), sweeps=sweeps, converged=converged, n_levels=int(n_levels), alpha=float(self.alpha),
                                      table=pd.DataFrame([dict(group=self.groups_[j], level=v, shift=s) for j, v, s in updates],
                                                         columns=['group', 'level', 'shift']), notes=tuple(notes))
         return self
 
     def predict(self,
                 X, # base scores in [0, 1], one per row
-                groups=None, # memberships with the group names seen in fit (matched by name; empty groups allowed)
+                groups=None, # memberships with the group names seen in fit, required (matched by name; empty groups allowed)
                )->np.ndarray:
-        "Replay the patches and round to the midpoints of the level sets."
+        "Replay the patches and round to the midpoints of the level sets (the fitted `n_levels_`, whatever the setting says now)."
         f, G = _fitted_inputs(self, X, groups)
-        f, M = f.copy(), G.to_numpy(bool)
+        f, M, k = f.copy(), G.to_numpy(bool), self.n_levels_
         for j, v, shift in self.updates_:
-            cell = M[:, j] & (_bins(f, self.n_levels) == v)
+            cell = M[:, j] & (_bins(f, k) == v)
             f[cell] = np.clip(f[cell] + shift, 0, 1)
-        return (_bins(f, self.n_levels) + 0.5) / self.n_levels
+        return (_bins(f, k) + 0.5) / k
 
 # %% ../nbs/50_multicalibration.ipynb #5498de25
 def _prob_dict(y_prob)->dict:
@@ -353,6 +355,24 @@ def _prob_dict(y_prob)->dict:
         return {str(k): v for k, v in y_prob.items()}
     return {'model': y_prob}
 
+def _check_predictors(y_true, y_prob, groups, min_size:int=1)->tuple:
+    "Checked labels, a dict name -> checked probabilities (one predictor or several) and group memberships."
+    named, preds = isinstance(y_prob, dict), {}
+    for name, p in _prob_dict(y_prob).items():
+        y, preds[name] = _check_scored(y_true, p, pname=f"y_prob[{name!r}]" if named else 'y_prob')
+    return y, preds, check_groups(groups, len(y), min_size=min_size)
+
+def _reliability(y, preds:dict, G:pd.DataFrame, n_bins:int)->pd.DataFrame:
+    "The reliability table of checked inputs."
+    rows = []
+    for name, p in preds.items():
+        b = _bins(p, n_bins)
+        for gname in G.columns:
+            m = G[gname].to_numpy(bool)
+            df = pd.DataFrame({'bin': b[m], 'p': p[m], 'y': y[m]}).groupby('bin').agg(mean_pred=('p', 'mean'), mean_label=('y', 'mean'), count=('y', 'size'))
+            rows.append(df.reset_index().assign(model=name, group=gname))
+    return pd.concat(rows, ignore_index=True)[['model', 'group', 'bin', 'mean_pred', 'mean_label', 'count']]
+
 def reliability_table(
     y_true, # 0/1 labels
     y_prob, # predicted probabilities in [0, 1], or a dict name -> probabilities for several predictors
@@ -361,34 +381,27 @@ def reliability_table(
 )->pd.DataFrame: # one row per (model, group, bin): mean prediction, mean label, count
     "Tidy per-group reliability table for one or several predictors."
     check_scalar(n_bins, 'n_bins', int, 1, 100_000)
-    rows = []
-    for name, p in _prob_dict(y_prob).items():
-        y, p, G = _check_labelled(y_true, p, groups, pname=f"y_prob[{name!r}]" if isinstance(y_prob, dict) else 'y_prob')
-        b = _bins(p, n_bins)
-        for gname in G.columns:
-            m = G[gname].to_numpy(bool)
-            df = pd.DataFrame({'bin': b[m], 'p': p[m], 'y': y[m]}).groupby('bin').agg(mean_pred=('p', 'mean'), mean_label=('y', 'mean'), count=('y', 'size'))
-            rows.append(df.reset_index().assign(model=name, group=gname))
-    return pd.concat(rows, ignore_index=True)[['model', 'group', 'bin', 'mean_pred', 'mean_label', 'count']]
+    return _reliability(*_check_predictors(y_true, y_prob, groups), n_bins)
 
 def plot_group_reliability(
     y_true, # 0/1 labels
     y_prob, # predicted probabilities, or a dict name -> probabilities for several predictors
-    groups, # group memberships with named columns
+    groups, # group memberships with named columns (groups not drawn may be empty)
     show=None, # names of the groups to draw (None: the first four)
     n_bins:int=10, # equal-width bins
     min_count:int=20, # hide bins with fewer rows
     axes=None, # array of axes, one per group (None: a new figure)
 ):
     "Reliability diagrams (mean label vs mean prediction) in a few groups, one line per predictor."
-    G = check_groups(groups, min_size=0)
+    check_scalar(n_bins, 'n_bins', int, 1, 100_000); check_scalar(min_count, 'min_count', int, low=0)
+    y, preds, G = _check_predictors(y_true, y_prob, groups, min_size=0)
     show = list(G.columns[:4]) if show is None else ([show] if isinstance(show, str) else [str(s) for s in show])
     if not show: raise ValueError("show must name at least one group")
     missing = [s for s in show if s not in G.columns]
     if missing: raise ValueError(f"show names groups that are not columns of groups: {missing[:5]}; groups has {list(G.columns[:6])}")
-    check_scalar(min_count, 'min_count', int, low=0)
-    preds = _prob_dict(y_prob)
-    tab = reliability_table(y_true, y_prob, G[show], n_bins)
+    empty = [s for s in show if not G[s].any()]
+    if empty: raise ValueError(f"show names groups with no member in groups: {empty[:5]}")
+    tab = _reliability(y, preds, G[show], n_bins)
     if axes is None: fig, axes = new_figure(1, len(show), figsize=(3.1 * len(show), 3.1), squeeze=False); axes = axes[0]
     elif len(axes) < len(show): raise ValueError(f"axes must hold one axis per group in show ({len(show)}), got {len(axes)}")
     for ax, gname in zip(axes, show):
@@ -411,7 +424,7 @@ def adult_mc_task(
     task = adult_task({'base': 0.3, 'calib': 0.4, 'test': None}, sensitive=('sex', 'race', 'age_group'), min_group_size=min_group_size,
                       base_model='logistic', exclude=('fnlwgt', 'age'), max_rows=max_rows, seed=seed)
     def miscalibrated(s):
-        logit = task.base_model.decision_function(s.X)
+        with np.errstate(divide='ignore'): logit = np.log(s.score) - np.log1p(-s.score)   # the task's logistic score, back on the logit scale
         return 1 / (1 + np.exp(-(2 * logit - 0.8 * (s.A['sex'].astype(str) == 'Female').to_numpy())))
     splits = {k: replace(s, score=miscalibrated(s)) for k, s in task.splits.items()}
     return replace(task, splits=splits, notes=task.notes + ("score: the logistic model's logit doubled (overconfident) and lowered by 0.8 for women (biased)",))
@@ -426,8 +439,9 @@ class MulticalibrationStudy(Report):
     learning_rate: float # learning rate of the ERM (fixed, or chosen on the grid)
     grid_search: bool # True: the learning rate was chosen on the grid by validation loss
     max_depth: int # tree depth of the ERM
-    n_bins: int # bins of the MC error and level sets of the MCBoost-style baseline
-    n_groups: int # groups with at least min_size rows, present in both the calibration and the test rows
+    n_bins: int # bins of the MC error (the models do not depend on it)
+    n_levels: int # level sets of the MCBoost-style baseline, fixed whatever n_bins is
+    n_groups: int # the task's groups of this family present in both the calibration and the test rows (and with min_size rows, if given)
     rounds: int # boosting rounds the ERM kept
     mc_error_base: float # MC error of the base score on the test rows
     mc_error_mcboost: float # MC error of the MCBoost-style baseline on the test rows
@@ -448,19 +462,27 @@ class MulticalibrationStudy(Report):
         lr = f"{self.learning_rate:g}" + (' (chosen on the grid)' if self.grid_search else '')
         return f"Multicalibration on Adult: learning rate {lr}, depth {self.max_depth}, {self.family} groups, {self.n_bins} bins"
 
-def _family_groups(A:pd.DataFrame, cols:list, min_size:int)->tuple:
-    "Levels and intersections of `cols` with at least `min_size` rows; (membership, number left out)."
-    G = intersect(A[cols])
-    small = G.sum(axis=0) < min_size
-    return G.loc[:, ~small], int(small.sum())
+def _family_groups(cal, te, cols:list, min_size:int|None)->tuple:
+    "The task's groups made of the attributes `cols`, present in both splits (and with `min_size` rows): (calibration, test, notes)."
+    Gc = check_groups(cal.groups, len(cal), "task['calib'].groups", min_size=0)
+    Gt = check_groups(te.groups, len(te), "task['test'].groups", min_size=0, columns=list(Gc.columns))
+    family = set(intersect(pd.concat([cal.A[cols], te.A[cols]], ignore_index=True)).columns)   # every level and intersection of cols
+    Gc, Gt = Gc[[c for c in Gc.columns if c in family]], Gt[[c for c in Gt.columns if c in family]]
+    present = Gc.any(axis=0) & Gt.any(axis=0); keep = present.copy()
+    notes = [f"{int((~present).sum())} group(s) absent from the calibration or the test rows left out"] if not present.all() else []
+    if min_size is not None:
+        keep &= (Gc.sum(axis=0) + Gt.sum(axis=0)) >= min_size
+        if (present & ~keep).any(): notes.append(f"{int((present & ~keep).sum())} group(s) with fewer than {min_size} calibration + test rows left out")
+    return Gc.loc[:, keep], Gt.loc[:, keep], notes
 
 def multicalibration_study(
     task:Task, # from `adult_mc_task`: splits 'calib' and 'test' with base scores and sensitive attributes
     family:str='sex x race x age', # which attributes define the intersecting groups (a key of GROUP_FAMILIES)
     learning_rate:float|None=None, # fixed learning rate in (0, 1] (None: the grid search)
     max_depth:int=2, # tree depth
-    n_bins:int=10, # bins of the MC error and level sets of MCBoost
-    min_size:int=100, # smallest group kept (counted over calibration and test rows)
+    n_bins:int=10, # bins of the MC error (only the metric: the models do not depend on it)
+    n_levels:int=10, # level sets of the MCBoost-style baseline
+    min_size:int|None=None, # None: the task's groups as they are; an int: also leave out groups with fewer calibration + test rows
     seed:int=0, # seed of the ERM
 )->MulticalibrationStudy:
     "Base, MCBoost-style and depth-limited ERM on the same split: MC error, MSE, fit time, saturation."
@@ -474,28 +496,26 @@ def multicalibration_study(
     absent = [c for c in cols if c not in cal.A.columns]
     if absent: raise ValueError(f"task has no sensitive attribute(s) {absent} for family={family!r}; its attributes are {list(cal.A.columns)}")
     if learning_rate is not None: check_scalar(learning_rate, 'learning_rate', float, 0, 1, 'right')
-    check_scalar(max_depth, 'max_depth', int, 1, 8); check_scalar(n_bins, 'n_bins', int, 1, 10_000)
-    check_scalar(min_size, 'min_size', int, low=1); check_scalar(seed, 'seed', int, 0, 2**31 - 1)
-    Gall, n_small = _family_groups(pd.concat([cal.A, te.A], ignore_index=True), cols, min_size)
-    Gc, Gt = Gall.iloc[:len(cal)].reset_index(drop=True), Gall.iloc[len(cal):].reset_index(drop=True)
-    keep = Gc.any(axis=0) & Gt.any(axis=0); Gc, Gt = Gc.loc[:, keep], Gt.loc[:, keep]
-    if Gc.shape[1] == 0: raise ValueError(f"no group of {family!r} has min_size={min_size} rows in both the calibration and the test rows")
+    check_scalar(max_depth, 'max_depth', int, 1, 8); check_scalar(n_bins, 'n_bins', int, 1, 10_000); check_scalar(n_levels, 'n_levels', int, 1, 10_000)
+    if min_size is not None: check_scalar(min_size, 'min_size', int, low=1)
+    check_scalar(seed, 'seed', int, 0, 2**31 - 1)
+    Gc, Gt, group_notes = _family_groups(cal, te, cols, min_size)
+    if Gc.shape[1] == 0:
+        raise ValueError(f"task has no group of {family!r} in both the calibration and the test rows" + ('' if min_size is None else f" with min_size={min_size} rows"))
     ours = Multicalibrator(max_depth=max_depth, seed=seed, **({} if learning_rate is None else dict(learning_rates=(learning_rate,))))
     t0 = time.perf_counter(); ours.fit(cal.score, cal.y, groups=Gc); t_ours = time.perf_counter() - t0
-    t0 = time.perf_counter(); mb = MCBoost(n_levels=n_bins).fit(cal.score, cal.y, groups=Gc); t_mb = time.perf_counter() - t0
+    t0 = time.perf_counter(); mb = MCBoost(n_levels=n_levels).fit(cal.score, cal.y, groups=Gc); t_mb = time.perf_counter() - t0
     erm = f'ERM depth {max_depth}'
     preds = pd.DataFrame({'base': te.score, 'MCBoost-style': mb.predict(te.score, groups=Gt), erm: ours.predict(te.score, groups=Gt)})
     tab = pd.DataFrame([dict(model=k, mc_error=mc_error(te.y, preds[k], Gt, n_bins), mse=float(np.mean((te.y - preds[k]) ** 2)), fit_s=s)
                         for k, s in zip(preds.columns, [0.0, t_mb, t_ours])])
     sat = ours.saturation_check(cal.score, cal.y, groups=Gc)
-    notes = [f"MC error uses {n_bins} bins over {Gc.shape[1]} groups ({family}) with at least {min_size} calibration + test rows"]
-    if n_small: notes.append(f"{n_small} smaller group(s) left out")
-    if (~keep).any(): notes.append(f"{int((~keep).sum())} group(s) absent from the calibration or the test rows left out")
-    notes += list(ours.report_.notes) + list(mb.report_.notes)
+    notes = [f"MC error uses {n_bins} bins over {Gc.shape[1]} groups of the task ({family}); the MCBoost-style baseline uses {n_levels} level sets"]
+    notes += group_notes + list(ours.report_.notes) + list(mb.report_.notes)
     m = tab.set_index('model')
     return MulticalibrationStudy(
         family=family, learning_rate=ours.report_.learning_rate, grid_search=learning_rate is None, max_depth=max_depth, n_bins=n_bins,
-        n_groups=Gc.shape[1], rounds=ours.report_.rounds, mc_error_base=m.mc_error['base'], mc_error_mcboost=m.mc_error['MCBoost-style'],
+        n_levels=n_levels, n_groups=Gc.shape[1], rounds=ours.report_.rounds, mc_error_base=m.mc_error['base'], mc_error_mcboost=m.mc_error['MCBoost-style'],
         mc_error_ours=m.mc_error[erm], mc_error_ratio=m.mc_error['base'] / m.mc_error[erm], mse_base=m.mse['base'],
         mse_mcboost=m.mse['MCBoost-style'], mse_ours=m.mse[erm], saturation_relative_drop=sat.relative_drop, table=tab,
         test_predictions=preds, test_groups=Gt, y_test=te.y, notes=tuple(notes))
@@ -504,14 +524,13 @@ def multicalibration_study(
 def mc_explorer(
     task:Task|None=None, # from `adult_mc_task` (None: build it on a random 20,000 rows, seed 0)
 ):
-    "Widget: learning rate, tree depth, group family, bins -> per-group calibration curves and the study's report."
+    "Widget: learning rate, tree depth, group family, metric bins -> per-group calibration curves and the study's report."
     import ipywidgets as W
-    from trustml_nb.viz import explorer
     if task is not None and not isinstance(task, Task):
         raise TypeError(f"task must be a trustml_nb.data.Task (from adult_mc_task) or None, got {type(task).__name__}")
     task = adult_mc_task(max_rows=20000, seed=0) if task is None else task
     def render(learning_rate, max_depth, family, n_bins):
-        rep = multicalibration_study(task, family, learning_rate=learning_rate, max_depth=max_depth, n_bins=n_bins)
+        rep = multicalibration_study(task, family, learning_rate=learning_rate, max_depth=max_depth, n_bins=n_bins)   # MCBoost keeps its 10 level sets
         # draw the four groups the base score serves worst
         show = mc_table(rep.y_test, rep.test_predictions['base'], rep.test_groups, n_bins).nlargest(4, 'weighted')['group']
         axes = plot_group_reliability(rep.y_test, dict(rep.test_predictions.items()), rep.test_groups, show=list(show), n_bins=n_bins)

@@ -14,9 +14,11 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from .core import (Report, check_array, check_binary, check_columns, check_is_fitted, check_option, check_probabilities,
-                             check_same_length, check_scalar, make_rng, progress, report, report_numerical)
+from .core import (Report, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_numbers, check_option,
+                             check_probabilities, check_same_length, check_scalar, make_rng, progress, report, report_numerical)
 from .groups import check_groups
+from .multicalibration import _bins
+from .viz import PALETTE, explorer, new_figure
 
 # %% auto #0
 __all__ = ['ABSTAIN', 'ACTIONS', 'MAX_BINS', 'EMPTY', 'JITTER', 'ADULT_SENSITIVE', 'ADULT_GROUPS', 'Loss', 'expected_losses',
@@ -36,14 +38,8 @@ class Loss:
     fn:float # cost of predicting 0 when y = 1 (> 0)
     abstain:float # cost of abstaining, whatever y is (>= 0)
     def __post_init__(self):
-        for k, closed in (('fp', 'neither'), ('fn', 'neither'), ('abstain', 'left')):
-            v = getattr(self, k)
-            if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, (bool, np.bool_)):
-                raise TypeError(f"loss cost {k} must be a number, got {type(v).__name__} {v!r}")
-            if not np.isfinite(v): raise ValueError(f"loss cost {k} must be finite, got {v}")
-            if v < 0 or (v == 0 and closed == 'neither'):
-                raise ValueError(f"loss cost {k} must be {'> 0' if closed == 'neither' else '>= 0'} (costs cannot be negative), got {v}")
-            object.__setattr__(self, k, float(v))
+        for k, closed in (('fp', 'neither'), ('fn', 'neither'), ('abstain', 'left')):   # fp, fn > 0; abstain >= 0
+            object.__setattr__(self, k, float(check_scalar(getattr(self, k), k, float, 0, None, closed)))
 
     @property
     def interval(self)->tuple:
@@ -87,24 +83,29 @@ def loss_grid(
     abstain_fracs=(0.1, 0.2, 0.3, 0.45, 1.0), # abstention cost as a fraction of min(fp, fn), each >= 0; 1 means never abstain
 )->list: # a list of Loss
     "A grid of losses with fp = 1 covering cost ratios and abstention costs."
-    fns = check_array(fn_costs, 'fn_costs', ndim=1).astype(float)
-    fracs = check_array(abstain_fracs, 'abstain_fracs', ndim=1).astype(float)
-    if (fns <= 0).any(): raise ValueError(f"fn_costs must be > 0 (costs cannot be negative), got {fns[fns <= 0][:3].tolist()}")
-    if (fracs < 0).any(): raise ValueError(f"abstain_fracs must be >= 0 (costs cannot be negative), got {fracs[fracs < 0][:3].tolist()}")
+    fns = [float(v) for v in check_numbers(fn_costs, 'fn_costs', float, 0, None, 'neither')]
+    fracs = [float(v) for v in check_numbers(abstain_fracs, 'abstain_fracs', float, low=0)]
     return [Loss(1.0, float(fn), float(fr) * min(1.0, fn)) for fn in fns for fr in fracs]
 
 # %% ../nbs/60_selective_omniprediction.ipynb #2bcf1f58
+def _check_actions(y_true, y_pred, loss)->tuple:
+    "Checked labels and actions of the same length, and a checked loss; return (labels, actions)."
+    y = check_binary(y_true, 'y_true'); a = check_array(y_pred, 'y_pred', ndim=1); check_same_length(y_true=y, y_pred=a)
+    _check_loss(loss)
+    if not np.isin(a, ACTIONS).all():
+        raise ValueError(f"y_pred must hold the actions 0, 1 or ABSTAIN (-1), got values {sorted(set(np.unique(a).tolist()) - set(ACTIONS.tolist()))[:5]}")
+    return y, a
+
+def _realized(y, a, loss)->np.ndarray:
+    return np.where(a == ABSTAIN, loss.abstain, np.where((a == 1) & (y == 0), loss.fp, np.where((a == 0) & (y == 1), loss.fn, 0.0)))
+
 def realized_loss(
     y_true, # labels 0/1
     y_pred, # actions 1, 0 or ABSTAIN (-1)
     loss:Loss, # the loss triple
 )->np.ndarray: # loss of each example
     "Loss of each action on its label."
-    y = check_binary(y_true, 'y_true'); a = check_array(y_pred, 'y_pred', ndim=1); check_same_length(y_true=y, y_pred=a)
-    _check_loss(loss)
-    if not np.isin(a, ACTIONS).all():
-        raise ValueError(f"y_pred must hold the actions 0, 1 or ABSTAIN (-1), got values {sorted(set(np.unique(a).tolist()) - set(ACTIONS.tolist()))[:5]}")
-    return np.where(a == ABSTAIN, loss.abstain, np.where((a == 1) & (y == 0), loss.fp, np.where((a == 0) & (y == 1), loss.fn, 0.0)))
+    return _realized(*_check_actions(y_true, y_pred, loss), loss)
 
 def _everyone(n:int)->pd.DataFrame: return pd.DataFrame({'all': np.ones(n, bool)})
 
@@ -133,7 +134,7 @@ def selective_report(
     groups=None, # group memberships (anything `groups.check_groups` accepts); None: everyone
 )->SelectiveReport:
     "Per-group size, abstention rate, selective risk (error rate where not abstaining) and mean loss."
-    r = realized_loss(y_true, y_pred, loss); a = check_array(y_pred, 'y_pred', ndim=1); y = check_binary(y_true, 'y_true')
+    y, a = _check_actions(y_true, y_pred, loss); r = _realized(y, a, loss)
     g = check_groups(_everyone(len(y)) if groups is None else groups, len(y))
     def row(m):
         kept = m & (a != ABSTAIN)
@@ -188,10 +189,6 @@ def multiaccuracy_violations(
     return pd.DataFrame(M, index=g.columns, columns=names)
 
 MAX_BINS = 10_000 # the largest number of calibration bins accepted
-
-def _bins(p, n_bins):
-    "Equal-width bin index of every p in [0, 1]."
-    return np.minimum((p * n_bins).astype(int), n_bins - 1)
 
 def _calibration_residual(y, p, n_bins:int)->float:
     return float(np.abs(np.bincount(_bins(p, n_bins), weights=y - p, minlength=n_bins)).max() / len(y))
@@ -297,16 +294,12 @@ class OmniPredictor(BaseEstimator):
         "Validate the settings for n fitting rows; return the bin-count candidates."
         check_scalar(self.eps, 'eps', float, 0, 1, closed='right')
         if self.n_bins is not None: check_scalar(self.n_bins, 'n_bins', int, 2, MAX_BINS)
-        cands = self.n_bins_candidates
-        if isinstance(cands, (str, bytes)) or not hasattr(cands, '__iter__'):
-            raise TypeError(f"n_bins_candidates must be a sequence of bin counts, got {type(cands).__name__} {cands!r:.40}")
-        cands = [check_scalar(b, 'n_bins_candidates', int, 2, MAX_BINS) for b in cands]
-        if not cands: raise ValueError("n_bins_candidates must list at least one bin count")
+        cands = check_numbers(self.n_bins_candidates, 'n_bins_candidates', int, 2, MAX_BINS)
         check_scalar(self.folds, 'folds', int, 2, None)
         if self.n_bins is None and self.folds > n: raise ValueError(f"folds must be at most the number of fitting rows ({n:,}), got {self.folds}")
         check_option(self.calibration, 'calibration', ('patch', 'binning'))
         check_scalar(self.max_rounds, 'max_rounds', int, 1, None); check_scalar(self.max_steps, 'max_steps', int, 1, None)
-        check_option(self.show_progress, 'show_progress', (None, True, False))
+        check_flag(self.show_progress, 'show_progress', allow_none=True)
         return [int(b) for b in cands]
 
     def _cross_validate(self, p0, y, G, C, cands, rng)->tuple:
@@ -357,7 +350,7 @@ class OmniPredictor(BaseEstimator):
 
     def predict(self,
                 X, # base probabilities on new rows
-                groups=None, # group memberships with the fitted group names (matched by name); None if fitted without groups
+                groups=None, # group memberships with the fitted group names (matched by name); None: everyone (if fitted with groups=None)
                 tests=None, # test functions with the fitted names (matched by name); None if fitted without tests
                )->np.ndarray: # the learned probabilities
         "Replay the learned updates on new rows."
@@ -446,13 +439,15 @@ def compare_omniprediction(
     score, # the competitor's score on the test rows
     y_fit, # labels of the rows the competitor is tuned on
     score_fit, # the competitor's score on those rows
-    groups_fit=None, # group memberships of those rows, with the test groups' names (for per_group_tuning)
+    groups_fit=None, # group memberships of those rows, with the test groups' names (only with per_group_tuning=True)
     losses=None, # list of Loss; None: loss_grid()
     per_group_tuning:bool=False, # also tune the competitor separately inside every group (needs groups_fit)
 )->OmniComparison:
     "Loss of the post-processed omnipredictor vs two-threshold selective classifiers tuned separately for each loss."
     yt, p, gt, st, yf, sf, losses = _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)
-    check_option(per_group_tuning, 'per_group_tuning', (True, False))
+    if not check_flag(per_group_tuning, 'per_group_tuning') and groups_fit is not None:
+        raise ValueError("groups_fit is used only with per_group_tuning=True (tuning the competitor inside every group); "
+                         "pass per_group_tuning=True, or leave groups_fit out")
     if per_group_tuning:
         if groups_fit is None: raise ValueError("per_group_tuning=True needs groups_fit (the groups of the tuning rows)")
         gf = check_groups(groups_fit, len(yf), 'groups_fit', columns=list(gt.columns))
@@ -553,7 +548,7 @@ class GroupConformal(BaseEstimator):
         p = check_probabilities(X, 'X', one_per_row=True); y = check_binary(y, 'y'); check_same_length(X=p, y=y)
         g = check_groups(_everyone(len(y)) if groups is None else groups, len(y))
         alpha = check_scalar(self.alpha, 'alpha', float, 0, 1, closed='neither'); check_option(self.method, 'method', ('max', 'qr', 'conditional'))
-        check_option(self.allow_empty, 'allow_empty', (True, False)); check_option(self.show_progress, 'show_progress', (None, True, False))
+        check_flag(self.allow_empty, 'allow_empty'); check_flag(self.show_progress, 'show_progress', allow_none=True)
         rng = make_rng(self.seed)
         sc = np.where(y == 1, 1 - p, p) + JITTER * rng.uniform(size=len(p))
         Phi, qg = g.to_numpy(float), {}
@@ -575,7 +570,7 @@ class GroupConformal(BaseEstimator):
 
     def predict(self,
                 X, # probabilities P(y = 1) on the test rows
-                groups=None, # test group memberships with the fitted group names (matched by name)
+                groups=None, # test group memberships with the fitted group names (matched by name); None: everyone (if fitted with groups=None)
                )->pd.DataFrame: # columns has0, has1 (booleans), action (0, 1, ABSTAIN for {0, 1}, EMPTY), q (the threshold)
         "The prediction set of every test row: the labels whose non-conformity score is at most the row's threshold."
         check_is_fitted(self)
@@ -671,7 +666,6 @@ def plot_omni_ratios(
     ax=None, # matplotlib axes
 ):
     "Bar chart of omni / tuned loss ratios per group, with the 1.00 line and +-2% band."
-    from trustml_nb.viz import new_figure
     check_columns(by_group, ['ratio'], 'by_group')
     if ax is None: _, ax = new_figure(figsize=(7, 3.4))
     cols = [c for c in ('ratio', 'ratio_in_group') if c in by_group]
@@ -708,18 +702,17 @@ def group_ratio_sd(
 def explore_losses(
     y_true, # test labels
     y_prob, # learned probabilities on the test rows
-    groups=None, # test groups
+    groups=None, # test group memberships; None: everyone
     fp:float=1.0, # cost of a false positive
     fn:float=1.0, # cost of a false negative
     abstain:float=0.3, # cost of abstaining
 )->tuple: # (SelectiveReport, figure)
     "Post-process y_prob for one loss and show per-group abstention and selective risk."
-    from trustml_nb.viz import new_figure
     L = Loss(fp, fn, abstain); rep = selective_report(y_true, bayes_action(y_prob, L), L, groups)
     t = rep.table
     fig, axes = new_figure(1, 2, figsize=(9, 3.6))
-    t.plot.barh(x='group', y='abstain_rate', ax=axes[0], legend=False, color='#4c72b0'); axes[0].set_xlim(0, 1)
-    t.plot.barh(x='group', y='selective_risk', ax=axes[1], legend=False, color='#dd8452'); axes[1].set_xlim(0, 0.5)
+    t.plot.barh(x='group', y='abstain_rate', ax=axes[0], legend=False, color=PALETTE[0]); axes[0].set_xlim(0, 1)
+    t.plot.barh(x='group', y='selective_risk', ax=axes[1], legend=False, color=PALETTE[1]); axes[1].set_xlim(0, 0.5)
     axes[0].set_title('abstention rate'); axes[1].set_title('selective risk'); axes[1].set_yticklabels([])
     for a in axes: a.invert_yaxis(); a.set_ylabel('')
     lo, hi = L.interval
@@ -729,11 +722,10 @@ def explore_losses(
 def omni_explorer(
     y_true, # test labels
     y_prob, # learned probabilities on the test rows
-    groups=None, # test groups
+    groups=None, # test group memberships; None: everyone
 ):
     "Explorer with three loss sliders (fp first) that re-post-processes y_prob live; `.report` is the last SelectiveReport."
     import ipywidgets as W
-    from trustml_nb.viz import explorer
     y, p = check_binary(y_true, 'y_true'), check_probabilities(y_prob, 'y_prob', one_per_row=True); check_same_length(y_true=y, y_prob=p)
     g = check_groups(_everyone(len(y)) if groups is None else groups, len(y))
     sl = lambda v, lo, hi, d: W.FloatSlider(value=v, min=lo, max=hi, step=0.05, description=d, continuous_update=False)
@@ -743,11 +735,10 @@ def omni_explorer(
 
 def coverage_explorer(
     y_cal, p_cal, groups_cal, # calibration labels, probabilities, groups (None: everyone)
-    y_test, p_test, groups_test, # test labels, probabilities, groups with the calibration groups' names
+    y_test, p_test, groups_test, # test labels, probabilities, groups with the calibration groups' names (None: everyone)
 ):
     "Explorer: alpha slider and method, per-group conformal coverage on test data; `.report` is the last CoverageReport."
     import ipywidgets as W
-    from trustml_nb.viz import explorer, new_figure
     yc, pc = check_binary(y_cal, 'y_cal'), check_probabilities(p_cal, 'p_cal', one_per_row=True); check_same_length(y_cal=yc, p_cal=pc)
     yt, pt = check_binary(y_test, 'y_test'), check_probabilities(p_test, 'p_test', one_per_row=True); check_same_length(y_test=yt, p_test=pt)
     gc = check_groups(_everyone(len(yc)) if groups_cal is None else groups_cal, len(yc), 'groups_cal')
