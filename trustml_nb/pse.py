@@ -25,6 +25,7 @@ from threadpoolctl import threadpool_limits
 from .core import (Report, _kind, check_array, check_binary, check_flag, check_is_fitted, check_option, check_probabilities,
                              check_scalar, make_rng, progress, report, report_numerical)
 from .pse_simulator import population_truth, sim_oximetry
+from .viz import Explorer, explorer, new_figure, plot_estimates
 
 # %% auto #0
 __all__ = ['LEARNER_ROLES', 'LEARNER_PRESETS', 'EFFECTS', 'FUNCTIONAL_NAMES', 'ESTIMATORS', 'EFFECT_NAMES', 'gmf_weights',
@@ -691,7 +692,6 @@ def plot_effects(
     title:str|None=None, # axis title
 ):
     "Forest plot of an `EffectsReport`: estimates, intervals and (when known) the truth."
-    from trustml_nb.viz import plot_estimates
     if not isinstance(report, EffectsReport): raise TypeError(f"report must be an EffectsReport (PathSpecificEffects(...).fit(data).report_), got {_kind(report)}")
     effects = _check_effects(effects)
     df = report.to_frame()
@@ -831,7 +831,6 @@ def explore_effects(
 )->tuple: # (caption, EffectsReport, forest-plot figure)
     "Pure render function of the explorer: a caption with the settings, the effects report and a forest plot."
     from IPython.display import HTML
-    from trustml_nb.viz import new_figure
     check_option(learner, 'learner', LEARNER_PRESETS); check_option(outcome, 'outcome', ('vented', 'duration'))
     sim_kw = dict(device_bias=device_bias, reliance=reliance, overlap=overlap)
     s = sim_oximetry(n, seed=seed, **sim_kw)
@@ -852,7 +851,6 @@ def pse_explorer(
 )->'Explorer':
     "Widget: device bias, reliance, overlap, sample size, learner and outcome -> estimates vs the exact truth (Run button)."
     import ipywidgets as widgets
-    from trustml_nb.viz import explorer
     sizes = [1_000, 2_000, 5_000, 10_000, 20_000, 50_000]
     check_option(n, 'n', sizes); check_option(learner, 'learner', LEARNER_PRESETS)
     sl = dict(continuous_update=False, style={'description_width': '110px'})
