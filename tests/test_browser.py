@@ -66,7 +66,8 @@ def _start_lab(root_dir: Path, tmp: Path, log):
     return proc, f"http://127.0.0.1:{port}"
 
 
-OUTPUT_TEXT = "() => { const o = document.querySelector('.trustml-explorer .widget-output'); return o ? o.innerText : ''; }"
+# textContent, not innerText: JupyterLab skips rendering cells scrolled out of view, and innerText is '' there
+OUTPUT_TEXT = "() => { const o = document.querySelector('.trustml-explorer .widget-output'); return o ? o.textContent : ''; }"
 
 
 def _run_tutorial(page, base_url: str, shots: Path, lesson: Lesson) -> dict:
