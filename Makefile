@@ -10,6 +10,8 @@ STAMP := $(VENV)/.installed
 LAB_PORT ?= 8888
 LAB_FLAGS ?=
 PYTEST_ARGS ?=
+# pytest-xdist workers for `make test` (the machines have 2 cores); TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 2
 # JupyterLab refuses to run as root unless told; CI and containers run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
@@ -52,7 +54,7 @@ sync-check: install
 
 test: sync-check
 	@echo ">>> pytest: every notebook in nbs/ and tutorials/, unit, widget, JupyterLab and browser tests"
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 tour: install
 	@echo ">>> executing every tutorial headless; HTML copies go to tutorials/_html/"

@@ -27,12 +27,44 @@ def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False, help="also run tests marked slow")
 
 
+# Under pytest-xdist (`make test` runs 2 workers with --dist loadgroup) these tests stay on one worker each:
+# the browser lessons (each drives its own JupyterLab and chromium) and everything that starts a Ray cluster (Flower).
+XDIST_GROUPS = {"browser": ("tests/test_browser.py",),
+                "ray": ("tests/test_fedfact.py::test_flower", "nbs/21_fedfact_flower.ipynb", "tutorials/20_fedfact.ipynb")}
+
+
+def _xdist_group(nodeid: str):
+    for name, prefixes in XDIST_GROUPS.items():
+        if any(nodeid.startswith(p) or f"[{p}]" in nodeid for p in prefixes): return name
+    return None
+
+
 def pytest_collection_modifyitems(config, items):
-    "Tests marked slow run only with --runslow or TRUSTML_NB_SLOW=1 (make test-slow)."
+    "Group tests for pytest-xdist; tests marked slow run only with --runslow or TRUSTML_NB_SLOW=1 (make test-slow)."
+    for item in items:
+        group = _xdist_group(item.nodeid)
+        if group: item.add_marker(pytest.mark.xdist_group(group))
     if config.getoption("--runslow") or os.environ.get("TRUSTML_NB_SLOW") == "1": return
     skip = pytest.mark.skip(reason="slow study: run with `make test-slow`")
     for item in items:
         if "slow" in item.keywords: item.add_marker(skip)
+
+
+def pytest_sessionfinish(session):
+    "On an xdist worker, hand the bad-input outcomes to the controller, which prints the totals."
+    if not hasattr(session.config, "workeroutput"): return
+    try: import badinput
+    except ImportError: return
+    session.config.workeroutput["badinput_outcomes"] = [list(o) for o in badinput.OUTCOMES]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    "xdist controller: collect each worker's bad-input outcomes."
+    outcomes = getattr(node, "workeroutput", {}).get("badinput_outcomes", [])
+    if not outcomes: return
+    import badinput
+    badinput.OUTCOMES.extend(tuple(o) for o in outcomes)
 
 
 def pytest_terminal_summary(terminalreporter):
