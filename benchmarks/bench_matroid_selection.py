@@ -11,7 +11,8 @@ Part 2 (random order): the graphic random-order selector on random multigraphs w
 every arrival order enumerated (exact), and K5 / K6 by Monte Carlo over 400 orders (exact over the coins).
 Columns: colours_used (on the worst order), colours_allowed, bound (claimed factor f), effective_factor (1 / worst
 probability), bound_ratio = effective_factor / bound (<= 1: bound met; close to 1: bound nearly reached).
-Run: .venv/bin/python benchmarks/bench_matroid_selection.py   (writes benchmarks/results/matroid_selection_stress.{csv,md})
+Run: .venv/bin/python benchmarks/bench_matroid_selection.py   (writes benchmarks/results/matroid_selection_stress.{csv,md}
+and a copy of the CSV into trustml_nb/datasets/, which `matroid_selection.stress_results()` and the lessons read)
 About 3-4 minutes on the shared 2-core machine.
 """
 import itertools
@@ -92,6 +93,7 @@ if __name__ == '__main__':
     table = pd.DataFrame(adversarial_part() + random_order_part())
     OUT.mkdir(exist_ok=True)
     table.to_csv(OUT / 'matroid_selection_stress.csv', index=False)
+    table.to_csv(Path(__file__).parents[1] / 'trustml_nb' / 'datasets' / 'matroid_selection_stress.csv', index=False)
     summary = table.groupby(['selector', 'family']).agg(instances=('n', 'size'), worst_bound_ratio=('bound_ratio', 'max'),
                                                         most_colours_used=('colours_used', 'max'),
                                                         most_colours_over_alpha=('colours_over_alpha', 'max'),

@@ -238,3 +238,20 @@ def test_explorer_headless():
     assert isinstance(ex.error, ValueError)
     head, fig, rep = render_selection('partition', 7, 'adversarial (searched)', 'greedy')
     assert 'n = 7 elements' in head and rep.worst_probability == 0
+
+
+def test_shipped_stress_results_match_the_benchmark_and_the_code():
+    "The lessons read the package's copy of the stress study: it equals the benchmark's file, and its rows recompute."
+    import re
+    from pathlib import Path
+    from trustml_nb.matroid_selection import stress_results
+    shipped = stress_results()
+    bench = pd.read_csv(Path(__file__).resolve().parents[1] / 'benchmarks' / 'results' / 'matroid_selection_stress.csv')
+    pd.testing.assert_frame_equal(shipped, bench)
+    rows = shipped[(shipped['selector'] == 'colouring') & shipped['exhaustive'] & (shipped['n'] == 5)].iloc[::4]
+    assert len(rows) >= 3
+    for _, r in rows.iterrows():
+        family, n, seed = re.fullmatch(r"(\w+) n=(\d+) seed=(\d+)", r['instance']).groups()
+        M = random_matroid(family, int(n), seed=int(seed))
+        rep = adversarial_order_search(M, ColouringSelector(), exhaustive_up_to=7, show_progress=False)
+        assert (rep.colours_used, rep.arboricity, rep.colours_allowed) == (r['colours_used'], r['alpha'], r['colours_allowed'])
