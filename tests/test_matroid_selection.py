@@ -255,3 +255,10 @@ def test_shipped_stress_results_match_the_benchmark_and_the_code():
         M = random_matroid(family, int(n), seed=int(seed))
         rep = adversarial_order_search(M, ColouringSelector(), exhaustive_up_to=7, show_progress=False)
         assert (rep.colours_used, rep.arboricity, rep.colours_allowed) == (r['colours_used'], r['alpha'], r['colours_allowed'])
+
+
+def test_graphic_matroid_as_a_networkx_graph():
+    M = GraphicMatroid([('a', 'b'), ('a', 'b'), ('b', 'c')])
+    g = M.graph()
+    assert g.number_of_edges() == 3 and sorted(d['element'] for _, _, d in g.edges(data=True)) == [0, 1, 2]
+    assert M.rank() == g.number_of_nodes() - nx.number_connected_components(g)
