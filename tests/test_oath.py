@@ -236,7 +236,7 @@ def test_http_server_is_stopped_even_when_the_block_fails():
 # ---------------------------------------------------------------- widget
 def test_explorer_responds_to_its_controls():
     ex = oath_explorer(MODEL, X, S, alternative_model=Shifted(MODEL, 0.2), n_audits=60, n_queries=600)
-    assert ex.report.setting.startswith('eps=0.020') and ex.report.table.iloc[0]['strategy'] == 'unfair_model'
+    assert ex.report.setting.startswith('eps=0.020') and ex.report.table.iloc[0]['strategy'] == 'late_commit'
     ex.controls['strategy'].value = 'alter'; first = ex.report.table.iloc[0]
     ex.controls['eps'].value = 0.1
     second = ex.report.table.iloc[0]

@@ -541,7 +541,7 @@ class AuditReport(Report):
     failed_check: str # the first check that failed ('' if none): log, signature, completeness, opening, group, consistency or inference
     message: str # what failed and where ('' if nothing failed)
     fair: bool # the integer test theta * n0 * n1 >= scale * |c0 * n1 - c1 * n0| on the declared counts
-    parity_gap: float # |c0/n0 - c1/n1| on the declared counts
+    parity_gap: float # |c0/n0 - c1/n1| on the declared counts (NaN when a check failed before the counts)
     tolerance: float # theta / scale, the largest parity gap the test accepts
     n_logged: int # queries in the auditor's log
     nu: int # queries sampled per group (fewer if a group is smaller)
@@ -831,6 +831,10 @@ class DetectionReport(Report):
 
     title = 'OATH: detection of cheating providers'
 
+    def to_frame(self)->pd.DataFrame:
+        "The headline columns of the table (all of them are in `.table`)."
+        return self.table[['strategy', 'bad_fraction', 'audits', 'caught', 'escaped', 'empirical_escape', 'exact_escape', 'bound', 'z_score', 'caught_by']].copy()
+
 def _z(emp, exact, m):
     se = np.sqrt(exact * (1 - exact) / m)
     return (emp - exact) / se if se > 0 else (0.0 if emp == exact else np.inf), se
@@ -919,6 +923,7 @@ class _Handler(BaseHTTPRequestHandler):
                     out = prov.open(np.asarray(ids, np.int64)).to_json()
                 else: return self._reply(404, json.dumps({'error': f"no route {method} {self.path}"}))
         except (ValueError, TypeError) as e: return self._reply(400, json.dumps({'error': str(e)}))
+        except Exception as e: return self._reply(500, json.dumps({'error': f"{type(e).__name__}: {e}"}))   # never a dropped connection
         self._reply(200, out)
 
     def do_GET(self): self._handle('GET')
@@ -1023,7 +1028,7 @@ def plot_escape(
     if not isinstance(detection, DetectionReport): raise TypeError(f"detection must be a DetectionReport, got {type(detection).__name__}")
     check_scalar(max_nu, 'max_nu', int, low=2)
     row = detection.table.iloc[0]; nus = np.arange(1, max_nu + 1)
-    fig, (ax, bx) = new_figure(1, 2, figsize=(10, 3.8), gridspec_kw={'width_ratios': [2.2, 1]})
+    fig, (ax, bx) = new_figure(1, 2, figsize=(10, 4.2), gridspec_kw={'width_ratios': [2.2, 1]})
     ax.plot(nus, [(1 - row['bad_fraction'] / 2) ** v for v in nus], '--', color=PALETTE[1], label='paper bound (1 - eps/2)^nu')
     sizes, bad = (int(row['declared_0']), int(row['declared_1'])), (int(row['bad_0']), int(row['bad_1']))
     exact = [0.0 if row['strategy'] == 'drop' and row['bad_entries'] else escape_probability(sizes, bad, int(v)) for v in nus]
@@ -1033,7 +1038,7 @@ def plot_escape(
                 capsize=4, label=f"observed, {row['audits']} audits")
     ax.set_xlabel('nu: queries opened per group'); ax.set_ylabel('P(cheater escapes)'); ax.set_ylim(-0.02, 1.02); ax.set_xlim(0, max_nu)
     ax.set_title(f"{row['strategy']}: {row['bad_entries']} wrong entries ({row['bad_fraction']:.2%})", fontsize=11)
-    ax.legend(loc='upper right', fontsize=9, frameon=True)
+    ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.2), ncol=3, fontsize=9, frameon=False)     # below the axes, never over the curves
     bx.bar(['caught', 'escaped'], [row['caught'], row['escaped']], color=[PALETTE[2], PALETTE[3]])
     bx.set_title(f"{row['audits']} audits at nu = {detection.nu}", fontsize=11); bx.set_ylabel('audits')
     for j, v in enumerate([row['caught'], row['escaped']]): bx.annotate(str(v), (j, v), ha='center', va='bottom', fontsize=10)
@@ -1059,15 +1064,16 @@ def explore_detection(
 def oath_explorer(
     model, features, sensitive, # the certified model, the client feature table and the clients' groups
     alternative_model=None, # the model a provider with strategy 'unfair_model' serves instead
+    strategy:str='late_commit', # the strategy shown first
     n_audits:int=200, # audits per setting
     n_queries:int=2000, # queries per log
 ):
     "Explorer: cheating rate eps, strategy and nu; caught and escaped audits against the exact value and the bound."
     import ipywidgets as W
-    _check_model(model); check_scalar(n_audits, 'n_audits', int, low=1); check_scalar(n_queries, 'n_queries', int, low=2)
+    _check_model(model); check_option(strategy, 'strategy', STRATEGIES); check_scalar(n_audits, 'n_audits', int, low=1); check_scalar(n_queries, 'n_queries', int, low=2)
     return explorer(lambda eps, strategy, nu: explore_detection(model, features, sensitive, strategy, eps, nu, alternative_model, n_audits, n_queries),
                     title='OATH: can a cheating provider escape the audit?',
                     eps=W.FloatSlider(value=0.02, min=0.005, max=0.1, step=0.005, description='cheat rate eps', readout_format='.3f',
                                       continuous_update=False, style={'description_width': 'initial'}),
-                    strategy=W.Dropdown(options=list(STRATEGIES), value='unfair_model', description='strategy'),
+                    strategy=W.Dropdown(options=list(STRATEGIES), value=strategy, description='strategy'),
                     nu=W.IntSlider(value=40, min=5, max=200, step=5, description='nu per group', continuous_update=False, style={'description_width': 'initial'}))
