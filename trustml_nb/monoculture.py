@@ -196,7 +196,7 @@ class EcosystemReport(Report):
     mean_error_correlation: float # average correlation of the error indicators over pairs (NaN without labels)
     systemic_exclusion: float # share of people rejected by every model
     systemic_exclusion_null: float # the same under the null (rejection at random for the independent null)
-    systemic_exclusion_qualified: float # share of qualified people (y = 1) rejected by every model (NaN without labels)
+    systemic_exclusion_qualified: float # share of qualified people (y = 1) rejected by every model (NaN without labels or without qualified people)
     systemic_exclusion_qualified_null: float # the same under the null, among qualified people
     recourse: float # share of rejections after which another model accepts the person
     recourse_null: float # the same under the null
@@ -534,9 +534,9 @@ def render_ecosystem(
     fig, axes = new_figure(2, 1, figsize=(7, 5.4), height_ratios=[3, 1.1])
     plot_rejection_counts(rep, axes[0]); plot_position(rep, axes[1])
     axes[0].set_title(f"{rep.n_models} models within {epsilon:.3f} of the best accuracy")
-    head = (f"epsilon {epsilon:.3f}, threshold {threshold:.2f}, null {null}: {rep.n_models} models; systemic exclusion {rep.systemic_exclusion:.4f} "
-            f"(null {rep.systemic_exclusion_null:.2g}), among qualified {rep.systemic_exclusion_qualified:.4f}; recourse {rep.recourse:.3f}; "
-            f"h = {rep.homogenization:.2f}: {rep.verdict}")
+    head = (f"epsilon {epsilon:.3f}, threshold {threshold:.2f}, null {null}: {rep.n_models} models; h = {rep.homogenization:.2f}: {rep.verdict}\n"
+            f"rejected by all: {rep.systemic_exclusion:.4f} (null {rep.systemic_exclusion_null:.2g}), among the qualified {rep.systemic_exclusion_qualified:.4f} "
+            f"(null {rep.systemic_exclusion_qualified_null:.2g}); recourse {rep.recourse:.3f} (null {rep.recourse_null:.3f})")
     return head, fig, rep
 
 def ecosystem_explorer(
