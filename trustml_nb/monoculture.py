@@ -34,6 +34,7 @@ def check_decisions(
     min_models:int=2, # fewest columns (decision makers) accepted
 )->pd.DataFrame: # 0/1 integers, one named column per decision maker
     "Check a decisions matrix (rows: people, columns: decision makers) and return it as a named 0/1 DataFrame."
+    check_scalar(min_models, 'min_models', int, low=1)
     cols = None
     if isinstance(y_pred, pd.DataFrame):
         check_columns(y_pred, [], name)
@@ -238,12 +239,12 @@ def rashomon_measures(
     disc = float(np.max(np.mean(D != H.to_numpy()[:, [ref]], axis=0)))
     return dict(rashomon_size=int(inside.sum()), ambiguity=amb, discrepancy=disc, reference=str(H.columns[ref]))
 
-# %% ../nbs/95_monoculture.ipynb #c01519e7
+# %% ../nbs/95_monoculture.ipynb #4b6d519e
 def _verdict(h:float)->str:
     if h < -0.1: return "more varied than the null (strong multiplicity)"
-    if h < 1 / 3: return "close to the null: multiplicity dominates"
+    if h < 1 / 3: return "closer to multiplicity"
     if h <= 2 / 3: return "between monoculture and multiplicity"
-    return "close to monoculture"
+    return "closer to monoculture"
 
 def measure_ecosystem(
     y_true, # labels 0/1 (1 = qualified for the favourable decision), or None for an unlabelled ecosystem
@@ -478,7 +479,7 @@ class ModelEcosystem(BaseEstimator):
         P = self.predict_proba(X)
         return (P >= np.array([t for _, _, t in self.models_])).astype(np.int8)
 
-# %% ../nbs/95_monoculture.ipynb #e4bd5fbd
+# %% ../nbs/95_monoculture.ipynb #441ba8b7
 def plot_rejection_counts(
     result:EcosystemReport, # a report from `measure_ecosystem`
     ax=None, # matplotlib axes (default: a new figure)
@@ -511,7 +512,7 @@ def plot_position(
     ax.grid(False)
     return ax
 
-# %% ../nbs/95_monoculture.ipynb #3249900a
+# %% ../nbs/95_monoculture.ipynb #400b941f
 def render_ecosystem(
     y_true, # labels 0/1
     scores, # scores matrix (n_rows, n_models): each model's P(y = 1), e.g. `ModelEcosystem.predict_proba`
