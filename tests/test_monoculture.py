@@ -1,0 +1,293 @@
+"""Monoculture or multiplicity (issue 22): every measure against something it did not compute itself.
+
+The Poisson-binomial recursion against enumeration of all 2^M patterns (M <= 10), scipy's binomial pmf and the
+discrete Fourier inversion of the probability generating function (M = 50); the exclusion, recourse and unanimity
+numbers and the three nulls against plain per-person loops and enumerated mixtures; kappa against scikit-learn and error
+correlation against numpy; the Rashomon set against brute force; bootstrap weights against explicitly repeated rows;
+independent simulated models against the independent null; the estimator contract of ModelEcosystem; the widget headless.
+"""
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import binom
+from sklearn.metrics import cohen_kappa_score
+
+from contract import check_estimator_contract
+from trustml_nb.monoculture import (NULLS, EcosystemReport, ModelEcosystem, _ecosystem_numbers, bootstrap_ecosystem, check_decisions,
+                                    ecosystem_explorer, error_correlation, measure_ecosystem, null_strata, pairwise_agreement, pairwise_kappa,
+                                    plot_position, plot_rejection_counts, poisson_binomial_enumerate, poisson_binomial_pmf, rashomon_measures,
+                                    rashomon_set, render_ecosystem)
+
+
+def _world(n=400, M=6, seed=0):
+    "A small labelled ecosystem with correlated models, two groups and a difficulty score."
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    latent = rng.normal(size=n) + 1.2 * y
+    H = pd.DataFrame({f"m{j}": (latent + rng.normal(scale=0.8, size=n) > 0.3 + 0.1 * j).astype(int) for j in range(M)})
+    G = pd.DataFrame({'a': rng.uniform(size=n) < 0.4}); G['b'] = ~G['a']
+    return y, H, G, latent
+
+
+# ---------------------------------------------------------------- the Poisson-binomial recursion
+@pytest.mark.parametrize('M', range(1, 11))
+def test_recursion_equals_enumeration(M):
+    rng = np.random.default_rng(M)
+    for _ in range(30):
+        p = rng.uniform(size=M)
+        p[rng.uniform(size=M) < 0.15] = rng.integers(0, 2)
+        assert np.abs(poisson_binomial_pmf(p) - poisson_binomial_enumerate(p)).max() <= 1e-12
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=10))
+def test_recursion_equals_enumeration_property(p):
+    assert np.abs(poisson_binomial_pmf(p) - poisson_binomial_enumerate(p)).max() <= 1e-12
+
+
+def _pmf_fourier(p):
+    "P(K = k) by inverting the probability generating function at the M + 1 roots of unity (shares no code with the recursion)."
+    p = np.asarray(p, float); M = len(p)
+    w = np.exp(2j * np.pi * np.arange(M + 1) / (M + 1))
+    pgf = np.prod(1 - p[None, :] + p[None, :] * w[:, None], axis=1)
+    return np.real(np.fft.fft(pgf)) / (M + 1)
+
+
+def test_recursion_against_binomial_and_fourier():
+    assert np.abs(poisson_binomial_pmf(np.full(50, 0.3)) - binom.pmf(np.arange(51), 50, 0.3)).max() < 1e-13
+    p = np.random.default_rng(1).uniform(size=50)
+    assert np.abs(poisson_binomial_pmf(p) - _pmf_fourier(p)).max() < 1e-13
+    P = np.random.default_rng(2).uniform(size=(4, 12))
+    rows = poisson_binomial_pmf(P)
+    assert rows.shape == (4, 13) and all(np.abs(rows[i] - poisson_binomial_enumerate(P[i])).max() <= 1e-12 for i in range(4))
+    big = poisson_binomial_pmf(np.random.default_rng(3).uniform(size=500))
+    assert abs(big.sum() - 1) < 1e-12 and (big >= 0).all()
+
+
+def test_a_wrong_recursion_would_be_caught():
+    "The enumeration is a genuine reference: a recursion that drops the (1 - p) factor differs from it."
+    p = np.array([0.3, 0.6, 0.2])
+    wrong = np.zeros(4); wrong[0] = 1
+    for j, pj in enumerate(p): wrong[1:j + 2] = wrong[1:j + 2] + wrong[0:j + 1] * pj
+    assert np.abs(wrong - poisson_binomial_enumerate(p)).max() > 0.1
+
+
+# ---------------------------------------------------------------- pairwise measures
+def test_pairwise_measures_against_peers():
+    y, H, _, _ = _world()
+    A, K, E = pairwise_agreement(H), pairwise_kappa(H), error_correlation(y, H)
+    for a, b in itertools.combinations(H.columns, 2):
+        assert abs(A.loc[a, b] - np.mean(H[a] == H[b])) < 1e-12
+        assert abs(K.loc[a, b] - cohen_kappa_score(H[a], H[b])) < 1e-12
+    assert np.abs(E.to_numpy() - np.corrcoef((H.to_numpy() != y[:, None]).T)).max() < 1e-12
+    # two identical constant columns: agreement 1, kappa 1 (scikit-learn returns NaN there)
+    const = pd.DataFrame({'x': np.ones(10, int), 'z': np.ones(10, int)})
+    assert pairwise_kappa(const).loc['x', 'z'] == 1.0
+
+
+def test_error_correlation_of_a_perfect_model_is_reported():
+    from trustml_nb.core import NumericalWarning
+    y = np.array([0, 1, 0, 1, 1, 0])
+    H = pd.DataFrame({'perfect': y, 'noisy': [1, 1, 0, 0, 1, 0]})
+    with pytest.warns(NumericalWarning, match='perfect'):
+        E = error_correlation(y, H)
+    assert E.loc['perfect', 'noisy'] == 0 and np.isfinite(E.to_numpy()).all()
+
+
+# ---------------------------------------------------------------- exclusion, recourse, nulls
+def _loops(y, H):
+    "Systemic exclusion, recourse and unanimity by plain loops over people and models."
+    D = H.to_numpy(); n, M = D.shape
+    rejected_by = [sum(1 for m in range(M) if D[i, m] == 0) for i in range(n)]
+    se = sum(1 for k in rejected_by if k == M) / n
+    q = [i for i in range(n) if y[i] == 1]
+    se_q = sum(1 for i in q if rejected_by[i] == M) / len(q)
+    with_other = sum(1 for i in range(n) for m in range(M) if D[i, m] == 0 and any(D[i, o] == 1 for o in range(M) if o != m))
+    recourse = with_other / sum(rejected_by)
+    unan = sum(1 for k in rejected_by if k in (0, M)) / n
+    return se, se_q, recourse, unan
+
+
+def _null_by_enumeration(H, strata):
+    "The null's distribution of the number of rejections: enumerate each stratum's Poisson-binomial and mix."
+    R = 1 - H.to_numpy(); out = np.zeros(H.shape[1] + 1)
+    for b in np.unique(strata):
+        rows = strata == b
+        out += rows.mean() * poisson_binomial_enumerate(R[rows].mean(0))
+    return out
+
+
+@pytest.mark.parametrize('null', NULLS)
+def test_measures_against_loops_and_enumerated_nulls(null):
+    y, H, G, latent = _world()
+    rep = measure_ecosystem(y, H, G, null=null, difficulty=latent, n_bins=4)
+    se, se_q, recourse, unan = _loops(y, H)
+    assert abs(rep.systemic_exclusion - se) < 1e-12 and abs(rep.systemic_exclusion_qualified - se_q) < 1e-12
+    assert abs(rep.recourse - recourse) < 1e-12 and abs(rep.unanimity - unan) < 1e-12
+    strata = {'independent': np.zeros(len(y), int), 'label': y,
+              'difficulty': pd.qcut(latent, 4, labels=False)}[null]
+    pmf = _null_by_enumeration(H, strata)
+    M = H.shape[1]
+    assert np.abs(rep.rejection_counts['null'].to_numpy() - pmf).max() < 1e-12
+    assert abs(rep.systemic_exclusion_null - pmf[M]) < 1e-12 and abs(rep.unanimity_null - pmf[0] - pmf[M]) < 1e-12
+    k = np.arange(M + 1)
+    assert abs(rep.recourse_null - (k[:M] * pmf[:M]).sum() / (k * pmf).sum()) < 1e-12
+    qual = _null_by_enumeration(H[y == 1], strata[y == 1])
+    assert abs(rep.systemic_exclusion_qualified_null - qual[M]) < 1e-12
+    # observed counts
+    assert np.allclose(rep.rejection_counts['observed'], np.bincount((1 - H.to_numpy()).sum(1), minlength=M + 1) / len(y))
+    # per-group rows equal the measure on that group's rows alone
+    for g in G.columns:
+        m = G[g].to_numpy()
+        sub = measure_ecosystem(y[m], H[m], null=null, difficulty=latent[m] if null == 'difficulty' else None, n_bins=4)
+        row = rep.table.set_index('group').loc[g]
+        assert abs(row.systemic_exclusion - sub.systemic_exclusion) < 1e-12 and abs(row.recourse - sub.recourse) < 1e-12
+        if null != 'difficulty':   # the difficulty bins are cut on all rows, not on the group's
+            assert abs(row.systemic_exclusion_null - sub.systemic_exclusion_null) < 1e-12
+
+
+def test_agreement_null_is_the_independent_formula():
+    "Independent agreement of two models = a1 a2 + (1 - a1)(1 - a2) (the authors' code, per the addendum)."
+    y, H, _, _ = _world()
+    rep = measure_ecosystem(y, H, null='independent')
+    a = H.mean(axis=0)
+    for r in rep.pairs.itertuples():
+        assert abs(r.agreement_null - (a[r.model_a] * a[r.model_b] + (1 - a[r.model_a]) * (1 - a[r.model_b]))) < 1e-12
+    assert abs(rep.mean_agreement - rep.pairs['agreement'].mean()) < 1e-12
+    assert abs(rep.mean_agreement_null - rep.pairs['agreement_null'].mean()) < 1e-12
+
+
+def test_one_difficulty_bin_is_the_independent_null():
+    y, H, G, latent = _world()
+    a = measure_ecosystem(y, H, G, null='independent'); b = measure_ecosystem(y, H, G, null='difficulty', difficulty=latent, n_bins=1)
+    assert a.systemic_exclusion_null == b.systemic_exclusion_null and a.homogenization == b.homogenization
+
+
+def test_simulated_independent_models_match_the_null():
+    rng = np.random.default_rng(5); n = 50000
+    rates = np.linspace(0.2, 0.7, 8)
+    H = pd.DataFrame({f"m{j}": (rng.uniform(size=n) < r).astype(int) for j, r in enumerate(rates)})
+    rep = measure_ecosystem(None, H)
+    truth = poisson_binomial_enumerate(1 - rates)
+    sd = np.sqrt(truth * (1 - truth) / n)
+    assert (np.abs(rep.rejection_counts['observed'] - truth) < 5 * sd + 1e-12).all()
+    assert abs(rep.homogenization) < 0.01 and rep.verdict == 'closer to multiplicity'
+
+
+def test_clones_are_a_monoculture():
+    one = (np.random.default_rng(6).uniform(size=500) < 0.3).astype(int)
+    rep = measure_ecosystem(None, pd.DataFrame({f"c{j}": one for j in range(5)}))
+    assert rep.homogenization == 1 and rep.recourse == 0 and rep.verdict == 'closer to monoculture'
+    assert abs(rep.systemic_exclusion - (1 - one.mean())) < 1e-12 and abs(rep.systemic_exclusion_null - (1 - one.mean()) ** 5) < 1e-12
+    assert rep.rashomon_size == 0 and np.isnan(rep.ambiguity) and any('no labels' in n for n in rep.notes)
+
+
+def test_null_strata():
+    assert (null_strata('independent', n_rows=5) == 0).all()
+    assert list(null_strata('label', y_true=[0, 1, 1])) == [0, 1, 1]
+    d = np.arange(100.0)
+    assert np.array_equal(null_strata('difficulty', difficulty=d, n_bins=4), np.repeat(np.arange(4), 25))
+
+
+# ---------------------------------------------------------------- Rashomon set
+def test_rashomon_against_brute_force():
+    y, H, _, _ = _world(n=200, M=7, seed=3)
+    D = H.to_numpy()
+    for eps in (0.0, 0.01, 0.03, 0.1, 1.0):
+        acc = [np.mean(D[:, m] == y) for m in range(D.shape[1])]
+        members = [m for m in range(D.shape[1]) if acc[m] >= max(acc) - eps - 1e-12]
+        best = int(np.argmax(acc))
+        amb = np.mean([len({D[i, m] for m in members}) > 1 for i in range(len(y))])
+        disc = max(np.mean([D[i, m] != D[i, best] for i in range(len(y))]) for m in members)
+        got = rashomon_measures(y, H, eps)
+        assert list(np.flatnonzero(rashomon_set(y, H, eps))) == members
+        assert got['rashomon_size'] == len(members) and abs(got['ambiguity'] - amb) < 1e-12 and abs(got['discrepancy'] - disc) < 1e-12
+
+
+# ---------------------------------------------------------------- bootstrap
+def test_bootstrap_weights_equal_repeated_rows():
+    "A resample as weights gives exactly the numbers of the resample as repeated rows."
+    y, H, _, latent = _world()
+    R = 1.0 - H.to_numpy(float); rng = np.random.default_rng(0)
+    idx = rng.integers(0, len(y), len(y)); w = np.bincount(idx, minlength=len(y)).astype(float)
+    for null in NULLS:
+        strata = null_strata(null, y, latent, 4, n_rows=len(y))
+        a = _ecosystem_numbers(R, y, strata, w); b = _ecosystem_numbers(R[idx], y[idx], strata[idx])
+        assert all(abs(a[k] - b[k]) < 1e-12 for k in a), null
+
+
+def test_bootstrap_intervals():
+    y, H, _, latent = _world()
+    a = bootstrap_ecosystem(y, H, null='label', n_boot=60, seed=1, show_progress=False)
+    b = bootstrap_ecosystem(y, H, null='label', n_boot=60, seed=1, show_progress=False)
+    assert a.table.equals(b.table)
+    t = a.table.set_index('measure')
+    assert ((t.ci_low <= t.estimate + 1e-12) & (t.estimate <= t.ci_high + 1e-12)).all()
+    assert ((t.null_low <= t.null_high)).all() and np.isfinite(t.to_numpy(float)).all()
+    rep = measure_ecosystem(y, H, null='label')
+    assert abs(t.loc['systemic_exclusion', 'estimate'] - rep.systemic_exclusion) < 1e-12
+    assert abs(t.loc['systemic_exclusion', 'null'] - rep.systemic_exclusion_null) < 1e-12
+
+
+# ---------------------------------------------------------------- the estimator
+def _typed(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({'age': rng.integers(18, 70, n), 'hours': rng.normal(40, 8, n),
+                      'job': pd.Categorical(rng.choice(['a', 'b', 'c'], n)), 'owner': rng.uniform(size=n) < 0.4})
+    logit = 0.05 * (X['age'] - 40) + 0.08 * (X['hours'] - 40) + (X['job'] == 'a') * 0.8
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-logit))).astype(int).to_numpy()
+    return X, y
+
+
+def test_model_ecosystem_contract():
+    X, y = _typed()
+    check_estimator_contract(ModelEcosystem(n_models=5, seed=2, show_progress=False), fit=lambda est: est.fit(X, y),
+                             output=lambda est: est.predict_proba(X))
+
+
+def test_model_ecosystem_decisions():
+    X, y = _typed()
+    eco = ModelEcosystem(n_models=7, thresholds=(0.3, 0.7), seed=0, show_progress=False).fit(X, y)
+    P, D = eco.predict_proba(X), eco.predict(X)
+    thr = eco.report_.table['threshold'].to_numpy()
+    assert list(thr) == [0.3] * 5 + [0.7] * 2 and list(eco.report_.table['family']) == list(ModelEcosystem().families) + ['logistic', 'boosting']
+    assert D.equals((P >= thr).astype(np.int8)) and list(D.columns) == list(eco.report_.table['model'])
+    assert eco.predict(X[['owner', 'job', 'hours', 'age']]).equals(D)      # columns matched by name
+    # each model really uses only its own features: permuting a feature it does not see changes nothing
+    t = eco.report_.table.iloc[0]; unseen = [c for c in X.columns if c not in t.features.split(', ')]
+    if unseen:
+        X2 = X.copy(); X2[unseen[0]] = X2[unseen[0]].sample(frac=1, random_state=0).to_numpy()
+        assert np.array_equal(eco.predict_proba(X2)[t.model], P[t.model])
+
+
+# ---------------------------------------------------------------- pictures and the widget
+def test_plots_and_widget():
+    y, H, G, latent = _world()
+    rep = measure_ecosystem(y, H, G)
+    assert isinstance(rep, EcosystemReport)
+    ax = plot_rejection_counts(rep); assert len(ax.patches) == H.shape[1] + 1
+    plot_position(rep)
+    S = pd.DataFrame(1 / (1 + np.exp(-(latent[:, None] + np.random.default_rng(0).normal(scale=0.8, size=H.shape)))), columns=H.columns)
+    head, fig, r = render_ecosystem(y, S, G, epsilon=1.0, threshold=0.5)
+    ref = measure_ecosystem(y, (S >= 0.5).astype(int), G, epsilon=1.0)
+    assert r.n_models == H.shape[1] and abs(r.systemic_exclusion - ref.systemic_exclusion) < 1e-12 and 'epsilon 1.000' in head
+    ex = ecosystem_explorer(y, S, G)
+    assert ex.report.epsilon == 0.02 and ex.report.null == 'independent'
+    ex.controls['epsilon'].value = 0.1; wide = ex.report.n_models
+    ex.controls['epsilon'].value = 0.0; narrow = ex.report.n_models
+    assert narrow <= wide and narrow >= 2
+    ex.controls['null'].value = 'label'
+    assert ex.report.null == 'label' and ex.error is None
+    ex.controls['threshold'].value = 0.7
+    direct = render_ecosystem(y, S, G, epsilon=0.0, threshold=0.7, null='label')[2]
+    assert ex.report.systemic_exclusion == direct.systemic_exclusion and ex.report.n_models == direct.n_models
+
+
+def test_check_decisions_names_and_values():
+    D = check_decisions(np.array([[True, False], [False, False]]))
+    assert list(D.columns) == ['model 0', 'model 1'] and D.to_numpy().tolist() == [[1, 0], [0, 0]]
+    assert list(check_decisions(pd.DataFrame({'x': [0, 1], 'z': [1, 1]})).columns) == ['x', 'z']
