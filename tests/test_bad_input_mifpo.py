@@ -53,6 +53,11 @@ def test_bin_scores_sweep():
     S1 = S.copy(); S1[np.flatnonzero(S == 'g1')[1:]] = 'g0'
     err(bin_scores, Y, P, S1, arg='sensitive', case='bin_scores one-row group')
     ok(bin_scores, Y, P, pd.Categorical(S), check=lambda b: b.groups == ('g0', 'g1'), case='bin_scores categorical groups')
+    err(bin_scores, Y, P, S, bins_like='B', arg='bins_like', case='bin_scores bins_like not bins')
+    err(bin_scores, Y, P, S, bins_like=SB, arg='bins_like', case='bin_scores bins_like without edges')
+    err(bin_scores, Y, P, np.where(S == 'g1', 'h1', S), bins_like=B, arg='bins_like', case='bin_scores bins_like other groups')
+    ok(bin_scores, Y[:50], P[:50], S[:50], bins_like=B, check=lambda b: [len(r) for r in b.rates] == [len(r) for r in B.rates] and finite(b.table),
+       case='bin_scores bins_like few rows (empty bins)')
     ok(bin_scores, Y.astype(bool), P, S, check=lambda b: abs(b.masses[0].sum() - 1) < 1e-12, case='bin_scores boolean labels')
 
 

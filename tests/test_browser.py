@@ -43,6 +43,7 @@ LESSONS = [
     Lesson("30_explaining_gams.ipynb", ready_text="n = 6 features", after_text="n = 12 features"),
     Lesson("50_multicalibration.ipynb", ready_text="learning rate 0.1,", after_text="learning rate 1,", press_run=True),
     Lesson("60_selective_omniprediction.ipynb", ready_text="fp=1.00", after_text="fp=5.00"),
+    Lesson("70_mifpo.ipynb", ready_text="gamma 0.05,", after_text="gamma 0.30,", press_run=True),
 ]
 
 pytestmark = pytest.mark.browser

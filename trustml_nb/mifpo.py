@@ -86,18 +86,27 @@ def bin_scores(
     y_prob, # calibrated scores P(y = 1 | x, group), one per row, in [0, 1]
     sensitive, # one group label per row; exactly two groups (group 1 is the second in sorted order)
     n_bins:int=10, # equal-mass bins per group (>= 1); tied quantiles are merged
+    bins_like:ScoreBins|None=None, # use these fitted bins' edges instead of new quantiles (e.g. to bin test rows like the fitting rows)
 )->ScoreBins:
     "Quantile bins of the score within each group, with each bin's mass and observed positive rate."
     check_scalar(n_bins, 'n_bins', int, 1, 1000)
+    if bins_like is not None: _check_bins(bins_like, need_edges=True, name='bins_like')
     s, y, codes, labels = _check_score_data(y_true, y_prob, sensitive)
+    if bins_like is not None and labels != bins_like.groups:
+        raise ValueError(f"sensitive has the groups {list(labels)}, but bins_like was fitted on {list(bins_like.groups)}")
     rates, masses, edges, counts, notes = [], [], [], [], []
     for g in (0, 1):
         sg, yg = s[codes == g], y[codes == g]
-        cuts = np.unique(np.quantile(sg, np.linspace(0, 1, n_bins + 1)[1:-1], method='lower'))
-        cuts = cuts[cuts < sg.max()]                   # bin b holds cuts[b-1] < s <= cuts[b]: every bin is non-empty
-        if len(cuts) + 1 < n_bins: notes.append(f"group {labels[g]!r}: {n_bins - len(cuts) - 1} of {n_bins} bins merged (tied scores)")
+        if bins_like is None:
+            cuts = np.unique(np.quantile(sg, np.linspace(0, 1, n_bins + 1)[1:-1], method='lower'))
+            cuts = cuts[cuts < sg.max()]                   # bin b holds cuts[b-1] < s <= cuts[b]: every bin is non-empty
+            if len(cuts) + 1 < n_bins: notes.append(f"group {labels[g]!r}: {n_bins - len(cuts) - 1} of {n_bins} bins merged (tied scores)")
+        else: cuts = bins_like.edges[g]
         b = np.searchsorted(cuts, sg, side='left'); cnt = np.bincount(b, minlength=len(cuts) + 1)
-        rates.append(np.bincount(b, weights=yg, minlength=len(cnt)) / cnt); masses.append(cnt / cnt.sum())
+        pos = np.bincount(b, weights=yg, minlength=len(cnt))
+        if (cnt == 0).any():                               # only with bins_like: an empty bin has no mass, its rate is the fitted one
+            notes.append(f"group {labels[g]!r}: {int((cnt == 0).sum())} empty bin(s); their rate is taken from bins_like")
+        rates.append(np.where(cnt > 0, pos / np.maximum(cnt, 1), bins_like.rates[g] if bins_like is not None else 0.5)); masses.append(cnt / cnt.sum())
         edges.append(cuts); counts.append(cnt)
     return ScoreBins(groups=labels, rates=tuple(rates), masses=tuple(masses), group_share=float(np.mean(codes == 1)),
                      edges=tuple(edges), n_rows=len(s), table=_bins_table(labels, rates, masses, counts), notes=tuple(notes))
@@ -115,9 +124,9 @@ def assign_bins(
     return codes, b
 
 # %% ../nbs/70_mifpo.ipynb #7dd805a9
-def _check_bins(bins, need_edges:bool=False):
-    if not isinstance(bins, ScoreBins): raise TypeError(f"bins must be a ScoreBins (from score_bins or bin_scores), got {type(bins).__name__}")
-    if need_edges and bins.n_rows == 0: raise ValueError("bins were made from distributions (score_bins): they have no edges to put new rows in; use bin_scores")
+def _check_bins(bins, need_edges:bool=False, name:str='bins'):
+    if not isinstance(bins, ScoreBins): raise TypeError(f"{name} must be a ScoreBins (from score_bins or bin_scores), got {type(bins).__name__}")
+    if need_edges and bins.n_rows == 0: raise ValueError(f"{name} were made from distributions (score_bins): they have no edges to put rows in; use bin_scores")
     return bins
 
 def _codes_for(sensitive, groups:tuple, n:int)->np.ndarray:
@@ -290,6 +299,7 @@ class ParetoFront(Report):
     dccp_monotone: bool # the DCCP front never rises by more than the tolerance
     lp_seconds: float # wall time of the LP sweep
     dccp_seconds: float # wall time of the DCCP sweep
+    dccp_cpu_seconds: float # CPU time of this process during the DCCP sweep (on a busy shared machine the wall time also counts other jobs)
     notes: tuple = () # points above the LP, non-monotone steps, solver trouble
 
     title = 'Fairness-performance Pareto front'
@@ -318,19 +328,19 @@ def pareto_front(
     check_scalar(n_atoms, 'n_atoms', int, 1, 20); check_scalar(restarts, 'restarts', int, 1, 50)
     check_scalar(max_iter, 'max_iter', int, 1, 10000); check_scalar(seed, 'seed', int, 0)
     tab = pd.DataFrame({'gamma': gam, 'lp': np.nan, 'dccp': np.nan, 'gap': np.nan, 'dccp_above_lp': False, 'dp_gap': np.nan, 'tv': np.nan})
-    lp_s = dccp_s = 0.0; notes = []
+    lp_s = dccp_s = dccp_cpu = 0.0; notes = []
     if 'lp' in routes:
         t0 = time.perf_counter()
         for r, g in enumerate(gam):
             fc = best_fair_classifier(bins, float(g)); tab.loc[r, ['lp', 'dp_gap']] = fc.error, fc.dp_gap
         lp_s = time.perf_counter() - t0
     if 'dccp' in routes:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for r, g in enumerate(progress(gam, desc='DCCP over gamma', disable=None if show_progress is None else not show_progress)):
             s = mifpo_program(bins, float(g), n_atoms, objective, restarts, max_iter, seed)
             tab.loc[r, ['dccp', 'tv']] = s.value, s.tv
             notes += [f"gamma={g:.3f}: {n}" for n in s.notes]
-        dccp_s = time.perf_counter() - t0
+        dccp_s, dccp_cpu = time.perf_counter() - t0, time.process_time() - c0
     both = 'lp' in routes and 'dccp' in routes
     if both:
         tab['gap'] = tab['dccp'] - tab['lp']; tab['dccp_above_lp'] = tab['gap'] > tolerance
@@ -343,7 +353,7 @@ def pareto_front(
     return ParetoFront(table=tab, objective=objective, routes=routes, n_atoms=n_atoms, n_bins=(len(bins.rates[0]), len(bins.rates[1])),
                        n_above=n_above, worst_gap=float(tab['gap'].max()) if both else np.nan,
                        lp_monotone=mono(tab['lp'].to_numpy()) if 'lp' in routes else True, dccp_monotone=dmono,
-                       lp_seconds=lp_s, dccp_seconds=dccp_s, notes=tuple(notes))
+                       lp_seconds=lp_s, dccp_seconds=dccp_s, dccp_cpu_seconds=dccp_cpu, notes=tuple(notes))
 
 def _check_routes(routes)->tuple:
     if not isinstance(routes, (list, tuple)): raise TypeError(f"routes must be 'lp', 'dccp' or a tuple of them, got {type(routes).__name__}")
@@ -730,7 +740,7 @@ def render_mifpo(
     y_true, y_prob, sensitive, # fitting rows: labels, calibrated scores, group labels
     y_true_test, y_prob_test, sensitive_test, # test rows: labels, scores, group labels
     gamma:float=0.05, # TV bound
-    n_bins:int=8, # score bins per group
+    n_bins:int=6, # score bins per group
     n_atoms:int=2, # k of the DCCP program
     objective:str='error', # 'error' or 'entropy'
 )->tuple: # (headline, figure, MIFPOView)
@@ -748,12 +758,13 @@ def render_mifpo(
     ax[0].plot([gamma], [r.front_value], '*', ms=14, color='#c0392b', label=f'DCCP, gamma {gamma:.2f}')
     ax[0].set_xlim(-0.01, 0.31); ax[0].set_xlabel('gamma (TV bound)'); ax[0].set_ylabel('error' if objective == 'error' else 'entropy (nats)')
     ax[0].legend(frameon=False, fontsize=9); ax[0].set_title('Pareto front', fontsize=11)
-    at = r.atoms.sort_values('positive_rate').reset_index(drop=True); x = np.arange(len(at))
+    big = (r.atoms['mass_0'] + r.atoms['mass_1']) >= 0.004                 # tiny atoms are not drawn (the title counts them all)
+    at = r.atoms[big].sort_values('positive_rate').reset_index(drop=True); x = np.arange(len(at))
     ax[1].bar(x - 0.2, at['mass_0'], 0.4, color=PALETTE[1], label=f'P(atom | {bins.groups[0]})')
     ax[1].bar(x + 0.2, at['mass_1'], 0.4, color=PALETTE[2], label=f'P(atom | {bins.groups[1]})')
     ax[1].set_xlabel('atoms, by P(y = 1 | atom) (dark edge: labelled 1)'); ax[1].set_ylabel('probability'); ax[1].set_xticks([])
     for k in np.flatnonzero(at['label'].to_numpy() == 1): ax[1].axvspan(k - 0.45, k + 0.45, fill=False, ec='#333333', lw=1)
-    ax[1].legend(frameon=False, fontsize=9, loc='upper left'); ax[1].set_title(f'Representation: {len(at)} atoms, TV {r.tv:.3f}', fontsize=11)
+    ax[1].legend(frameon=False, fontsize=9, loc='upper left'); ax[1].set_title(f'Representation: {r.n_atoms} atoms ({len(at)} drawn), TV {r.tv:.3f}', fontsize=11)
     for k, (split, sub) in enumerate(tab.groupby('split', sort=False)):
         ax[2].bar(np.arange(2) + (k - 0.5) * 0.38, sub['positive_rate'], 0.38, color=PALETTE[3 + k], label=split)
     ax[2].set_xticks([0, 1], list(bins.groups)); ax[2].set_ylabel('P(yhat = 1)'); ax[2].legend(frameon=False, fontsize=9)
@@ -778,6 +789,6 @@ def mifpo_explorer(
     render = functools.partial(render_mifpo, y_true, y_prob, sensitive, y_true_test, y_prob_test, sensitive_test)
     return explorer(render, run_button=True, title='MIFPO: a gamma-fair representation',
                     gamma=w.FloatSlider(value=gamma, min=0.0, max=0.3, step=0.01, description='gamma'),
-                    n_bins=w.IntSlider(value=8, min=2, max=12, description='bins'),
+                    n_bins=w.IntSlider(value=6, min=2, max=12, description='bins'),
                     n_atoms=w.IntSlider(value=2, min=1, max=4, description='k atoms'),
                     objective=w.Dropdown(options=list(OBJECTIVES), value='error', description='objective'))
