@@ -760,14 +760,17 @@ def render_mifpo(
     ax[0].legend(frameon=False, fontsize=9); ax[0].set_title('Pareto front', fontsize=11)
     big = (r.atoms['mass_0'] + r.atoms['mass_1']) >= 0.004                 # tiny atoms are not drawn (the title counts them all)
     at = r.atoms[big].sort_values('positive_rate').reset_index(drop=True); x = np.arange(len(at))
-    ax[1].bar(x - 0.2, at['mass_0'], 0.4, color=PALETTE[1], label=f'P(atom | {bins.groups[0]})')
-    ax[1].bar(x + 0.2, at['mass_1'], 0.4, color=PALETTE[2], label=f'P(atom | {bins.groups[1]})')
-    ax[1].set_xlabel('atoms, by P(y = 1 | atom) (dark edge: labelled 1)'); ax[1].set_ylabel('probability'); ax[1].set_xticks([])
-    for k in np.flatnonzero(at['label'].to_numpy() == 1): ax[1].axvspan(k - 0.45, k + 0.45, fill=False, ec='#333333', lw=1)
-    ax[1].legend(frameon=False, fontsize=9, loc='upper left'); ax[1].set_title(f'Representation: {r.n_atoms} atoms ({len(at)} drawn), TV {r.tv:.3f}', fontsize=11)
+    lab1 = at['label'].to_numpy() == 1
+    for off, mass, c, name in ((-0.2, at['mass_0'], PALETTE[1], bins.groups[0]), (0.2, at['mass_1'], PALETTE[2], bins.groups[1])):
+        ax[1].bar(x + off, mass, 0.4, color=c, label=f'P(atom | {name})', edgecolor=['#222222' if l else 'none' for l in lab1], linewidth=np.where(lab1, 1.5, 0.0))
+    top = float(max(at['mass_0'].max(), at['mass_1'].max())) if len(at) else 1.0
+    ax[1].set_ylim(0, top * 1.35); ax[1].set_xticks([])
+    ax[1].set_xlabel('atoms, by P(y = 1 | atom); black edge: classified 1'); ax[1].set_ylabel('probability')
+    ax[1].legend(frameon=False, fontsize=9, loc='upper left', ncol=2); ax[1].set_title(f'Representation: {r.n_atoms} atoms ({len(at)} drawn), TV {r.tv:.3f}', fontsize=11)
     for k, (split, sub) in enumerate(tab.groupby('split', sort=False)):
         ax[2].bar(np.arange(2) + (k - 0.5) * 0.38, sub['positive_rate'], 0.38, color=PALETTE[3 + k], label=split)
-    ax[2].set_xticks([0, 1], list(bins.groups)); ax[2].set_ylabel('P(yhat = 1)'); ax[2].legend(frameon=False, fontsize=9)
+    ax[2].set_ylim(0, max(0.05, float(tab['positive_rate'].max())) * 1.35)
+    ax[2].set_xticks([0, 1], list(bins.groups)); ax[2].set_ylabel('P(yhat = 1)'); ax[2].legend(frameon=False, fontsize=9, loc='upper left', ncol=2)
     ax[2].set_title('Classifier on Z: positive rates', fontsize=11)
     view = MIFPOView(gamma=float(gamma), n_bins=n_bins, n_atoms=n_atoms, objective=objective, front_value=r.front_value, exact_error=float(exact),
                      atoms_used=r.n_atoms, fit_error=r.fit_error, fit_dp_gap=r.fit_dp_gap, test_error=ev.error, test_dp_gap=ev.dp_gap,
