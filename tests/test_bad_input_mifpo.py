@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from badinput import expect_error, expect_ok, finite, with_inf, with_nan
-from trustml_nb.mifpo import (FairRepresentation, GroupCalibratedScores, assign_bins, best_fair_classifier, bin_scores, compare_peers,
+from trustml_nb.mifpo import (FairRepresentation, GroupCalibratedScores, assign_bins, benchmark_results, best_fair_classifier, bin_scores, compare_peers,
                               conditional_h, mifpo_explorer, mifpo_program, pareto_front, plot_front, render_mifpo, score_bins,
                               synthetic_bins, synthetic_error_front, synthetic_mifpo)
 
@@ -93,6 +93,8 @@ def test_front_functions_sweep():
     err(conditional_h, SB, 'hinge', arg='objective', case='conditional_h unknown objective')
     err(synthetic_error_front, [0.1, 1.1], arg='gamma', case='synthetic_error_front gamma > 1')
     err(synthetic_mifpo, 5, arg='n', case='synthetic_mifpo tiny n')
+    err(benchmark_results, 'other.json', arg='file', case='benchmark_results unknown file')
+    ok(benchmark_results, check=lambda d: d['random']['n_instances'] >= 200, case='benchmark_results summary')
 
 
 def test_fair_representation_sweep():

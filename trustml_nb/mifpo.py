@@ -8,8 +8,10 @@ Docs: https://trustml-nb.github.io/trustml_nb/mifpo.html.md"""
 from __future__ import annotations
 
 import functools
+import json
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -28,7 +30,7 @@ __all__ = ['OBJECTIVES', 'ROUTES', 'SYNTHETIC', 'ScoreBins', 'score_bins', 'bin_
            'best_fair_classifier', 'conditional_h', 'MIFPOSolution', 'mifpo_program', 'ParetoFront', 'pareto_front',
            'synthetic_bins', 'synthetic_error_front', 'synthetic_mifpo', 'ScoreReport', 'GroupCalibratedScores',
            'RepresentationReport', 'RepresentationEvaluation', 'FairRepresentation', 'PeerComparison', 'compare_peers',
-           'plot_front', 'MIFPOView', 'render_mifpo', 'mifpo_explorer']
+           'plot_front', 'benchmark_results', 'MIFPOView', 'render_mifpo', 'mifpo_explorer']
 
 # %% ../nbs/70_mifpo.ipynb #724550a2
 @report
@@ -710,7 +712,17 @@ def plot_front(
     ax.legend(frameon=False, fontsize=9, loc='upper right'); ax.set_title(title or f"Pareto front ({ylab})", fontsize=11)
     return ax
 
-# %% ../nbs/70_mifpo.ipynb #f2f16e4e
+# %% ../nbs/70_mifpo.ipynb #e73463d8
+def benchmark_results(
+    file:str='mifpo.json', # 'mifpo.json' (the summary) or 'mifpo_random.csv' (one row per random instance)
+): # a dict (json) or a DataFrame (csv)
+    "Results of `benchmarks/bench_mifpo.py`, read from the source checkout's `benchmarks/results` folder."
+    check_option(file, 'file', ('mifpo.json', 'mifpo_random.csv'))
+    path = Path(__file__).resolve().parents[1] / 'benchmarks' / 'results' / file
+    if not path.exists(): raise FileNotFoundError(f"{path} not found: the benchmark results ship with the source repository; run benchmarks/bench_mifpo.py")
+    return json.loads(path.read_text()) if file.endswith('.json') else pd.read_csv(path)
+
+# %% ../nbs/70_mifpo.ipynb #76c2eece
 @report
 class MIFPOView(Report):
     "What the MIFPO explorer shows for one setting: the front at gamma, the DCCP representation and its classifier."
@@ -758,15 +770,15 @@ def render_mifpo(
     ax[0].plot([gamma], [r.front_value], '*', ms=14, color='#c0392b', label=f'DCCP, gamma {gamma:.2f}')
     ax[0].set_xlim(-0.01, 0.31); ax[0].set_xlabel('gamma (TV bound)'); ax[0].set_ylabel('error' if objective == 'error' else 'entropy (nats)')
     ax[0].legend(frameon=False, fontsize=9); ax[0].set_title('Pareto front', fontsize=11)
-    big = (r.atoms['mass_0'] + r.atoms['mass_1']) >= 0.004                 # tiny atoms are not drawn (the title counts them all)
-    at = r.atoms[big].sort_values('positive_rate').reset_index(drop=True); x = np.arange(len(at))
+    heavy = (r.atoms['mass_0'] + r.atoms['mass_1']).nlargest(24).index       # the 24 heaviest atoms are drawn (the title counts them all)
+    at = r.atoms.loc[heavy].sort_values('positive_rate').reset_index(drop=True); x = np.arange(len(at))
     lab1 = at['label'].to_numpy() == 1
     for off, mass, c, name in ((-0.2, at['mass_0'], PALETTE[1], bins.groups[0]), (0.2, at['mass_1'], PALETTE[2], bins.groups[1])):
         ax[1].bar(x + off, mass, 0.4, color=c, label=f'P(atom | {name})', edgecolor=['#222222' if l else 'none' for l in lab1], linewidth=np.where(lab1, 1.5, 0.0))
     top = float(max(at['mass_0'].max(), at['mass_1'].max())) if len(at) else 1.0
     ax[1].set_ylim(0, top * 1.35); ax[1].set_xticks([])
     ax[1].set_xlabel('atoms, by P(y = 1 | atom); black edge: classified 1'); ax[1].set_ylabel('probability')
-    ax[1].legend(frameon=False, fontsize=9, loc='upper left', ncol=2); ax[1].set_title(f'Representation: {r.n_atoms} atoms ({len(at)} drawn), TV {r.tv:.3f}', fontsize=11)
+    ax[1].legend(frameon=False, fontsize=9, loc='upper left', ncol=2); ax[1].set_title(f'Representation: {r.n_atoms} atoms ({len(at)} heaviest drawn), TV {r.tv:.3f}', fontsize=11)
     for k, (split, sub) in enumerate(tab.groupby('split', sort=False)):
         ax[2].bar(np.arange(2) + (k - 0.5) * 0.38, sub['positive_rate'], 0.38, color=PALETTE[3 + k], label=split)
     ax[2].set_ylim(0, max(0.05, float(tab['positive_rate'].max())) * 1.35)
@@ -779,7 +791,7 @@ def render_mifpo(
             + (f" (exact LP {exact:.4f})" if objective == 'error' else '') + f"; test error {ev.error:.4f}, test DP gap {ev.dp_gap:.4f}")
     return head, fig, view
 
-# %% ../nbs/70_mifpo.ipynb #76c2eece
+# %% ../nbs/70_mifpo.ipynb #71802ea7
 def mifpo_explorer(
     y_true, y_prob, sensitive, # fitting rows: labels, calibrated scores, group labels
     y_true_test, y_prob_test, sensitive_test, # test rows: labels, scores, group labels
