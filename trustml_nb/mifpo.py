@@ -718,7 +718,8 @@ def benchmark_results(
 ): # a dict (json) or a DataFrame (csv)
     "Results of `benchmarks/bench_mifpo.py`, read from the source checkout's `benchmarks/results` folder."
     check_option(file, 'file', ('mifpo.json', 'mifpo_random.csv'))
-    path = Path(__file__).resolve().parents[1] / 'benchmarks' / 'results' / file
+    import trustml_nb                                  # the package's own folder (this code also runs inside the notebook)
+    path = Path(trustml_nb.__file__).resolve().parents[1] / 'benchmarks' / 'results' / file
     if not path.exists(): raise FileNotFoundError(f"{path} not found: the benchmark results ship with the source repository; run benchmarks/bench_mifpo.py")
     return json.loads(path.read_text()) if file.endswith('.json') else pd.read_csv(path)
 
