@@ -46,6 +46,7 @@ LESSONS = [
     Lesson("90_matroid_selection.ipynb", ready_text="n = 6 elements", after_text="n = 9 elements"),
     Lesson("80_oath.ipynb", ready_text="eps=0.020", after_text="eps=0.100"),
     Lesson("95_monoculture.ipynb", ready_text="epsilon 0.020", after_text="epsilon 0.100"),
+    Lesson("70_mifpo.ipynb", ready_text="gamma 0.05,", after_text="gamma 0.30,", press_run=True),
 ]
 
 pytestmark = pytest.mark.browser
