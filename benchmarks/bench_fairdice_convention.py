@@ -8,8 +8,10 @@ states without data, at three betas: the occupancy on the states the data cover 
 that ends in states without data, the sum of the whole occupancy, and the dual (Newton) against the cvxpy primal.
 Part 2: neural FairDICE (beta=0.05, full batch, one torch thread) against the exact solution of the same problem:
 the largest relative error of mu over the objectives, and the Nash-welfare gap (NSW_exact - NSW_neural) / |NSW_exact|
-of the policies evaluated exactly in the true MDP. Every MOMDP gets the default MLP nu; on seed 2 also the tabular nu, and rows with `value_init=zero` repeat the
-earlier start (nu at 0).
+of the policies evaluated exactly in the true MDP. Every MOMDP gets the default (MLP nu, started at the behaviour policy's exact values); seed 2 also gets the tabular
+nu, and rows with `value_init=zero` start nu at 0 (the official code's start) with the current parametrisation (a
+tabular nu counted in units of 1/(1-gamma) with a shared level). The earlier code's figures are in
+`fairdice_dataset.md` (MLP nu from 0: mu 2-17% off) and in issue 20 (tabular nu, 1,500 steps: NSW gap -0.139).
 
 Run: nice -n 10 .venv/bin/python benchmarks/bench_fairdice_convention.py     (about 10-15 minutes on a loaded 2-core machine)
 """
