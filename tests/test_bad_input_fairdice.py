@@ -11,13 +11,14 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 from badinput import expect_error, expect_ok, finite, with_inf, with_nan
+from trustml_nb.core import NumericalWarning
 from trustml_nb.fairdice import (Divergence, FairDICE, FairDICENetwork, NeuralFairDICE, Welfare, behaviour_cloning,
                                  buggy_weighted_bc_loss, fairdice_explorer, four_room_data, get_welfare, jain_index,
                                  linear_scalarisation_sweep, policy_metrics, render_fairdice, simplex_grid, solve_unregularised,
                                  weighted_bc_loss, welfare_beta_sweep)
 from trustml_nb.momdp import (OfflineDataset, TabularMOMDP, collect_dataset, counterexample_momdp, empirical_mdp, four_room,
                               from_mo_gymnasium, optimal_policy, plot_grid_policy, preference_dataset, random_momdp,
-                              spibb_policy, uniform_policy)
+                              spibb_policy, uniform_policy, unmapped_room)
 
 CX = counterexample_momdp()
 CX_DD = np.array([[0.7, 0.3], [0.0, 0.0]])
@@ -235,6 +236,9 @@ def test_function_errors(case, fn, arg):
 
 
 # ---------------------------------------------------------------- fairdice: the exact estimator
+CUT = OfflineDataset([0, 1], [0, 0], [[1.0, 1.0], [1.0, 1.0]], [1, 2], [False, False], [0, 0], 4, 1)   # cut by the horizon
+
+
 def fit(data=D, dD=None, **settings):
     return lambda: FairDICE(**({"gamma": G} if isinstance(data, OfflineDataset) else {}) | settings).fit(data, state_action_distribution=dD)
 
@@ -262,6 +266,9 @@ EXACT_ERRORS = [
     ("solver unknown", fit(solver="ECOS"), "solver"),
     ("method unknown", fit(method="bfgs"), "method"),
     ("data_distribution unknown", fit(data_distribution="counts"), "data_distribution"),
+    ("states_without_data unknown", fit(states_without_data="drop"), "states_without_data"),
+    ("states_without_data not text", fit(states_without_data=0), "states_without_data"),
+    ("data: no occupancy stays inside it (one cut trajectory)", fit(CUT), "data"),
     ("objective_weights negative (finding 4)", fit_cx(objective_weights=-np.ones(2)), "objective_weights"),
     ("objective_weights negative, primal", fit_cx(objective_weights=-np.ones(2), solver="primal"), "objective_weights"),
     ("objective_weights zero", fit_cx(objective_weights=[0.0, 1.0]), "objective_weights"),
@@ -385,6 +392,10 @@ NEURAL_ERRORS = [
     ("terminal unknown", train(terminal="drop"), "terminal"),
     ("bc_weights unknown", train(bc_weights="awr"), "bc_weights"),
     ("initial_states unknown", train(initial_states="first"), "initial_states"),
+    ("states_without_data unknown", train(states_without_data="drop"), "states_without_data"),
+    ("value_init unknown", train(value_init="random"), "value_init"),
+    ("value_init not text", train(value_init=None), "value_init"),
+    ("data: no occupancy stays inside it (one cut trajectory)", train(CUT), "data"),
     ("gradient_penalty negative", train(gradient_penalty=-1.0), "gradient_penalty"),
     ("gradient_penalty with a tabular nu", train(gradient_penalty=1e-4, value_model="tabular"), "gradient_penalty"),
     ("seed negative", train(seed=-1), "seed"),
@@ -464,3 +475,20 @@ def test_sweeps_and_unregularised_correct_results():
     expect_ok(weighted_bc_loss, torch.ones(3), torch.zeros(3) - 1, torch.zeros(3), module="fairdice",
               case="weighted_bc_loss: all rows masked gives 0", check=lambda v: v.item() == 0.0)
     expect_ok(simplex_grid, 2, 0.5, module="fairdice", case="simplex_grid: 3 points", check=lambda g: len(g) == 3 and np.allclose(g.sum(1), 1))
+
+
+def test_states_without_data_correct_results():
+    "Both conventions on a log with a reachable state it never leaves: the default keeps the occupancy on the data; 'absorbing' solves too."
+    world, logged = unmapped_room()
+    for solver in ("dual", "primal"):
+        e = expect_ok(fit(logged, gamma=world.gamma, beta=10.0, solver=solver), module="fairdice", case=f"no_flow ({solver})",
+                      check=lambda e: good_fit(e) and abs(e.report_.total_occupancy - 1) < 1e-9 and e.report_.occupancy_without_data == 0)
+    with pytest.warns(NumericalWarning, match="states without data"):
+        expect_ok(fit(logged, gamma=world.gamma, beta=10.0, states_without_data="absorbing"), module="fairdice", case="absorbing",
+                  check=lambda e: good_fit(e) and e.report_.occupancy_without_data > 0.1
+                  and abs(e.report_.occupancy.sum() - 1) < 1e-9)
+    with pytest.warns(NumericalWarning, match="states without data"):
+        expect_ok(train(CUT, states_without_data="absorbing"), module="fairdice", case="neural, absorbing, one cut trajectory",
+                  check=lambda e: np.isfinite(e.objective_weights_).all())
+    expect_ok(train(logged, gamma=world.gamma, value_model="tabular"), module="fairdice", case="neural, no_flow, tabular nu",
+              check=lambda e: np.isfinite(e.objective_weights_).all() and np.isfinite(e.network_.nu_start.numpy()).all())

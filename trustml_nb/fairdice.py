@@ -194,9 +194,26 @@ class Divergence:
     def __repr__(self): return f"Divergence({self.kind})"
 
 # %% ../nbs/41_fairdice.ipynb #bcfb782e
+def _supported_pairs(T, dD, terminal, p0, states_without_data:str)->np.ndarray:
+    "Boolean (S, A) mask of the data pairs an occupancy may use: with 'no_flow', drop (until none is left) every pair that can move into a non-terminal state no kept pair leaves."
+    keep = dD > 0
+    if states_without_data == 'no_flow':
+        while True:
+            dead = ~terminal & ~keep.any(1)
+            bad = keep & (T[:, :, dead].sum(2) > 1e-12)
+            if not bad.any(): break
+            keep &= ~bad
+        stuck = ~terminal & ~keep.any(1) & (p0 > 1e-12)
+        if stuck.any():
+            raise ValueError(f"data (state_action_distribution d_D): no occupancy stays inside the data: from start state(s) {np.flatnonzero(stuck)[:5].tolist()} every "
+                             "action can lead to states the data never leaves (e.g. trajectories cut by the horizon), so the "
+                             "Bellman flow constraints have no solution on the data's support; collect longer or more trajectories, "
+                             "or use states_without_data='absorbing' (such states then end the episode with value 0)")
+    return keep
+
 class _Problem:
-    "Arrays of a tabular FairDICE problem restricted to the support of d_D; `notes` collects what a reader must know."
-    def __init__(self, mdp, dD, normalise=True, notes=None):
+    "Arrays of a tabular FairDICE problem restricted to the usable support of d_D; `notes` collects what a reader must know."
+    def __init__(self, mdp, dD, normalise=True, notes=None, without_data=None, states_without_data='no_flow'):
         _check_mdp(mdp)
         S, A = mdp.n_states, mdp.n_actions
         name = 'state_action_distribution'
@@ -207,10 +224,20 @@ class _Problem:
         if dD.sum() <= 0: raise ValueError(f"{name} (d_D) has mass only on absorbing states")
         if normalise: dD = dD / dD.sum()   # (an occupancy d^pi_b keeps its mass: it already satisfies the flow constraints)
         self.mdp, self.dD, self.notes = mdp, dD, [] if notes is None else notes
-        self.live = (~mdp.absorbing) & (dD.sum(1) > 0)
-        if mdp.p0[self.live].sum() <= 0:
+        # states without data: non-absorbing states no data pair leaves (and, for a dataset, the states it only ends in)
+        self.without_data = (~mdp.absorbing & (dD.sum(1) == 0)) | (np.zeros(S, bool) if without_data is None else without_data)
+        self.terminal = mdp.absorbing & ~self.without_data
+        self.states_without_data = states_without_data
+        if mdp.p0[dD.sum(1) > 0].sum() <= 0:
             raise ValueError(f"{name} (d_D) has no mass on any start state (p0): no policy supported by the data can start")
-        self.pairs = np.argwhere(dD > 0)
+        keep = _supported_pairs(mdp.T, dD, self.terminal, mdp.p0, states_without_data)
+        self.live = keep.any(1)
+        self.pairs = np.argwhere(keep)
+        self.excluded_mass = float(dD[(dD > 0) & ~keep].sum())   # d_D mass on pairs the occupancy may not use (d = 0 there)
+        n_excluded = int(((dD > 0) & ~keep).sum())
+        if n_excluded:
+            self.notes.append(f"{n_excluded} data pair(s) ({self.excluded_mass:.3g} of d_D) can lead into states the data never leaves; "
+                              "no occupancy flows through them (states_without_data='no_flow')")
         ps, pa = self.pairs[:, 0], self.pairs[:, 1]
         self.w_data = dD[ps, pa]
         R = mdp.R[ps, pa]
@@ -220,16 +247,27 @@ class _Problem:
         self.R = self.c * R
         self.live_idx = np.flatnonzero(self.live)
         Tl = mdp.T[ps, pa][:, self.live_idx]
-        leak = mdp.T[ps, pa][:, ~self.live & ~mdp.absorbing].sum()
+        self.T_pairs = mdp.T[ps, pa]
+        leak = self.T_pairs[:, self.without_data].sum()
         if leak > 1e-12:
-            self.notes.append(report_numerical("FairDICE: some data transitions lead to states without data; their value is taken "
-                                               "as 0 (treated as absorbing)"))
-        if mdp.p0[~self.live & ~mdp.absorbing].sum() > 1e-12:
-            self.notes.append(f"{mdp.p0[~self.live & ~mdp.absorbing].sum():.3g} of the start distribution lies on states without data; "
-                              "that mass is left out of the occupancy")
+            self.notes.append(report_numerical("FairDICE: some data transitions lead to states without data; with "
+                                               "states_without_data='absorbing' they end the episode there, with value 0, and the "
+                                               "occupancy that flows into them is reported as occupancy_without_data"))
+        if mdp.p0[self.without_data].sum() > 1e-12:
+            self.notes.append(f"{mdp.p0[self.without_data].sum():.3g} of the start distribution lies on states without data (value 0 there)")
         self.M = mdp.gamma * Tl - (ps[:, None] == self.live_idx[None, :]).astype(float)
         self.p0 = mdp.p0[self.live_idx]
+        self.p0_all = mdp.p0
         self.gamma = mdp.gamma
+
+    def full_occupancy(self, d_pairs)->tuple:
+        "(d over all (S, A): the support's pairs plus the mass that ends in terminal states and states without data, spread evenly over actions; d on the support only)."
+        S, A = self.dD.shape
+        d_support = np.zeros((S, A)); d_support[self.pairs[:, 0], self.pairs[:, 1]] = d_pairs
+        ends = ~self.live
+        inflow = (1 - self.gamma) * self.p0_all + self.gamma * self.T_pairs.T @ d_pairs
+        d = d_support.copy(); d[ends] = (inflow[ends] / (1 - self.gamma))[:, None] / A
+        return d, d_support
 
 def _scaling(c:float, W, fixed:bool)->tuple:
     "(objective scale s, mu back-conversion factor) when rewards are multiplied by c: W(c k) = s W(k) + const."
@@ -292,25 +330,28 @@ def behaviour_cloning(data:OfflineDataset)->np.ndarray:
     N = np.zeros((data.n_states, data.n_actions)); np.add.at(N, (data.states, data.actions), 1)
     return _policy_from_d(N, N)
 
-def _prepare(data, dD, gamma, data_distribution)->tuple:
-    "The model, d_D and notes to solve with: the empirical MDP of a dataset, or a TabularMOMDP with its d_D."
+def _prepare(data, dD, gamma, data_distribution, states_without_data='no_flow')->tuple:
+    "The model, d_D, notes and states without data to solve with: the empirical MDP of a dataset, or a TabularMOMDP with its d_D."
     if isinstance(data, OfflineDataset):
         if dD is not None:
             raise ValueError("state_action_distribution is only for a TabularMOMDP; with an OfflineDataset d_D comes from the data "
                              "(see data_distribution)")
         if gamma is None: raise ValueError("gamma is required when fitting on an OfflineDataset (the problem's discount factor)")
         mdp, dD = empirical_mdp(_check_data(data), gamma, warn=False)
-        notes, n = [], len(_dangling_states(data))
-        if n: notes.append(f"{n} state(s) occur only as next states (no outgoing data, e.g. cut by the horizon): "
-                           "treated as absorbing, with value 0")
+        dangling = _dangling_states(data)
+        notes = []
+        if len(dangling):
+            notes.append(f"{len(dangling)} state(s) occur only as next states (no outgoing data, e.g. cut by the horizon): "
+                         + ("no occupancy may flow into them" if states_without_data == 'no_flow' else "treated as absorbing, with value 0"))
         if data_distribution == 'occupancy':            # OptiDICE: d_D = discounted occupancy of the BC policy on the MLE MDP
             dD = mdp.occupancy(behaviour_cloning(data)); dD[mdp.absorbing] = 0
-        return mdp, dD, notes
+        without = np.zeros(mdp.n_states, bool); without[dangling] = True
+        return mdp, dD, notes, without
     if isinstance(data, TabularMOMDP):
         if dD is None: raise ValueError("state_action_distribution (d_D(s, a), shape (S, A)) is required when fitting on a TabularMOMDP")
         if gamma is not None and gamma != data.gamma:
             raise ValueError(f"gamma={gamma!r} differs from the model's gamma={data.gamma}; leave gamma=None with a TabularMOMDP")
-        return data, dD, []
+        return data, dD, [], None
     raise TypeError(f"data must be an OfflineDataset or a TabularMOMDP, got {type(data).__name__}")
 
 # %% ../nbs/41_fairdice.ipynb #0438f62e
@@ -335,6 +376,17 @@ def _dual_fg(x, P, welfare, div, beta, mu_fixed):
     else: g_lam = mu * (g_mu - welfare.kstar(mu))
     return L, np.concatenate([g_nu, g_lam])
 
+def _behaviour_values(P, pair_rewards)->np.ndarray:
+    "Exact values on the live states of the data's behaviour policy (restricted to the usable pairs) for a scalar reward per pair."
+    nL = len(P.live_idx)
+    pos = np.searchsorted(P.live_idx, P.pairs[:, 0])
+    wsum = np.zeros(nL); np.add.at(wsum, pos, P.w_data)
+    pb = P.w_data / wsum[pos]                                  # pi_D(a | s) for each pair
+    A_ = np.zeros((nL, nL)); np.add.at(A_, pos, -pb[:, None] * P.M)   # I - gamma P_b (since M = gamma T - 1_s)
+    rb = np.zeros(nL); np.add.at(rb, pos, pb * pair_rewards)
+    try: return np.linalg.solve(A_, rb)
+    except np.linalg.LinAlgError: return np.zeros(nL)
+
 def _dual_init(P, W, mu_fixed):
     "Start at nu = value of the data's behaviour policy for the reward mu0 . r, so that e is a TD error of mean ~0."
     mdp = P.mdp
@@ -342,17 +394,7 @@ def _dual_init(P, W, mu_fixed):
     elif W.mu_param == 'softmax': lam0 = np.zeros(mdp.n_objectives); mu0 = np.full(mdp.n_objectives, 1 / mdp.n_objectives)
     else:
         kD = np.maximum(P.R.T @ P.w_data, 1e-8); mu0 = W.marginal(kD); lam0 = np.log(mu0)
-    # behaviour policy on live states: rows of -M restricted... solve (I - gamma P_b) nu = r_b on live states
-    nL = len(P.live_idx)
-    ps = P.pairs[:, 0]
-    pos = np.searchsorted(P.live_idx, ps)
-    wsum = np.zeros(nL); np.add.at(wsum, pos, P.w_data)
-    pb = P.w_data / wsum[pos]                                  # pi_D(a | s) for each pair
-    A_ = np.zeros((nL, nL)); np.add.at(A_, pos, -pb[:, None] * P.M)   # I - gamma P_b (since M = gamma T - 1_s)
-    rb = np.zeros(nL); np.add.at(rb, pos, pb * (P.R @ mu0))
-    try: nu0 = np.linalg.solve(A_, rb)
-    except np.linalg.LinAlgError: nu0 = np.zeros(nL)
-    return np.concatenate([nu0, lam0])
+    return np.concatenate([_behaviour_values(P, P.R @ mu0), lam0])
 
 def _dual_hess(x, P, W, div, beta, mu_fixed):
     "Exact Hessian of the dual in (nu, lambda) coordinates (mu = exp(lambda) or fixed)."
@@ -448,6 +490,7 @@ def _solve_dual(P, W, div, beta, mu_fixed, method, tol, max_iter, newton_polish)
         if (k_ <= 0).any() or np.abs(W.marginal(np.maximum(k_, 1e-300)) / mu_out - 1).max() > 1e-4:
             notes.append(report_numerical("FairDICE: the dual stopped at a spurious point (mu_i != u'(k_i), e.g. mu_i -> 0 for "
                                           "alpha > 1); use solver='primal' for this welfare"))
+    value -= beta * float(div.f(np.zeros(1))[0]) * P.excluded_mass   # pairs kept at d = 0 (no_flow) add beta d_D f(0) to the penalty
     const = 0.0                                  # W(c k) = s W(k) + const
     if mu_fixed is None and W.kind == 'nsw': const = P.mdp.n_objectives * np.log(P.c)
     if mu_fixed is None and W.kind == 'weighted_nsw': const = W.weights.sum() * np.log(P.c)
@@ -523,7 +566,9 @@ class FairDICEReport(Report):
     welfare_of_returns: float # the welfare of the returns (-inf when a log welfare meets a zero return)
     divergence_value: float # D_f(occupancy || data_distribution)
     dual_value: float|None # the dual (4) at the solution, equal to objective by strong duality (dual route; None for the primal)
-    total_occupancy: float # sum of the occupancy (1 unless mass flows into states without data)
+    total_occupancy: float # occupancy on the states the data covers (its pairs and terminal states): 1, less occupancy_without_data
+    occupancy_without_data: float # occupancy that ends in states the data never leaves: 0 with 'no_flow'; with 'absorbing', the mass that flows in and stays
+    states_without_data: str # the convention for reachable states without data: 'no_flow' (standard) or 'absorbing'
     flow_residual: float # largest violation of the Bellman flow constraints by the occupancy
     gradient_norm: float|None # max-norm of the dual's gradient at the solution (dual route; None for the primal)
     lbfgs_iterations: int # L-BFGS iterations taken (dual route)
@@ -533,7 +578,7 @@ class FairDICEReport(Report):
     objectives: tuple # the objectives' names, in the order of returns and objective_weights
     returns: np.ndarray # returns k_i = J_i of the policy in the solved model, shape (I,)
     objective_weights: np.ndarray # the weights mu_i, shape (I,): u_i'(k_i) at a welfare optimum, or the fixed weights of FairDICE-fixed
-    occupancy: np.ndarray # the optimal discounted occupancy d*(s, a), shape (S, A)
+    occupancy: np.ndarray # the optimal discounted occupancy d*(s, a), shape (S, A); sums to 1 (the mass that ends in terminal states, or states without data, is spread evenly over their actions)
     density_ratios: np.ndarray # w*(s, a) = d*(s, a) / d_D(s, a) on the data's support, 0 elsewhere, shape (S, A)
     policy: np.ndarray # pi*(a | s) proportional to d*(s, a) (the data's action frequencies, then uniform, where d* is 0), shape (S, A)
     values: np.ndarray # the dual's value function nu(s), shape (S,); 0 at absorbing states and states without data
@@ -547,14 +592,15 @@ class FairDICEReport(Report):
 def _finish(P, W, div, beta, sol, fixed, notes, welfare_label)->FairDICEReport:
     "Package a solution (occupancy on the support pairs, weights and values in original units) as a FairDICEReport."
     mdp, d_pairs = P.mdp, sol['d_pairs']
-    d = np.zeros_like(P.dD); d[P.pairs[:, 0], P.pairs[:, 1]] = d_pairs
+    d, d_support = P.full_occupancy(d_pairs)
     k = P.R.T @ d_pairs / P.c
     mu = np.asarray(sol['mu'], float)
     values = np.zeros(mdp.n_states); values[P.live_idx] = sol['nu']
     flow = (1 - P.gamma) * P.p0 + P.M.T @ d_pairs
+    if P.states_without_data == 'no_flow': flow = np.append(flow, d[P.without_data].sum())   # no mass may enter them
     try: Wk = W(k)
     except ValueError: Wk = -np.inf
-    with np.errstate(over='ignore', invalid='ignore'): dv = div.divergence(d, P.dD)    # checked just below
+    with np.errstate(over='ignore', invalid='ignore'): dv = div.divergence(d_support, P.dD)    # checked just below
     if not (np.isfinite(d).all() and np.isfinite(k).all() and np.isfinite(mu).all() and np.isfinite(values).all() and np.isfinite(dv)
             and (sol['dual_value'] is None or np.isfinite(sol['dual_value']))):
         raise ValueError(f"FairDICE found no finite solution with beta={beta:g} ({sol['route']}): beta is too small or too large "
@@ -564,11 +610,12 @@ def _finish(P, W, div, beta, sol, fixed, notes, welfare_label)->FairDICEReport:
     return FairDICEReport(
         table, route=sol['route'], welfare=welfare_label,
         divergence=div.kind, beta=float(beta), objective=float((mu @ k if fixed else Wk) - beta * dv), welfare_of_returns=float(Wk),
-        divergence_value=float(dv), dual_value=sol['dual_value'], total_occupancy=float(d.sum()),
+        divergence_value=float(dv), dual_value=sol['dual_value'], total_occupancy=float(d[~P.without_data].sum()),
+        occupancy_without_data=float(d[P.without_data].sum()), states_without_data=P.states_without_data,
         flow_residual=float(np.abs(flow).max()) if len(flow) else 0.0, gradient_norm=sol['gradient_norm'],
         lbfgs_iterations=int(sol['lbfgs_iterations']), newton_steps=int(sol['newton_steps']), status=sol['status'],
         seconds=float(sol['seconds']), objectives=tuple(mdp.objectives), returns=k, objective_weights=mu, occupancy=d,
-        density_ratios=np.divide(d, P.dD, out=np.zeros_like(d), where=P.dD > 0), policy=_policy_from_d(d, P.dD), values=values,
+        density_ratios=np.divide(d_support, P.dD, out=np.zeros_like(d), where=P.dD > 0), policy=_policy_from_d(d, P.dD), values=values,
         data_distribution=P.dD, model=mdp, notes=tuple(notes))
 
 class FairDICE(BaseEstimator):
@@ -582,6 +629,7 @@ class FairDICE(BaseEstimator):
                  method:str='newton', # dual optimiser: 'newton' (exact Hessian) or 'lbfgs' (preconditioned); max-min always uses L-BFGS
                  data_distribution:str='empirical', # d_D of a dataset: 'empirical' N(s, a) / N, or 'occupancy' (OptiDICE: d^pi_b on the MLE MDP)
                  objective_weights=None, # fixed weights mu_i > 0, one per objective (FairDICE-fixed); None: learned from the welfare
+                 states_without_data:str='no_flow', # reachable states the data never leaves: 'no_flow' (standard: no occupancy may enter them) or 'absorbing' (they end the episode, value 0)
                  tol:float=1e-10, # dual gradient tolerance (max-norm)
                  max_iter:int=20000, # L-BFGS iteration limit
                  newton_polish:bool=True, # with method='lbfgs': finish with Newton steps
@@ -589,6 +637,7 @@ class FairDICE(BaseEstimator):
                 ):
         self.welfare, self.divergence, self.beta, self.gamma = welfare, divergence, beta, gamma
         self.solver, self.method, self.data_distribution, self.objective_weights = solver, method, data_distribution, objective_weights
+        self.states_without_data = states_without_data
         self.tol, self.max_iter, self.newton_polish, self.cvxpy_solver = tol, max_iter, newton_polish, cvxpy_solver
 
     def fit(self,
@@ -599,14 +648,16 @@ class FairDICE(BaseEstimator):
         W, div = _check_common(self.welfare, self.divergence, self.beta, self.gamma)
         check_option(self.solver, 'solver', ('dual', 'primal')); check_option(self.method, 'method', ('newton', 'lbfgs'))
         check_option(self.data_distribution, 'data_distribution', ('empirical', 'occupancy'))
+        check_option(self.states_without_data, 'states_without_data', ('no_flow', 'absorbing'))
         check_scalar(self.tol, 'tol', low=0, closed='neither'); check_scalar(self.max_iter, 'max_iter', int, low=1)
         check_flag(self.newton_polish, 'newton_polish')
         if self.solver == 'primal': _cvxpy(self.cvxpy_solver, "FairDICE(solver='primal')")
         elif not isinstance(self.cvxpy_solver, str): raise TypeError(f"cvxpy_solver must be a string, got {type(self.cvxpy_solver).__name__}")
-        mdp, dD, notes = _prepare(data, state_action_distribution, self.gamma, self.data_distribution)
+        mdp, dD, notes, without = _prepare(data, state_action_distribution, self.gamma, self.data_distribution, self.states_without_data)
         _check_welfare_size(W, mdp.n_objectives)
         mu_fixed = _fixed_weights(self.objective_weights, W, mdp.n_objectives)
-        P = _Problem(mdp, dD, normalise=self.data_distribution == 'empirical', notes=notes)
+        P = _Problem(mdp, dD, normalise=self.data_distribution == 'empirical', notes=notes, without_data=without,
+                     states_without_data=self.states_without_data)
         if mu_fixed is None: _check_positivity(P.R, W)
         if self.solver == 'dual': sol, more = _solve_dual(P, W, div, self.beta, mu_fixed, self.method, self.tol, self.max_iter, self.newton_polish)
         else: sol, more = _solve_primal(P, W, div, self.beta, mu_fixed, self.cvxpy_solver)
@@ -748,17 +799,19 @@ class FairDICENetwork(nn.Module):
         self.weight_parametrisation = _weight_param(self.welfare, weight_parametrisation, fixed is not None)
         if self.value_model == 'mlp':
             self.nu_net = nn.Sequential(nn.Linear(n_states, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1))
-        else: self.nu_table = nn.Parameter(torch.zeros(n_states))
+        else: self.nu_table, self.nu_level = nn.Parameter(torch.zeros(n_states)), nn.Parameter(torch.zeros(()))
         self.pi_net = nn.Sequential(nn.Linear(n_states, hidden), nn.ReLU(), nn.Linear(hidden, n_actions))
         self.register_buffer('mu_fixed', torch.ones(n_objectives) if fixed is None else torch.as_tensor(fixed, dtype=torch.float32))
         self.mu_raw = nn.Parameter(torch.full((n_objectives,), 1.0 if self.weight_parametrisation == 'raw' else 0.0))
+        self.register_buffer('nu_start', torch.zeros(n_states))   # fixed starting values: nu(s) = nu_start(s) + the learned part
 
     def onehot(self, s): return nn.functional.one_hot(s, self.S).float()
 
     def nu(self, s:torch.Tensor)->torch.Tensor:
         "nu(s), shape (B,)."
-        if self.value_model == 'tabular': return self.nu_table[s]
-        return self.nu_net(self.onehot(s)).squeeze(-1)
+        if self.value_model == 'tabular':   # in units of 1 / (1 - gamma), the values' scale, with a shared level (as an MLP's bias)
+            return self.nu_start[s] + (self.nu_table[s] + self.nu_level) / (1 - self.gamma)
+        return self.nu_start[s] + self.nu_net(self.onehot(s)).squeeze(-1)
 
     def mu(self)->torch.Tensor:
         "Current dual weights, shape (I,)."
@@ -773,13 +826,15 @@ class FairDICENetwork(nn.Module):
         nxt = self.nu(s2) if self.terminal == 'official' else (1 - done) * self.nu(s2)
         return r @ mu + self.gamma * nxt - self.nu(s)
 
-    def nu_mu_loss(self, s, r, s2, done, s0, p0_weight=None)->tuple:
-        "The FairDICE dual loss on a batch, and diagnostics."
+    def nu_mu_loss(self, s, r, s2, done, s0, p0_weight=None, usable=None)->tuple:
+        "The FairDICE dual loss on a batch, and diagnostics (`usable`: 0/1 per row, 0 where no occupancy may flow, d = 0 there)."
         mu = self.mu()
         e = self.advantage(s, r, s2, done, mu)
         y = e / self.beta
         w = self.div.wstar(y)
         term = w * e - self.beta * self.div.f(w)                     # = beta f0*(e / beta), same gradient (envelope)
+        if usable is not None:                                       # w = 0 there: the term is the constant -beta f(0)
+            w = w * usable; term = usable * term - (1 - usable) * self.beta * self.div.f(torch.zeros(()))
         if self.terminal == 'official':
             m = 1 - done; L2 = (m * term).sum() / m.sum().clamp(min=1)
         else: L2 = term.mean()
@@ -796,17 +851,18 @@ class FairDICENetwork(nn.Module):
         return loss, {'loss': float(loss.detach()), 'mean_density_ratio': float(w.detach().mean()),
                       **{f'weight_{i}': float(v) for i, v in enumerate(mu.detach())}}
 
-    def policy_weights(self, s, r, s2, done)->torch.Tensor:
-        "Stop-gradient BC weights, normalised by their batch mean, shape (B,)."
+    def policy_weights(self, s, r, s2, done, usable=None)->torch.Tensor:
+        "Stop-gradient BC weights (0 on rows that are not `usable`), normalised by their batch mean, shape (B,)."
         with torch.no_grad():
             e = self.advantage(s, r, s2, done)
             if self.bc_weights == 'code': e = e - e.max()
             w = self.div.wstar(e / self.beta)
+            if usable is not None: w = w * usable
             return w / (w.mean() + 1e-8)
 
-    def policy_loss(self, s, a, r, s2, done)->torch.Tensor:
+    def policy_loss(self, s, a, r, s2, done, usable=None)->torch.Tensor:
         "Weighted behaviour cloning with w* weights."
-        w = self.policy_weights(s, r, s2, done)
+        w = self.policy_weights(s, r, s2, done, usable)
         logp = torch.log_softmax(self.pi_net(self.onehot(s)), -1).gather(1, a[:, None]).squeeze(1)
         mask = (1 - done) if self.terminal == 'official' else None
         return weighted_bc_loss(w, logp, mask)
@@ -863,6 +919,8 @@ class NeuralFairDICE(BaseEstimator):
                  terminal:str='mask', # 'mask' (paper) or 'official'
                  bc_weights:str='paper', # BC weights: 'paper' or 'code'
                  initial_states:str='trajectory', # the p0 term: 'trajectory' (each trajectory's start once, paper) or 'transition' (official code)
+                 states_without_data:str='no_flow', # reachable states the data never leaves: 'no_flow' (standard) or 'absorbing' (value 0), as in `FairDICE`
+                 value_init:str='behaviour', # nu's start: 'behaviour' (the behaviour policy's exact values on the empirical MDP for the starting mu . r) or 'zero' (official code)
                  gradient_penalty:float=0.0, # gradient penalty on nu (official code: 1e-4; value_model='mlp' only)
                  seed:int=0, # random seed (an int >= 0)
                  log_every:int=100, # history resolution, in steps
@@ -873,6 +931,7 @@ class NeuralFairDICE(BaseEstimator):
         self.steps, self.batch_size, self.lr, self.policy_lr, self.hidden = steps, batch_size, lr, policy_lr, hidden
         self.value_model, self.weight_parametrisation, self.objective_weights = value_model, weight_parametrisation, objective_weights
         self.terminal, self.bc_weights, self.initial_states, self.gradient_penalty = terminal, bc_weights, initial_states, gradient_penalty
+        self.states_without_data, self.value_init = states_without_data, value_init
         self.seed, self.log_every, self.refit_steps, self.show_progress = seed, log_every, refit_steps, show_progress
 
     def _check_settings(self)->tuple:
@@ -883,6 +942,8 @@ class NeuralFairDICE(BaseEstimator):
         if self.batch_size is not None: check_scalar(self.batch_size, 'batch_size', int, low=1)
         check_scalar(self.lr, 'lr', low=0, closed='neither'); check_scalar(self.policy_lr, 'policy_lr', low=0, closed='neither')
         check_option(self.initial_states, 'initial_states', ('trajectory', 'transition'))
+        check_option(self.states_without_data, 'states_without_data', ('no_flow', 'absorbing'))
+        check_option(self.value_init, 'value_init', ('behaviour', 'zero'))
         check_flag(self.show_progress, 'show_progress', allow_none=True)
         return W, div
 
@@ -927,6 +988,8 @@ class NeuralFairDICE(BaseEstimator):
             with torch.no_grad():                           # start mu at u'(mean scaled reward), as the exact solver does
                 k0 = X['r'].mean(0).clamp(min=1e-3).double().numpy()
                 model.mu_raw.copy_(torch.as_tensor(np.log(W.marginal(k0)), dtype=torch.float32))
+        usable = self._start_values(data, model, c)
+        if usable is not None: X['usable'] = usable
         N, steps, notes = len(data), self.steps, []
         s0_states, s0_counts = np.unique(data.initial_states(), return_counts=True)
         s0_t = torch.as_tensor(s0_states); p0_w = torch.as_tensor(s0_counts / s0_counts.sum(), dtype=torch.float32)
@@ -939,8 +1002,9 @@ class NeuralFairDICE(BaseEstimator):
         for step in progress(range(steps), desc='FairDICE', disable=show):
             idx = torch.randint(0, N, (self.batch_size,), generator=gen) if self.batch_size else slice(None)
             b = {k: v[idx] for k, v in X.items()}
-            if self.initial_states == 'trajectory': loss, diag = model.nu_mu_loss(b['s'], b['r'], b['s2'], b['done'], s0_t, p0_w)
-            else: loss, diag = model.nu_mu_loss(b['s'], b['r'], b['s2'], b['done'], b['s0'])
+            u = b.get('usable')
+            if self.initial_states == 'trajectory': loss, diag = model.nu_mu_loss(b['s'], b['r'], b['s2'], b['done'], s0_t, p0_w, u)
+            else: loss, diag = model.nu_mu_loss(b['s'], b['r'], b['s2'], b['done'], b['s0'], usable=u)
             if not np.isfinite(diag['loss']):                 # stop before a non-finite step spoils the networks
                 hist.append({**diag, 'step': step, 'policy_loss': np.nan})
                 notes.append(report_numerical(
@@ -949,7 +1013,7 @@ class NeuralFairDICE(BaseEstimator):
                     + ("; with weight_parametrisation='raw' mu can go non-positive" if model.weight_parametrisation == 'raw' else "")))
                 break
             opt.zero_grad(); loss.backward(); opt.step()
-            lp = model.policy_loss(b['s'], b['a'], b['r'], b['s2'], b['done'])
+            lp = model.policy_loss(b['s'], b['a'], b['r'], b['s2'], b['done'], u)
             opt_pi.zero_grad(); lp.backward(); opt_pi.step()
             for sc in sched: sc.step()
             last, done_steps = diag, step + 1
@@ -961,10 +1025,23 @@ class NeuralFairDICE(BaseEstimator):
             opt_pi = torch.optim.Adam(model.pi_net.parameters(), lr=self.policy_lr)
             sc = torch.optim.lr_scheduler.CosineAnnealingLR(opt_pi, self.refit_steps)
             for _ in range(self.refit_steps):
-                lp = model.policy_loss(X['s'], X['a'], X['r'], X['s2'], X['done'])
+                lp = model.policy_loss(X['s'], X['a'], X['r'], X['s2'], X['done'], X.get('usable'))
                 opt_pi.zero_grad(); lp.backward(); opt_pi.step(); sc.step()
         elif self.refit_steps > 0: notes.append("the final policy refit was skipped because training stopped early")
         return model, hist, last, done_steps, notes, time.perf_counter() - t0
+
+    def _start_values(self, data, model, c)->torch.Tensor|None:
+        "Set nu's starting values (value_init='behaviour'); return the 0/1 usable-row mask of states_without_data='no_flow' (None: every row)."
+        mdp, dD, _, without = _prepare(data, None, self.gamma, 'empirical', self.states_without_data)
+        P = _Problem(mdp, dD, without_data=without, states_without_data=self.states_without_data)   # raises if no occupancy fits the data
+        if self.value_init == 'behaviour':               # exact policy evaluation of the data's behaviour for the starting mu . r
+            with torch.no_grad():
+                mu0 = model.mu().double().numpy()
+                nu0 = _behaviour_values(P, (c * P.R / P.c) @ mu0)
+                model.nu_start[torch.as_tensor(P.live_idx)] = torch.as_tensor(nu0, dtype=torch.float32)
+        if self.states_without_data == 'absorbing': return None
+        keep = np.zeros(dD.shape, bool); keep[P.pairs[:, 0], P.pairs[:, 1]] = True
+        return torch.as_tensor(keep[data.states, data.actions], dtype=torch.float32)
 
 # %% ../nbs/41_fairdice.ipynb #1fc9d6ef
 class _summarised_warnings:

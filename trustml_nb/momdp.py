@@ -21,7 +21,7 @@ from .viz import PALETTE, new_figure
 # %% auto #0
 __all__ = ['FOUR_ROOM_WALLS', 'ACTIONS_2D', 'TabularMOMDP', 'counterexample_momdp', 'uniform_policy', 'optimal_policy',
            'spibb_policy', 'random_momdp', 'four_room', 'plot_grid_policy', 'OfflineDataset', 'collect_dataset',
-           'preference_dataset', 'empirical_mdp', 'from_mo_gymnasium']
+           'preference_dataset', 'empirical_mdp', 'unmapped_room', 'from_mo_gymnasium']
 
 # %% ../nbs/40_momdp.ipynb #89851ce7
 @dataclass
@@ -489,6 +489,30 @@ def empirical_mdp(
     dD = N / N.sum()
     mdp = TabularMOMDP(T, R, p0, gamma, absorbing, name=f"empirical({data.name})")
     return mdp, dD
+
+# %% ../nbs/40_momdp.ipynb #6a1f0e02
+def unmapped_room(
+    n_trajectories:int=200, # logged episodes
+    max_steps:int=30, # horizon of each episode
+    seed=0, # random seed
+)->tuple: # (the true TabularMOMDP, the logged OfflineDataset)
+    "A 3-state, 2-objective world and a log that stops when the agent enters state 2: a reachable state the data never leaves."
+    check_scalar(n_trajectories, 'n_trajectories', int, low=1); check_scalar(max_steps, 'max_steps', int, low=1)
+    T = np.zeros((3, 2, 3)); R = np.zeros((3, 2, 2))
+    T[0, 0, 0] = 1; R[0, 0] = [1, 0]          # s0, a0: stay and work
+    T[0, 1, 1] = 1                            # s0, a1: go to s1
+    T[1, 0, 1] = 1; R[1, 0] = [0, 1]          # s1, a0: stay and rest
+    T[1, 1, 2] = 1                            # s1, a1: enter the unmapped room s2
+    T[2, :, 0] = 1                            # s2: back to s0 (never logged)
+    world = TabularMOMDP(T, R, p0=[1, 0, 0], gamma=0.9, name='unmapped-room', objectives=('work', 'rest'))
+    behaviour = np.array([[0.8, 0.2], [0.7, 0.3], [0.5, 0.5]])
+    full = collect_dataset(world, behaviour, n_trajectories, max_steps, seed=seed, name='unmapped-room log')
+    keep = np.ones(len(full), bool)
+    for t in np.unique(full.traj):              # the log stops at each trajectory's first step into s2
+        rows = np.flatnonzero(full.traj == t)
+        into = np.flatnonzero(full.next_states[rows] == 2)
+        if len(into): keep[rows[into[0] + 1:]] = False
+    return world, full.subset(keep)
 
 # %% ../nbs/40_momdp.ipynb #48e5645a
 class _FixedDraw:
