@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from badinput import expect_error, expect_ok, finite, with_inf, with_nan
+from trustml_nb.core import NumericalWarning
 from trustml_nb.data import Task, TaskSplit
 from trustml_nb.groups import intersect
 from trustml_nb.multicalibration import (MCBoost, Multicalibrator, adult_mc_task, make_mc_synthetic, mc_error, mc_explorer,
@@ -155,6 +156,10 @@ MC_SETTINGS = [
     (dict(patience=0), 'patience'), (dict(seed=-1), 'seed'), (dict(seed=2**40), 'seed'), (dict(seed=1.5), 'seed'),
     (dict(seed=None), 'seed'), (dict(seed='0'), 'seed'), (dict(show_progress='yes'), 'show_progress'),
     (dict(show_progress=1), 'show_progress'), (dict(show_progress=np.array([True])), 'show_progress'),
+    (dict(loss='hinge'), 'loss'), (dict(loss=None), 'loss'), (dict(loss=['log']), 'loss'), (dict(recalibrate='yes'), 'recalibrate'),
+    (dict(recalibrate=1), 'recalibrate'), (dict(recalibrate=None), 'recalibrate'), (dict(n_folds=0), 'n_folds'), (dict(n_folds=1.5), 'n_folds'),
+    (dict(n_folds=51), 'n_folds'), (dict(n_folds='5'), 'n_folds'), (dict(min_leaf_rows=0), 'min_leaf_rows'), (dict(min_leaf_rows=2.5), 'min_leaf_rows'),
+    (dict(min_leaf_rows='20'), 'min_leaf_rows'), (dict(max_bins=1), 'max_bins'), (dict(max_bins=255.5), 'max_bins'), (dict(max_bins=None), 'max_bins'),
 ]
 
 
@@ -179,8 +184,15 @@ def test_fit_correct_on_edge_cases():
     ok(lambda: Multicalibrator(**FAST).fit(P, Y, groups=solo).predict(P, groups=solo), check=_probs, case='Multicalibrator: a one-row group')
     ok(lambda: Multicalibrator(**FAST).fit(P.reshape(-1, 1), Y.astype(bool), groups=G.astype(int)).predict(P, groups=G),
        check=_probs, case='Multicalibrator: one-column X, boolean y, 0/1 groups')
-    ok(lambda: Multicalibrator(**FAST).fit(P[:2], np.array([0, 1]), groups=G[:2].assign(x=True)[['x']]).predict(P[:2], groups={'x': [1, 1]}),
-       check=lambda p: np.allclose(p, P[:2]), case='Multicalibrator: two rows (too few to split: the base score comes back)')
+    two = dict(n_folds=1, recalibrate=False, loss='squared')
+    ok(lambda: Multicalibrator(**FAST, **two).fit(P[:2], np.array([0, 1]), groups=G[:2].assign(x=True)[['x']]).predict(P[:2], groups={'x': [1, 1]}),
+       check=lambda p: np.allclose(p, P[:2]), case='Multicalibrator: two rows, one split (too few to split: the base score comes back)')
+    err(Multicalibrator(**FAST).fit, P[:9], Y[:9], groups=G[:9].assign(x=True)[['x']], arg='X', case='Multicalibrator: 9 rows, too few for 5 folds')
+    # labels separable by the score: the recalibration runs off, the fit says so and boosts from the base score itself
+    sep_p, sep_y = np.linspace(0.05, 0.95, 40), (np.linspace(0.05, 0.95, 40) > 0.5).astype(int)
+    with pytest.warns(NumericalWarning, match='recalibration of the base score did not converge'):
+        m = Multicalibrator(**FAST).fit(sep_p, sep_y, groups={'x': np.ones(40, bool)})
+    assert (m.report_.recalibration_slope, m.report_.recalibration_intercept) == (1.0, 0.0) and 'did not converge' in m.report_.notes[0]
     cat = pd.DataFrame({'sex': pd.Categorical(np.where(G['a=1'], 'F', 'M'))})
     ok(lambda: MCBoost(alpha=0.01).fit(P, Y, groups=cat).groups_, check=lambda g: g == ['sex=F', 'sex=M'], case='MCBoost: categorical groups')
     # MCBoost on one group with a big alpha makes no patch: the prediction is the base score rounded to the level midpoints
@@ -216,7 +228,7 @@ def test_saturation_check_inputs(fitted):
     err(fitted.saturation_check, P, Y, groups=G, tolerance=-0.1, arg='tolerance', case='saturation_check: negative tolerance')
     err(fitted.saturation_check, P, Y, groups=G.rename(columns={'a=1': 'x'}), arg='groups', case='saturation_check: renamed group')
     ok(fitted.saturation_check, P, Y, groups=G[G.columns[::-1]],
-       check=lambda r: finite(r.relative_drop) and r.val_mse_first == pytest.approx(np.mean((Y - fitted.predict(P, groups=G))[fitted.val_rows_] ** 2)),
+       check=lambda r: finite(r.relative_drop) and r.val_mse_first == pytest.approx(np.mean((Y - fitted.predict(P, groups=G))[fitted.folds_ >= 0] ** 2)),
        case='saturation_check: reordered group columns')
 
 

@@ -148,7 +148,7 @@ def test_loss_saturation_after_fit_and_not_before(synth, fitted):
     tr, te = synth
     sat = fitted.saturation_check(tr['p0'], tr['y'], groups=tr['groups'])
     check_report(sat)
-    assert 0 <= sat.relative_drop < 5e-3 and sat.saturated
+    assert -5e-3 < sat.relative_drop < 5e-3 and sat.saturated and sat.loss == 'log'
     with pytest.warns(NumericalWarning, match='used all max_rounds=1 rounds'):
         one_step = Multicalibrator(learning_rates=(0.01,), max_rounds=1).fit(tr['p0'], tr['y'], groups=tr['groups'])
     assert one_step.report_.notes and 'max_rounds' in one_step.report_.notes[0]
@@ -160,14 +160,66 @@ def test_loss_saturation_after_fit_and_not_before(synth, fitted):
 
 
 def test_report_fields(synth, fitted):
+    tr, _ = synth
     r = fitted.report_
     check_report(r)
-    assert r.max_depth == 2 and r.n_groups == 26 and r.n_train + r.n_val == 20000 and r.n_val == 6000
-    assert r.table['chosen'].sum() == 1
+    assert (r.loss, r.max_depth, r.n_groups, r.n_folds, r.min_leaf_rows) == ('log', 2, 26, 5, 100)   # 0.5% of 20,000 rows
+    assert r.n_val == 20000 and r.n_train == 16000        # 5 folds: every row held out once, each booster fitted on 4/5
+    assert r.table['chosen'].sum() == 1 and len(fitted.boosters_) == 5
     best = r.table.loc[r.table['chosen']].iloc[0]
-    assert best['val_mse'] == r.val_mse == r.table['val_mse'].min() and best['learning_rate'] == r.learning_rate
-    assert r.val_mse < r.base_val_mse
-    assert list(r.table['learning_rate']) == [0.01, 0.0316, 0.1, 0.316, 1.0]
+    assert best['val_loss'] == r.val_loss == r.table['val_loss'].min() and best['learning_rate'] == r.learning_rate
+    assert r.val_loss < r.base_val_loss and r.val_mse < r.base_val_mse
+    # independent check of the held-out numbers: booster k on its own fold, started from the recalibrated base score
+    y, p0, G = tr['y'], tr['p0'], tr['groups'].to_numpy(float)
+    a, b = r.recalibration_slope, r.recalibration_intercept
+    z0 = a * np.log(p0 / (1 - p0)) + b
+    oof = np.empty(len(y))
+    for k, bst in enumerate(fitted.boosters_):
+        m = fitted.folds_ == k
+        oof[m] = 1 / (1 + np.exp(-(z0[m] + bst.predict(np.column_stack([G[m], p0[m]]), raw_score=True))))
+    assert np.bincount(fitted.folds_).tolist() == [4000] * 5
+    assert r.val_mse == pytest.approx(_mse(y, oof), rel=1e-9)
+    assert r.val_loss == pytest.approx(-np.mean(y * np.log(oof) + (1 - y) * np.log(1 - oof)), rel=1e-9)
+
+
+def test_paper_settings_one_split_and_grid(synth):
+    "The paper's settings: squared loss from the base score itself, one 70/30 split, the learning-rate grid chosen by validation MSE."
+    tr, te = synth
+    m = Multicalibrator(loss='squared', recalibrate=False, n_folds=1, learning_rates=(0.01, 0.0316, 0.1, 0.316, 1.0), min_leaf_rows=20,
+                        max_bins=8192).fit(tr['p0'][:8000], tr['y'][:8000], groups=tr['groups'][:8000])
+    r = m.report_
+    assert r.n_train + r.n_val == 8000 and r.n_val == 2400 and len(m.boosters_) == 1 and (r.recalibration_slope, r.recalibration_intercept) == (1.0, 0.0)
+    assert list(r.table['learning_rate']) == [0.01, 0.0316, 0.1, 0.316, 1.0] and r.val_loss == r.val_mse == r.table['val_mse'].min()
+    # independent check: clip(p0 + F) on the validation rows gives the reported validation MSE
+    va = m.folds_ == 0
+    f = np.clip(tr['p0'][:8000] + m.boosters_[0].predict(np.column_stack([tr['groups'][:8000].to_numpy(float), tr['p0'][:8000]])), 0, 1)
+    assert va.sum() == 2400 and r.val_mse == pytest.approx(_mse(tr['y'][:8000][va], f[va]), rel=1e-9)
+    assert np.allclose(m.predict(tr['p0'][:8000], groups=tr['groups'][:8000]), f)
+
+
+def test_recalibration_matches_sklearn_logistic_regression(synth, fitted):
+    "The logistic recalibration the boosting starts from is the unpenalised logistic regression of y on logit(p0)."
+    from sklearn.linear_model import LogisticRegression
+    tr, _ = synth
+    z = np.log(tr['p0'] / (1 - tr['p0']))
+    lr = LogisticRegression(C=1e10, tol=1e-10, max_iter=1000).fit(z[:, None], tr['y'])
+    assert fitted.report_.recalibration_slope == pytest.approx(lr.coef_[0, 0], abs=1e-4)
+    assert fitted.report_.recalibration_intercept == pytest.approx(lr.intercept_[0], abs=1e-4)
+    # the base score is underconfident in group a (half the rows): pooled, its log-odds need stretching
+    assert fitted.report_.recalibration_slope > 1.2
+
+
+def test_mc_error_to_truth_brute_force_and_fit_reaches_truth(synth, fitted):
+    "MC error to the true probabilities: the paper's formula with p_true in place of y; the fit brings it far below the base score's."
+    _, te = synth
+    G = te['groups'].to_numpy(int)
+    f = fitted.predict(te['p0'], groups=te['groups'])
+    for p in (te['p0'], f):
+        assert mcmod.mc_error_to_truth(te['p_true'], p, G, 10) == pytest.approx(_mce_brute(te['p_true'], p, G, 10), rel=1e-9, abs=1e-12)
+    assert mcmod.mc_error_to_truth(te['p_true'], te['p_true'], G) == 0.0
+    base, ours = mcmod.mc_error_to_truth(te['p_true'], te['p0'], G), mcmod.mc_error_to_truth(te['p_true'], f, G)
+    print(base, ours)
+    assert ours < 0.15 * base
 
 
 def test_no_discretisation_and_range(synth, fitted):

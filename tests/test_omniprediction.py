@@ -296,6 +296,49 @@ def test_group_quantiles_match_brute_force():
     assert (sets.loc[:4, 'action'] == ABSTAIN).all()                     # members of 'tiny' always get {0, 1}
 
 
+def _augmented_pinball(Phi, s, phi, big, tau, q_at_phi):
+    "The smallest pinball loss of the augmented regression among fits whose value at phi is q_at_phi (an LP of its own)."
+    from trustml_nb.omniprediction import quantile_fit
+    from scipy.optimize import linprog
+    A = np.vstack([Phi, phi]); y = np.append(s, big); n, d = A.shape
+    # variables theta (free), u, v >= 0: y - A theta = u - v; minimise tau u + (1 - tau) v with phi' theta = q_at_phi
+    c = np.concatenate([np.zeros(d), np.full(n, tau), np.full(n, 1 - tau)])
+    A_eq = np.vstack([np.hstack([A, np.eye(n), -np.eye(n)]), np.concatenate([phi, np.zeros(2 * n)])])
+    r = linprog(c, A_eq=A_eq, b_eq=np.append(y, q_at_phi), bounds=[(None, None)] * d + [(0, None)] * (2 * n), method='highs')
+    return r.fun
+
+
+def test_conditional_thresholds_are_exact_fits():
+    "The windowed LPs of 'conditional' give the augmented quantile regression's optimum: same pinball loss as a full refit per pattern."
+    from trustml_nb.omniprediction import quantile_fit, _augmented_quantiles
+    rng = np.random.default_rng(21); n = 600
+    a, b, c = rng.uniform(size=(3, n)) < np.array([[0.5], [0.3], [0.6]])
+    Phi = np.column_stack([np.ones(n), a, ~a, b, c, a & b]).astype(float)   # overlapping groups, fewer columns than cells (rank-deficient)
+    s = rng.uniform(size=n); pats = np.unique(Phi, axis=0); big = s.max() + 1
+    assert np.linalg.matrix_rank(pats) < len(pats)
+    for tau in (0.8, 0.9):
+        fast = _augmented_quantiles(Phi, s, pats, tau, big, width=2)          # tiny windows: the exactness check must widen them
+        for phi, q in zip(pats, fast):
+            full = phi @ quantile_fit(np.vstack([Phi, phi]), np.append(s, big), tau)
+            opt, ours = _augmented_pinball(Phi, s, phi, big, tau, full), _augmented_pinball(Phi, s, phi, big, tau, q)
+            assert ours == pytest.approx(opt, rel=1e-9, abs=1e-12), (phi, q, full)   # an optimal fit, whichever optimum the full LP returned
+
+
+def test_conditional_on_a_partition_is_split_conformal_per_cell():
+    "Closed form: with groups that span every cell's indicator, the fit separates by cell, so 'conditional' is split conformal in each cell."
+    rng = np.random.default_rng(5); n = 900
+    f, yg = rng.uniform(size=n) < 0.4, rng.uniform(size=n) < 0.3
+    G = pd.DataFrame({'all': np.ones(n, bool), 'female': f, 'male': ~f, 'young': yg, 'old': ~yg, 'female & young': f & yg})
+    p = rng.uniform(size=n); y = (rng.uniform(size=n) < p).astype(int)
+    gc = GroupConformal(alpha=0.1, method='conditional', seed=3).fit(p, y, groups=G)
+    sets = gc.predict(p[:40], groups=G[:40])
+    cell = f.astype(int) * 2 + yg.astype(int)
+    for k in range(4):
+        sc = np.sort(gc.scores_[cell == k]); j = int(np.ceil((len(sc) + 1) * 0.9))
+        want = sc[j - 1] if j <= len(sc) else gc.scores_.max() + 1
+        assert np.allclose(sets['q'][cell[:40] == k], want, rtol=0, atol=1e-12), k
+
+
 def test_quantile_fit_matches_sklearn():
     from sklearn.linear_model import QuantileRegressor
     from trustml_nb.omniprediction import quantile_fit

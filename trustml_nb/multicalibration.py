@@ -1,4 +1,4 @@
-"""Discretization-free multicalibration (Jin, Ding, Ngo, Wu, NeurIPS 2025): a depth-2 LightGBM regression on [group indicators, base score] started from the base score, the loss-saturation check, the binned multicalibration error over intersecting groups, a smooth calibration error, a discretised MCBoost-style baseline, per-group reliability diagrams and data with known truth.
+"""Discretization-free multicalibration (Jin, Ding, Ngo, Wu, NeurIPS 2025): depth-2 LightGBM boosting on [group indicators, base score] started from the (logistically recalibrated) base score, with log loss and cross-fitted boosters by default and the paper's squared-loss settings as an option, the loss-saturation check, the binned multicalibration error over intersecting groups, a smooth calibration error, a discretised MCBoost-style baseline, per-group reliability diagrams and data with known truth.
 
 Docs: https://trustml-nb.github.io/trustml_nb/multicalibration.html.md"""
 
@@ -14,6 +14,8 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import minimize
+from scipy.special import expit, logit
 from sklearn.base import BaseEstimator
 
 from .core import (Report, check_binary, check_flag, check_is_fitted, check_numbers, check_option, check_probabilities,
@@ -23,9 +25,9 @@ from .groups import check_groups, intersect
 from .viz import PALETTE, explorer, new_figure
 
 # %% auto #0
-__all__ = ['GROUP_FAMILIES', 'mc_table', 'mc_error', 'smooth_ece', 'weighted_smooth_ece', 'make_mc_synthetic',
-           'MulticalibrationReport', 'SaturationReport', 'Multicalibrator', 'MCBoostReport', 'MCBoost',
-           'reliability_table', 'plot_group_reliability', 'adult_mc_task', 'MulticalibrationStudy',
+__all__ = ['LOSSES', 'GROUP_FAMILIES', 'mc_table', 'mc_error', 'mc_error_to_truth', 'smooth_ece', 'weighted_smooth_ece',
+           'make_mc_synthetic', 'MulticalibrationReport', 'SaturationReport', 'Multicalibrator', 'MCBoostReport',
+           'MCBoost', 'reliability_table', 'plot_group_reliability', 'adult_mc_task', 'MulticalibrationStudy',
            'multicalibration_study', 'mc_explorer']
 
 # %% ../nbs/50_multicalibration.ipynb #93475df6
@@ -52,6 +54,11 @@ def _bins(p, n_bins):
     "Equal-width bin index of every p in [0, 1] (1 falls in the last bin)."
     return np.minimum((p * n_bins).astype(int), n_bins - 1)
 
+def _weighted_errors(residual, p, M, n_bins:int)->np.ndarray:
+    "Per group (column of M): (1/n) x sum over bins of p of |sum of the residuals in the group and bin|."
+    b = _bins(p, n_bins)
+    return np.array([np.abs(np.bincount(b[m], weights=residual[m], minlength=n_bins)).sum() / len(p) for m in M.T])
+
 def mc_table(
     y_true, # 0/1 labels
     y_prob, # predicted probabilities in [0, 1]
@@ -61,10 +68,8 @@ def mc_table(
     "Per-group binned calibration error; `weighted` = P(g) x (error inside g), whose max is the MC error."
     check_scalar(n_bins, 'n_bins', int, 1, 100_000)
     y, p, G = _check_labelled(y_true, y_prob, groups)
-    n, b, r = len(y), _bins(p, n_bins), y - p
-    M = G.to_numpy(bool)
-    weighted = np.array([np.abs(np.bincount(b[m], weights=r[m], minlength=n_bins)).sum() / n for m in M.T])
-    size = M.sum(0)
+    n, M = len(y), G.to_numpy(bool)
+    weighted, size = _weighted_errors(y - p, p, M, n_bins), M.sum(0)
     return pd.DataFrame({'group': list(G.columns), 'size': size, 'share': size / n,
                          'ece_in_group': weighted * n / size, 'weighted': weighted})
 
@@ -76,6 +81,19 @@ def mc_error(
 )->float:
     "Binned multicalibration error: max over groups of P(g) x the group's expected calibration error."
     return float(mc_table(y_true, y_prob, groups, n_bins)['weighted'].max())
+
+# %% ../nbs/50_multicalibration.ipynb #4bfe9c41
+def mc_error_to_truth(
+    p_true, # the true probabilities P(y = 1 | x) (known only for simulated data), in [0, 1]
+    y_prob, # predicted probabilities in [0, 1]
+    groups, # group memberships (no empty group)
+    n_bins:int=10, # equal-width bins of [0, 1] (of y_prob)
+)->float:
+    "MC error with the true probabilities in place of the labels: free of label noise, 0 for the truth itself."
+    check_scalar(n_bins, 'n_bins', int, 1, 100_000)
+    q, p = check_probabilities(p_true, 'p_true', one_per_row=True), check_probabilities(y_prob, 'y_prob', one_per_row=True)
+    check_same_length(p_true=q, y_prob=p)
+    return float(_weighted_errors(q - p, p, check_groups(groups, len(p)).to_numpy(bool), n_bins).max())
 
 # %% ../nbs/50_multicalibration.ipynb #aa477a36
 def _smece_sigma(w, centers, sigma, grid):
@@ -134,33 +152,74 @@ def make_mc_synthetic(
     return dict(y=y, p_true=p_true, p0=p0, groups=intersect(A))
 
 # %% ../nbs/50_multicalibration.ipynb #aa83783b
-def _lgb_fit(lgb, X, y, init, Xv, yv, initv, lr, depth, bagging, max_rounds, patience, seed):
-    "One LightGBM squared-loss fit from `init`, early-stopped on the validation rows; (booster, validation MSE)."
-    params = dict(objective='regression', max_depth=depth, num_leaves=2 ** depth, learning_rate=lr,
-                  bagging_fraction=bagging, bagging_freq=1 if bagging < 1 else 0, max_bin=8192, min_data_in_bin=1,
+LOSSES = {'log': 'binary', 'squared': 'regression'} # the fit's loss -> LightGBM objective ('log': on the log-odds scale)
+
+def _to_raw(p, loss:str)->np.ndarray:
+    "Probabilities on the scale the trees add to: log-odds (clipped to [1e-6, 1 - 1e-6]) for 'log', themselves for 'squared'."
+    return logit(np.clip(p, 1e-6, 1 - 1e-6)) if loss == 'log' else np.asarray(p, float)
+
+def _from_raw(z, loss:str)->np.ndarray:
+    "Back to probabilities: the logistic function for 'log', clipping to [0, 1] for 'squared'."
+    return expit(z) if loss == 'log' else np.clip(z, 0, 1)
+
+def _loss_value(y, p, loss:str)->float:
+    "Mean log loss ('log', probabilities clipped to [1e-6, 1 - 1e-6]) or mean squared error ('squared')."
+    if loss == 'squared': return float(np.mean((y - p) ** 2))
+    p = np.clip(p, 1e-6, 1 - 1e-6)
+    return float(-np.mean(y * np.log(p) + (1 - y) * np.log1p(-p)))
+
+def _lgb_fit(lgb, X, y, init, Xv, yv, initv, lr, depth, bagging, max_rounds, patience, seed, loss='squared', min_leaf_rows=20, max_bins=8192):
+    "One LightGBM fit of the loss from the raw score `init`, early-stopped on the validation rows; (booster, raw validation score)."
+    params = dict(objective=LOSSES[loss], max_depth=depth, num_leaves=2 ** depth, learning_rate=lr, min_child_samples=min_leaf_rows,
+                  bagging_fraction=bagging, bagging_freq=1 if bagging < 1 else 0, max_bin=max_bins, min_data_in_bin=1,
                   num_threads=1, verbose=-1, seed=seed, deterministic=True, force_row_wise=True)
-    dtr = lgb.Dataset(X, y, init_score=init, params=dict(max_bin=8192, min_data_in_bin=1, verbose=-1))
+    dtr = lgb.Dataset(X, y, init_score=init, params=dict(max_bin=max_bins, min_data_in_bin=1, verbose=-1))
     dva = lgb.Dataset(Xv, yv, init_score=initv, reference=dtr)
     bst = lgb.train(params, dtr, num_boost_round=max_rounds, valid_sets=[dva],
                     callbacks=[lgb.early_stopping(patience, verbose=False)])
-    pv = np.clip(initv + bst.predict(Xv, num_iteration=bst.best_iteration), 0, 1)
-    return bst, float(np.mean((yv - pv) ** 2))
+    return bst, initv + bst.predict(Xv, num_iteration=bst.best_iteration, raw_score=True)
+
+def _cross_fit(lgb, Z, y, init, folds, n_folds:int, **settings)->tuple:
+    "One booster per fold (fitted on the other rows, early-stopped on the fold); (boosters, out-of-fold probabilities, rounds kept per booster)."
+    boosters, rounds, oof = [], [], np.full(len(y), np.nan)
+    for k in range(n_folds):
+        tr, va = folds != k, folds == k
+        bst, raw = _lgb_fit(lgb, Z[tr], y[tr], init[tr], Z[va], y[va], init[va], **settings)
+        boosters.append(lgb.Booster(model_str=bst.model_to_string(num_iteration=bst.best_iteration)))
+        rounds.append(int(bst.best_iteration)); oof[va] = _from_raw(raw, settings['loss'])
+    return boosters, oof, rounds
+
+def _platt(y, p)->tuple:
+    "Logistic recalibration: (a, b) minimising the log loss of expit(a * logit(p) + b); None if the optimiser fails or runs off (separable data)."
+    z = logit(np.clip(p, 1e-6, 1 - 1e-6))
+    def nll(ab): return float(np.mean(np.logaddexp(0, ab[0] * z + ab[1]) - y * (ab[0] * z + ab[1])))
+    def grad(ab): r = expit(ab[0] * z + ab[1]) - y; return np.array([np.mean(r * z), np.mean(r)])
+    res = minimize(nll, np.array([1.0, 0.0]), jac=grad, method='BFGS')
+    a, b = map(float, res.x)
+    return (a, b) if res.success and np.isfinite([a, b]).all() and abs(a) <= 100 and abs(b) <= 100 else None
 
 # %% ../nbs/50_multicalibration.ipynb #a7fe6520
 @report
 class MulticalibrationReport(Report):
     "What a Multicalibrator's fit chose, and its validation loss."
     title = 'Multicalibrator: depth-limited boosting from the base score'
-    learning_rate: float # the chosen learning rate (lowest validation squared error on the grid)
+    loss: str # the loss the trees minimise: 'log' (log loss on the log-odds scale) or 'squared' (the paper's, on probabilities)
+    learning_rate: float # the chosen learning rate (lowest validation loss on the grid)
     bagging_fraction: float # the chosen bagging fraction
     max_depth: int # depth of every tree (the method: 2)
-    rounds: int # boosting rounds kept (early stopping on the validation rows)
-    val_mse: float # validation squared error of the post-processed score, chosen setting
-    base_val_mse: float # validation squared error of the base score itself
-    n_train: int # rows the trees were fitted on
-    n_val: int # rows held out for early stopping and the choice of setting
+    min_leaf_rows: int # fewest calibration rows in a leaf
+    recalibration_slope: float # a of the logistic recalibration expit(a * logit(base) + b) the boosting starts from (1: none)
+    recalibration_intercept: float # b of that recalibration (0: none)
+    n_folds: int # boosters averaged (cross-fitting: each is early-stopped on its own held-out fold); 1: one split, the paper's
+    rounds: int # boosting rounds kept, mean over the boosters (early stopping on held-out rows)
+    val_loss: float # held-out loss (of `loss`) of the post-processed score, chosen setting (out of fold)
+    base_val_loss: float # the same loss of the base score on the same rows
+    val_mse: float # held-out squared error of the post-processed score, chosen setting
+    base_val_mse: float # held-out squared error of the base score itself
+    n_train: int # rows each booster was fitted on (mean over the boosters)
+    n_val: int # rows held out for early stopping and the choice of setting (all rows when n_folds >= 2)
     n_groups: int # group columns used as features beside the base score
-    table: pd.DataFrame # the grid search: one row per (learning_rate, bagging_fraction): rounds, val_mse, seconds, chosen
+    table: pd.DataFrame # the grid search: one row per (learning_rate, bagging_fraction): rounds, val_loss, val_mse, seconds, chosen
     notes: tuple = () # sentences a reader must see (a setting that used every allowed round)
 
 # %% ../nbs/50_multicalibration.ipynb #8cc15c21
@@ -168,35 +227,46 @@ class MulticalibrationReport(Report):
 class SaturationReport(Report):
     "The loss-saturation check: a second pass of the same fit, started from the post-processed score."
     title = 'Loss saturation: second pass of the same fit'
-    val_mse_first: float # validation squared error after the fit
-    val_mse_second: float # validation squared error after the second pass
-    relative_drop: float # (first - second) / first: near 0 means saturated
-    rounds: int # rounds the second pass kept
+    loss: str # the fit's loss, in which the drop is measured
+    val_loss_first: float # held-out loss after the fit
+    val_loss_second: float # held-out loss after the second pass (out of fold)
+    val_mse_first: float # held-out squared error after the fit
+    val_mse_second: float # held-out squared error after the second pass
+    relative_drop: float # (first - second) / first in the fit's loss: near 0 means saturated
+    rounds: int # rounds the second pass kept (mean over its boosters)
     tolerance: float # largest relative drop still read as saturated
     saturated: bool # relative_drop <= tolerance
     notes: tuple = () # sentences a reader must see
 
 # %% ../nbs/50_multicalibration.ipynb #22d268f3
 class Multicalibrator(BaseEstimator):
-    "Discretization-free multicalibration: a depth-limited GBDT on [groups, base score] started from the base score."
+    "Discretization-free multicalibration: depth-limited GBDTs on [groups, base score] started from the base score, cross-fitted and averaged."
     def __init__(self,
+                 loss:str='log', # 'log': log loss on the log-odds scale; 'squared': the paper's squared loss on probabilities
                  max_depth:int=2, # depth of every tree (the method: 2)
-                 learning_rates=(0.01, 0.0316, 0.1, 0.316, 1.0), # learning-rate grid, values in (0, 1] (paper: geomspace(0.01, 1, 5))
+                 learning_rates=(0.1,), # learning-rate grid, values in (0, 1] (paper: geomspace(0.01, 1, 5))
                  bagging_fractions=(1.0,), # bagging-fraction grid, values in (0, 1] (paper: 0.1, ..., 1.0)
-                 val_fraction:float=0.3, # share of rows held out for early stopping and the choice of setting
+                 recalibrate:bool=True, # first refit the base score's log-odds as a * logit + b (logistic recalibration), then boost from there
+                 min_leaf_rows:int|None=None, # fewest calibration rows in a leaf (None: 0.5% of the rows, at least 20; paper: LightGBM's 20)
+                 n_folds:int=5, # cross-fitting: one booster per fold, early-stopped on it, predictions averaged; 1: one split (paper)
+                 val_fraction:float=0.3, # n_folds=1 only: share of rows held out for early stopping and the choice of setting
+                 max_bins:int=255, # LightGBM histogram bins of the base score (paper: 8192)
                  max_rounds:int=5000, # boosting rounds at most
                  patience:int=50, # early-stopping patience (rounds)
-                 seed:int=0, # seed (int >= 0) for the split and LightGBM
+                 seed:int=0, # seed (int >= 0) for the folds and LightGBM
                  show_progress:bool|None=None, # progress bar over the grid (None: follow TRUSTML_NB_PROGRESS)
                 ):
-        self.max_depth, self.learning_rates, self.bagging_fractions = max_depth, learning_rates, bagging_fractions
-        self.val_fraction, self.max_rounds, self.patience = val_fraction, max_rounds, patience
-        self.seed, self.show_progress = seed, show_progress
+        self.loss, self.max_depth, self.learning_rates, self.bagging_fractions = loss, max_depth, learning_rates, bagging_fractions
+        self.recalibrate, self.min_leaf_rows, self.n_folds, self.val_fraction, self.max_bins = recalibrate, min_leaf_rows, n_folds, val_fraction, max_bins
+        self.max_rounds, self.patience, self.seed, self.show_progress = max_rounds, patience, seed, show_progress
 
     def _settings(self)->dict:
         "The settings, checked."
-        check_scalar(self.max_depth, 'max_depth', int, 1, 8)
-        check_scalar(self.val_fraction, 'val_fraction', float, 0, 1, 'neither')
+        check_option(self.loss, 'loss', tuple(LOSSES))
+        check_scalar(self.max_depth, 'max_depth', int, 1, 8); check_flag(self.recalibrate, 'recalibrate')
+        if self.min_leaf_rows is not None: check_scalar(self.min_leaf_rows, 'min_leaf_rows', int, 1, 1_000_000)
+        check_scalar(self.n_folds, 'n_folds', int, 1, 50); check_scalar(self.val_fraction, 'val_fraction', float, 0, 1, 'neither')
+        check_scalar(self.max_bins, 'max_bins', int, 2, 100_000)
         check_scalar(self.max_rounds, 'max_rounds', int, 1, 1_000_000); check_scalar(self.patience, 'patience', int, 1, 1_000_000)
         check_scalar(self.seed, 'seed', int, 0, 2**31 - 1)
         check_flag(self.show_progress, 'show_progress', allow_none=True)
@@ -207,54 +277,79 @@ class Multicalibrator(BaseEstimator):
     def _digest(p0, y, G)->str:
         return hashlib.sha256(p0.tobytes() + y.astype(np.int8).tobytes() + G.to_numpy(bool).tobytes()).hexdigest()
 
+    def _folds(self, n:int)->np.ndarray:
+        "Fold of every row (0..n_folds-1); with n_folds=1 the held-out rows are fold 0 and the rest -1 (never held out)."
+        perm = make_rng(self.seed).permutation(n)
+        if self.n_folds >= 2:
+            if n < 2 * self.n_folds: raise ValueError(f"X has {n} rows: too few for n_folds={self.n_folds} (at least {2 * self.n_folds})")
+            folds = np.empty(n, int); folds[perm] = np.arange(n) % self.n_folds
+            return folds
+        n_val = max(1, int(round(self.val_fraction * n)))
+        if n - n_val < 1: raise ValueError(f"X has {n} rows: too few to hold out a share val_fraction={self.val_fraction} and still fit on the rest")
+        folds = np.full(n, -1); folds[perm[:n_val]] = 0
+        return folds
+
     def fit(self,
             X, # base scores in [0, 1], one per row (a vector or one column)
             y, # 0/1 labels (both classes)
             groups=None, # group memberships, required (None is an error): anything `groups.check_groups` accepts (no empty group)
            ):
-        "Fit the post-processor on calibration data: one LightGBM fit per grid setting, the lowest validation loss wins."
+        "Fit the post-processor on calibration data: per grid setting one booster per fold, the lowest held-out loss wins."
         grid = self._settings()
         y, p0, G = _check_labelled(y, X, groups, 'y', 'X', both_classes=True)
         lgb = require('lightgbm', 'mc', 'Multicalibrator')
-        n = len(y)
-        n_val = max(1, int(round(self.val_fraction * n)))
-        if n - n_val < 1: raise ValueError(f"X has {n} rows: too few to hold out a share val_fraction={self.val_fraction} and still fit on the rest")
-        perm = make_rng(self.seed).permutation(n); va, tr = perm[:n_val], perm[n_val:]
-        Z = np.column_stack([G.to_numpy(float), p0])
+        folds = self._folds(len(y)); held = folds >= 0
+        self.loss_, self.min_leaf_rows_ = self.loss, max(20, int(0.005 * len(y))) if self.min_leaf_rows is None else self.min_leaf_rows
+        self.fit_settings_ = dict(depth=self.max_depth, max_rounds=self.max_rounds, patience=self.patience, seed=self.seed, loss=self.loss,
+                                  min_leaf_rows=self.min_leaf_rows_, max_bins=self.max_bins)   # what saturation_check reuses
+        self.recalibration_, notes = (_platt(y, p0) if self.recalibrate else (1.0, 0.0)), []
+        if self.recalibration_ is None:
+            self.recalibration_ = (1.0, 0.0)
+            notes.append(report_numerical("Multicalibrator: the logistic recalibration of the base score did not converge (labels separable by the score?); "
+                                          "boosting starts from the base score itself"))
+        Z, init = np.column_stack([G.to_numpy(float), p0]), _to_raw(self._start(p0), self.loss)
         rows, best = [], None
         settings = list(itertools.product(grid['learning_rates'], grid['bagging_fractions']))
         for lr, bf in progress(settings, desc='Multicalibrator grid', disable=None if self.show_progress is None else not self.show_progress):
             t0 = time.perf_counter()
-            bst, loss = _lgb_fit(lgb, Z[tr], y[tr], p0[tr], Z[va], y[va], p0[va], lr, self.max_depth, bf, self.max_rounds, self.patience, self.seed)
-            rows.append(dict(learning_rate=lr, bagging_fraction=bf, rounds=int(bst.best_iteration), val_mse=loss,
-                             seconds=time.perf_counter() - t0))
-            if best is None or loss < best[1]: best = (bst, loss, len(rows) - 1)
-        bst, loss, k = best
-        table = pd.DataFrame(rows).assign(chosen=lambda d: d.index == k)
-        chosen, notes = rows[k], []
-        if chosen['rounds'] >= self.max_rounds:
+            boosters, oof, rounds = _cross_fit(lgb, Z, y, init, folds, self.n_folds, lr=lr, bagging=bf, **self.fit_settings_)
+            loss = _loss_value(y[held], oof[held], self.loss)
+            rows.append(dict(learning_rate=lr, bagging_fraction=bf, rounds=int(round(np.mean(rounds))), max_rounds_used=max(rounds), val_loss=loss,
+                             val_mse=float(np.mean((y[held] - oof[held]) ** 2)), seconds=time.perf_counter() - t0))
+            if best is None or loss < best[1]: best = (boosters, loss, len(rows) - 1)
+        boosters, loss, k = best
+        table = pd.DataFrame(rows).drop(columns='max_rounds_used').assign(chosen=lambda d: d.index == k)
+        chosen = rows[k]
+        if chosen['max_rounds_used'] >= self.max_rounds:
             notes.append(report_numerical(f"Multicalibrator: the chosen setting (learning rate {chosen['learning_rate']:g}) used all max_rounds={self.max_rounds} "
                                           "rounds and its validation loss was still falling: the fit may not be saturated; raise max_rounds or the learning rate"))
-        self.groups_ = list(G.columns)
-        self.max_rounds_, self.patience_, self.seed_ = self.max_rounds, self.patience, self.seed   # what saturation_check reuses
-        self.booster_ = lgb.Booster(model_str=bst.model_to_string(num_iteration=bst.best_iteration))
-        self.train_rows_, self.val_rows_ = tr, va
+        self.groups_, self.boosters_, self.folds_ = list(G.columns), boosters, folds
         self.data_digest_ = self._digest(p0, y, G)
         self.report_ = MulticalibrationReport(
-            learning_rate=chosen['learning_rate'], bagging_fraction=chosen['bagging_fraction'], max_depth=self.max_depth,
-            rounds=chosen['rounds'], val_mse=loss, base_val_mse=float(np.mean((y[va] - p0[va]) ** 2)), n_train=len(tr), n_val=len(va),
+            loss=self.loss, learning_rate=chosen['learning_rate'], bagging_fraction=chosen['bagging_fraction'], max_depth=self.max_depth,
+            min_leaf_rows=self.min_leaf_rows_, n_folds=self.n_folds, rounds=chosen['rounds'], val_loss=loss,
+            recalibration_slope=self.recalibration_[0], recalibration_intercept=self.recalibration_[1],
+            base_val_loss=_loss_value(y[held], p0[held], self.loss), val_mse=chosen['val_mse'], base_val_mse=float(np.mean((y[held] - p0[held]) ** 2)),
+            n_train=int(round(np.mean([(folds != j).sum() for j in range(self.n_folds)]))), n_val=int(held.sum()),
             n_groups=G.shape[1], table=table, notes=tuple(notes))
         return self
 
+    def _start(self, p0)->np.ndarray:
+        "Where the boosting starts: the base score, after the logistic recalibration if asked for."
+        a, b = self.recalibration_
+        return p0 if (a, b) == (1.0, 0.0) else expit(a * logit(np.clip(p0, 1e-6, 1 - 1e-6)) + b)
+
     def _raw(self, p0, G)->np.ndarray:
-        "clip(p0 + F([G, p0]), 0, 1) for checked scores and memberships."
-        return np.clip(p0 + self.booster_.predict(np.column_stack([G.to_numpy(float), p0]), num_threads=1), 0, 1)
+        "The post-processed probabilities of checked scores and memberships: the boosters' mean update, added on the loss's scale."
+        Z = np.column_stack([G.to_numpy(float), p0])
+        update = np.mean([b.predict(Z, raw_score=True, num_threads=1) for b in self.boosters_], axis=0)
+        return _from_raw(_to_raw(self._start(p0), self.loss_) + update, self.loss_)
 
     def predict(self,
                 X, # base scores in [0, 1], one per row
                 groups=None, # memberships with the group names seen in fit, required (matched by name; empty groups allowed)
                )->np.ndarray:
-        "Post-processed probabilities: clip(X + F([groups, X]), 0, 1)."
+        "Post-processed probabilities: X plus the boosters' mean update F([groups, X]), on the log-odds scale ('log') or clipped ('squared')."
         return self._raw(*_fitted_inputs(self, X, groups))
 
     def saturation_check(self,
@@ -264,22 +359,23 @@ class Multicalibrator(BaseEstimator):
                          max_rounds:int|None=None, # rounds of the second pass at most (None: as in the fit)
                          tolerance:float=5e-3, # largest relative loss drop read as saturated
                         )->SaturationReport:
-        "Run the same fit a second time (same split and setting) from the post-processed score; report the relative drop of the validation loss."
+        "Run the same fit a second time (same folds and setting) from the post-processed score; report the relative drop of the held-out loss."
         check_is_fitted(self)
         y, p0, G = _check_labelled(y, X, groups, 'y', 'X', both_classes=True, columns=self.groups_)
         if self._digest(p0, y, G) != self.data_digest_:
-            raise ValueError("X, y and groups must be the data this Multicalibrator was fitted on (the check reuses its split into fitting and validation rows)")
-        max_rounds = self.max_rounds_ if max_rounds is None else check_scalar(max_rounds, 'max_rounds', int, 1, 1_000_000)
+            raise ValueError("X, y and groups must be the data this Multicalibrator was fitted on (the check reuses its folds of fitting and validation rows)")
+        max_rounds = self.fit_settings_['max_rounds'] if max_rounds is None else check_scalar(max_rounds, 'max_rounds', int, 1, 1_000_000)
         check_scalar(tolerance, 'tolerance', float, 0, 1)
         lgb = require('lightgbm', 'mc', 'Multicalibrator.saturation_check')
         f = self._raw(p0, G); Z = np.column_stack([G.to_numpy(float), f])
-        tr, va, r = self.train_rows_, self.val_rows_, self.report_
-        first = float(np.mean((y[va] - f[va]) ** 2))
-        bst, second = _lgb_fit(lgb, Z[tr], y[tr], f[tr], Z[va], y[va], f[va], r.learning_rate, r.max_depth, r.bagging_fraction,
-                               max_rounds, self.patience_, self.seed_)
+        r, held, loss = self.report_, self.folds_ >= 0, self.loss_
+        settings = {**self.fit_settings_, 'max_rounds': max_rounds}
+        _, oof, rounds = _cross_fit(lgb, Z, y, _to_raw(f, loss), self.folds_, r.n_folds, lr=r.learning_rate, bagging=r.bagging_fraction, **settings)
+        first, second = _loss_value(y[held], f[held], loss), _loss_value(y[held], oof[held], loss)
         drop = (first - second) / first if first > 0 else 0.0
-        return SaturationReport(val_mse_first=first, val_mse_second=second, relative_drop=float(drop), rounds=int(bst.best_iteration),
-                                tolerance=float(tolerance), saturated=bool(drop <= tolerance))
+        return SaturationReport(loss=loss, val_loss_first=first, val_loss_second=second, val_mse_first=float(np.mean((y[held] - f[held]) ** 2)),
+                                val_mse_second=float(np.mean((y[held] - oof[held]) ** 2)), relative_drop=float(drop),
+                                rounds=int(round(np.mean(rounds))), tolerance=float(tolerance), saturated=bool(drop <= tolerance))
 
 # %% ../nbs/50_multicalibration.ipynb #ef002802
 @report

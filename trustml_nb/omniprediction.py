@@ -21,8 +21,8 @@ from .multicalibration import _bins
 from .viz import PALETTE, explorer, new_figure
 
 # %% auto #0
-__all__ = ['ABSTAIN', 'ACTIONS', 'MAX_BINS', 'EMPTY', 'JITTER', 'ADULT_SENSITIVE', 'ADULT_GROUPS', 'Loss', 'expected_losses',
-           'bayes_action', 'loss_grid', 'realized_loss', 'SelectiveReport', 'selective_report',
+__all__ = ['ABSTAIN', 'ACTIONS', 'MAX_BINS', 'EMPTY', 'JITTER', 'TIE_SHIFT', 'ADULT_SENSITIVE', 'ADULT_GROUPS', 'Loss',
+           'expected_losses', 'bayes_action', 'loss_grid', 'realized_loss', 'SelectiveReport', 'selective_report',
            'multiaccuracy_violations', 'calibration_violation', 'OmniReport', 'OmniPredictor', 'tune_selective',
            'threshold_action', 'OmniComparison', 'compare_omniprediction', 'synthetic_selective', 'synthetic_groups',
            'quantile_fit', 'ConformalReport', 'GroupConformal', 'CoverageReport', 'coverage_report', 'adult_tests',
@@ -515,6 +515,43 @@ def quantile_fit(
     if r.status != 0: raise RuntimeError(f"quantile_fit: the LP solver failed ({r.message})")
     return -r.eqlin.marginals
 
+TIE_SHIFT = 1e-9 # the 'conditional' LPs use the level tau - TIE_SHIFT: where several fits are optimal, the lowest threshold (split conformal's order statistic)
+
+def _cell_window(scores, k:int, half:int)->tuple:
+    "Rows [lo, hi) of one cell's sorted scores kept free around rank k, and the scores just outside (-inf / inf at the ends)."
+    lo, hi = max(0, k - half), min(len(scores), k + half + 1)
+    return lo, hi, (scores[lo - 1] if lo > 0 else -np.inf), (scores[hi] if hi < len(scores) else np.inf)
+
+def _augmented_quantiles(Phi, s, patterns, tau:float, big:float, progress_bar=None, width:int=8)->np.ndarray:
+    "phi' theta for every pattern phi, theta the tau-quantile regression of [s, big] on [Phi, phi]: exact, each LP on a window of every cell's sorted scores."
+    from scipy.optimize import linprog
+    tau = tau - TIE_SHIFT
+    cells, cell_of = np.unique(Phi, axis=0, return_inverse=True)
+    sorted_scores = [np.sort(s[cell_of.ravel() == c]) for c in range(len(cells))]
+    rank = [int(np.ceil(tau * (len(sc) + 1))) - 1 for sc in sorted_scores]   # where each cell's own quantile sits
+    half = np.full(len(cells), width)
+    def window():
+        # rows below a cell's window sit at the lower bound tau - 1 of the dual, rows above at tau: they move to the right-hand side
+        cols, cost, rhs, edges = [], [], np.zeros(Phi.shape[1]), []
+        for c, sc in enumerate(sorted_scores):
+            lo, hi, below, above = _cell_window(sc, rank[c], half[c])
+            rhs -= cells[c] * ((tau - 1) * lo + tau * (len(sc) - hi))
+            cols.append(np.repeat(cells[c][None], hi - lo, axis=0)); cost.append(-sc[lo:hi]); edges.append((below, above))
+        return np.vstack(cols).T, np.concatenate(cost), rhs, np.array(edges)
+    A, cost, rhs, edges = window()
+    out = np.empty(len(patterns))
+    for j, phi in enumerate(patterns if progress_bar is None else progress_bar(patterns)):
+        while True:
+            r = linprog(np.append(cost, -big), A_eq=np.column_stack([A, phi]), b_eq=rhs, bounds=(tau - 1, tau), method='highs')
+            if r.status != 0: raise RuntimeError(f"conditional conformal: the LP solver failed ({r.message})")
+            theta = -r.eqlin.marginals; fitted = cells @ theta
+            # optimal for the full LP iff every fixed row is on its side of its cell's fitted quantile (complementary slackness)
+            wrong = (edges[:, 0] > fitted) | (edges[:, 1] < fitted)
+            if not wrong.any(): break
+            half[wrong] *= 4; A, cost, rhs, edges = window()
+        out[j] = phi @ theta
+    return out
+
 @report
 class ConformalReport(Report):
     "What split-conformal calibration learned: every group's calibration rows and its own conformal quantile."
@@ -587,9 +624,8 @@ class GroupConformal(BaseEstimator):
         else:   # the test point joins the regression with its score imputed at +inf: one fit per membership pattern
             pats, inv = np.unique(M, axis=0, return_inverse=True); big = self.scores_.max() + 1
             disable = (None if len(pats) > 20 else True) if self.show_progress is None else not self.show_progress
-            qp = np.array([phi @ quantile_fit(np.vstack([self.design_, phi]), np.append(self.scores_, big), 1 - self.alpha_)
-                           for phi in progress(pats, desc='conditional conformal: one fit per group pattern', disable=disable)])
-            q = qp[inv.ravel()]
+            bar = lambda it: progress(it, desc='conditional conformal: one fit per group pattern', disable=disable)
+            q = _augmented_quantiles(self.design_, self.scores_, pats, 1 - self.alpha_, big, bar)[inv.ravel()]
         rng = copy.deepcopy(self.jitter_rng_)
         u = JITTER * rng.uniform(size=len(pt))
         has1, has0 = (1 - pt) + u <= q, pt + u <= q
