@@ -45,6 +45,7 @@ LESSONS = [
     Lesson("60_selective_omniprediction.ipynb", ready_text="fp=1.00", after_text="fp=5.00"),
     Lesson("90_matroid_selection.ipynb", ready_text="n = 6 elements", after_text="n = 9 elements"),
     Lesson("80_oath.ipynb", ready_text="eps=0.020", after_text="eps=0.100"),
+    Lesson("96_quere.ipynb", ready_text="probe C = 1:", after_text="probe C = 100:"),
 ]
 
 pytestmark = pytest.mark.browser
