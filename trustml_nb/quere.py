@@ -150,7 +150,7 @@ def elicit(
 
 # %% ../nbs/96_quere.ipynb #f8de8cbe
 QUERE_FEATURES_FILE = 'quere_features.npz' # the shipped features (computed once by benchmarks/make_quere_features.py)
-QUERE_FEATURES_SHA256 = '9f2e17969cb1039747c9bacb491a46e467c1906b7311a8dbf68b4fd748de5ae1' # its SHA-256 (verified on every load)
+QUERE_FEATURES_SHA256 = 'f361ee1033e380efe494f2873ec2f336235feb7524684361d0753b67d63118f0' # its SHA-256 (verified on every load)
 
 # %% ../nbs/96_quere.ipynb #71fc3448
 def load_quere_features(
@@ -385,7 +385,7 @@ def compare_probes(
     return ProbeComparison(task=task, n_train=int((~test).sum()), n_test=int(test.sum()),
                            majority_accuracy=float((y[test] == majority).mean()), table=pd.DataFrame(rows))
 
-# %% ../nbs/96_quere.ipynb #5e9bf54f
+# %% ../nbs/96_quere.ipynb #66a5c662
 def monte_carlo_option_probabilities(
     option_logprobs, # raw next-token log-probabilities of the options, shape (n, n_options)
     n_samples:int, # sampled replies per item
@@ -402,7 +402,7 @@ def monte_carlo_option_probabilities(
     hits = counts.sum(1, keepdims=True)
     return np.where(hits > 0, counts / np.maximum(hits, 1), 1 / lp.shape[1])
 
-# %% ../nbs/96_quere.ipynb #66a5c662
+# %% ../nbs/96_quere.ipynb #deef9633
 @report
 class MonteCarloConvergence(Report):
     "How far sampled answer frequencies are from the exact option probabilities, as the sample count grows."
@@ -411,7 +411,7 @@ class MonteCarloConvergence(Report):
     table: pd.DataFrame # per sample count: mean and max absolute error, and the 1/sqrt(samples) reference
     notes: tuple = () # sentences a reader must see
 
-# %% ../nbs/96_quere.ipynb #deef9633
+# %% ../nbs/96_quere.ipynb #e5b10ec5
 def monte_carlo_convergence(
     option_logprobs, # raw option log-probabilities (n, n_options)
     sample_counts=(1, 4, 16, 64, 256, 1024, 4096), # sample counts to try
@@ -427,7 +427,7 @@ def monte_carlo_convergence(
                          reference_1_over_sqrt=float(1 / np.sqrt(k))))
     return MonteCarloConvergence(n_items=len(lp), table=pd.DataFrame(rows))
 
-# %% ../nbs/96_quere.ipynb #cf231019
+# %% ../nbs/96_quere.ipynb #cb2a3662
 def steer_detection(
     features:dict, # from `load_quere_features`
     **kwargs, # passed to `compare_probes` (test_fraction, C, n_bootstrap, seed)
@@ -440,7 +440,7 @@ def steer_detection(
     return compare_probes(sets, y, groups_of_rows=np.r_[np.arange(n), np.arange(n)],
                           task=f"steered by the system prompt {STEER_PROMPT!r}", **kwargs)
 
-# %% ../nbs/96_quere.ipynb #cb2a3662
+# %% ../nbs/96_quere.ipynb #40dcf43f
 def model_identification(
     features:dict, # from `load_quere_features`
     temperature:float=2.0, # the second model: the same weights served at this temperature
@@ -455,7 +455,7 @@ def model_identification(
     return compare_probes(sets, np.r_[np.zeros(n, int), np.ones(n, int)], groups_of_rows=np.r_[np.arange(n), np.arange(n)],
                           task=f"served at temperature {temperature:g} instead of 1", **kwargs)
 
-# %% ../nbs/96_quere.ipynb #85456b91
+# %% ../nbs/96_quere.ipynb #dbbadac0
 def render_quere(
     features:dict, # from `load_quere_features`
     follow_ups=None, # indices of the follow-ups to use; None: all
@@ -484,7 +484,7 @@ def render_quere(
     ax2.set_title('which questions carry weight', fontsize=11)
     return rep, fig
 
-# %% ../nbs/96_quere.ipynb #83d9495c
+# %% ../nbs/96_quere.ipynb #7c152b75
 def quere_explorer(
     features:dict, # from `load_quere_features`
 ):
