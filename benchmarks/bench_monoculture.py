@@ -8,7 +8,7 @@ Part 2 (recursion alone, M = 50 and 500): median time; enumeration_extrapolated_
 (not run: an estimate of the authors' route); the distribution's sum is checked to be 1 within 1e-12, and for
 equal probabilities the recursion is compared with scipy's binomial pmf (a peer that shares no code).
 Part 3 (the measures, the notebook's setting): ModelEcosystem(seed=0) of 30 models on Adult (adult_task, 5,000 rows drawn
-with seed 0: 3,000 fit, 2,000 evaluated) and German credit (600 fit, 400 evaluated, permutation seed 0); every measure with
+with seed 0: 3,000 fit, 2,000 evaluated) and German credit (german_task: 600 fit, 400 evaluated, seed 0); every measure with
 a 95% percentile bootstrap interval (200 resamples of the people, seed 0) and its null's value and interval, for each of
 the three nulls (difficulty: the ecosystem's mean score in 10 bins); plus homogenization and verdict.
 Run: .venv/bin/python benchmarks/bench_monoculture.py   (writes benchmarks/results/monoculture_speed.{md,csv} and
@@ -23,7 +23,7 @@ from scipy.stats import binom
 
 from timing import median_time
 from trustml_nb.core import DroppedRowsWarning, markdown_table, quiet
-from trustml_nb.data import adult_task, load_german, split_features
+from trustml_nb.data import adult_task, german_task
 from trustml_nb.monoculture import NULLS, ModelEcosystem, bootstrap_ecosystem, measure_ecosystem, poisson_binomial_enumerate, poisson_binomial_pmf
 
 OUT = Path(__file__).parent / 'results'
@@ -66,10 +66,9 @@ def ecosystems():
         task = adult_task({'train': 3000, 'eval': None}, max_rows=5000, sensitive=('sex', 'race_binary'), seed=0)
     eco = ModelEcosystem(seed=0, show_progress=False).fit(task.train.X, task.train.y)
     yield 'adult', task.eval.y, eco.predict(task.eval.X), eco.predict_proba(task.eval.X).mean(axis=1).to_numpy()
-    german = load_german(); X, y, _ = split_features(german); y = y.to_numpy().astype(int)
-    order = np.random.default_rng(0).permutation(len(german)); fit, ev = order[:600], order[600:]
-    eco = ModelEcosystem(seed=0, show_progress=False).fit(X.iloc[fit], y[fit])
-    yield 'german', y[ev], eco.predict(X.iloc[ev]), eco.predict_proba(X.iloc[ev]).mean(axis=1).to_numpy()
+    g = german_task({'fit': 600, 'eval': None}, seed=0)
+    eco = ModelEcosystem(seed=0, show_progress=False).fit(g.fit.X, g.fit.y)
+    yield 'german', g.eval.y, eco.predict(g.eval.X), eco.predict_proba(g.eval.X).mean(axis=1).to_numpy()
 
 
 def measures():

@@ -156,6 +156,28 @@ def test_adult_task_edges_are_correct():
            check=lambda t: t.only.groups.sum(axis=0).min() >= 5)
 
 
+@pytest.mark.parametrize('kw,arg', [
+    (dict(splits={'a': 0.8, 'b': 0.8}), 'splits'), (dict(splits={'a': -0.5}), "splits['a']"), (dict(splits={'a': np.nan}), "splits['a']"),
+    (dict(splits={'a': 0}), "splits['a']"), (dict(splits={'a': None, 'b': 10}), "splits['a']"), (dict(splits={1: 0.5}), 'split names'),
+    (dict(splits=[0.5]), 'splits'), (dict(splits={'a': '0.5'}), "splits['a']"), (dict(splits={'a': 2000}), 'splits'),
+    (dict(sensitive='race'), 'sensitive'), (dict(sensitive=[]), 'sensitive'), (dict(sensitive=('sex', 'sex')), 'sensitive'),
+    (dict(exclude=['age']), 'exclude'), (dict(base_model='knn'), 'base_model'), (dict(base_model=object()), 'base_model'),
+    (dict(seed=-1), 'seed'), (dict(seed='0'), 'seed'), (dict(seed=1.5), 'seed'), (dict(min_group_size=0), 'min_group_size'),
+    (dict(min_group_size=2.5), 'min_group_size'), (dict(max_order=3), 'max_order'), (dict(keep_groups=['sex=X']), 'keep'),
+    (dict(splits={'a': 0.5, 'b': None}, base_model='hgb', base_split='c'), 'base_split'), (dict(base_split='all'), 'base_split'),
+])
+def test_german_task_bad(kw, arg):
+    with quiet(SmallGroupWarning):
+        err(data.german_task, arg=arg, **kw)
+
+
+def test_german_task_edges_are_correct():
+    with pytest.warns(SmallGroupWarning, match="left out 1 group"):   # one applicant cannot be in both age groups
+        ok(data.german_task, {'a': 1, 'b': None}, sensitive='age_group', check=lambda t: (len(t.a), len(t.b), t.a.groups.shape[1]) == (1, 999, 1))
+    ok(data.german_task, {'only': 1.0}, max_order=1, check=lambda t: t.only.groups.shape == (1000, 4))
+    ok(data.german_task, {'x': 0.1, 'y': 0.1}, seed=np.random.default_rng(0), check=lambda t: len(t.x) + len(t.y) == 200)
+
+
 def test_loaders_and_helpers_bad():
     err(data.load_adult, 'validation', arg='split')
     err(data.load_adult, dropna='yes', arg='dropna')

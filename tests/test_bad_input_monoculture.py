@@ -11,6 +11,8 @@ from trustml_nb.monoculture import (ModelEcosystem, bootstrap_ecosystem, check_d
                                     measure_ecosystem, null_strata, pairwise_agreement, pairwise_kappa, plot_position,
                                     plot_rejection_counts, poisson_binomial_enumerate, poisson_binomial_pmf, rashomon_measures,
                                     rashomon_set, render_ecosystem)
+from trustml_nb.monoculture import (PROMPT_TEMPLATES, ask_templates, build_prompts, load_prompt_multiplicity, serialize_rows,
+                                    threshold_decisions)
 
 M_ = 'monoculture'
 N = 60
@@ -182,3 +184,57 @@ def test_render_and_plots():
     ex = ecosystem_explorer(Y, S, G)
     ex.controls['threshold'].value = 0.8
     assert ex.error is None and ex.report is not None
+
+
+# ---------------------------------------------------------------- prompt multiplicity
+W = {'job': 'occupation', 'age': 'age'}
+
+
+def test_serialize_and_prompts():
+    err(serialize_rows, X.to_numpy(), W, arg='X')
+    err(serialize_rows, X, {}, arg='features')
+    err(serialize_rows, X, ['job'], arg='features')
+    err(serialize_rows, X, {'salary': 'salary'}, arg='X')
+    err(serialize_rows, X.iloc[:0], W, arg='X')
+    err(serialize_rows, X.assign(age=X['age'].astype(float).where(X.index > 0)), W, arg='X', case='serialize_rows NaN')
+    err(serialize_rows, X, W, style='json', arg='style')
+    err(serialize_rows, X.set_axis(['age', 'age', 'job'], axis=1), W, arg='X', case='serialize_rows duplicate columns')
+    ok(serialize_rows, X[['job', 'age']].iloc[[2, 0]], W, check=lambda out: out == [f"occupation: {X['job'][2]}\nage: {X['age'][2]}",
+                                                                                   f"occupation: {X['job'][0]}\nage: {X['age'][0]}"])
+    err(build_prompts, X, W, '', PROMPT_TEMPLATES['question first'], arg='question')
+    err(build_prompts, X, W, 3, PROMPT_TEMPLATES['question first'], arg='question')
+    err(build_prompts, X, W, 'Q?', '{record} only', arg='template')
+    err(build_prompts, X, W, 'Q?', None, arg='template')
+    ok(build_prompts, X.iloc[:2], W, 'Q?', '{question} {sentence}', check=lambda out: len(out) == 2 and out[0].startswith('Q? occupation is'))
+
+
+def test_ask_templates():
+    class Fixed:
+        def yes_probability(self, prompts): return np.full(len(prompts), 0.4)
+    err(ask_templates, object(), X, W, 'Q?', arg='lm')
+    err(ask_templates, Fixed(), X, W, 'Q?', templates={'one': '{question} {record}'}, arg='templates')
+    err(ask_templates, Fixed(), X, W, 'Q?', templates=['{question} {record}'] * 2, arg='templates')
+    err(ask_templates, Fixed(), X, W, '', arg='question')
+    ok(ask_templates, Fixed(), X.iloc[:5], W, 'Q?', check=lambda S: S.shape == (5, 4) and np.allclose(S, 0.4))
+
+
+def test_threshold_decisions():
+    err(threshold_decisions, with_nan(S.to_numpy()), arg='scores')
+    err(threshold_decisions, with_inf(S.to_numpy()), arg='scores')
+    err(threshold_decisions, S.to_numpy()[:, 0], arg='scores', case='threshold_decisions 1-D')
+    err(threshold_decisions, S * 2, arg='scores', case='threshold_decisions > 1')
+    err(threshold_decisions, S.astype(str), arg='scores', case='threshold_decisions text')
+    err(threshold_decisions, S.iloc[:0], arg='scores', case='threshold_decisions empty')
+    err(threshold_decisions, S.set_axis(['a', 'a', 'b', 'c'], axis=1), arg='scores', case='threshold_decisions duplicate names')
+    err(threshold_decisions, S, rule='median', arg='rule')
+    for share in (0, 1, -0.2, np.nan, '0.5'):
+        err(threshold_decisions, S, accept_share=share, arg='accept_share', case=f'threshold_decisions accept_share={share!r}')
+    err(threshold_decisions, S, rule='fixed', threshold=1.5, arg='threshold')
+    ok(threshold_decisions, S.iloc[:1], accept_share=0.5, check=lambda D: D.to_numpy().tolist() == [[1, 1, 1, 1]])
+    ok(threshold_decisions, S, rule='fixed', threshold=0.5, check=lambda D: D.equals((S >= 0.5).astype(np.int8)))
+
+
+def test_load_prompt_multiplicity():
+    err(load_prompt_multiplicity, 'compas', arg='task')
+    err(load_prompt_multiplicity, 'adult', path='/nonexistent/file.npz', arg='path')
+    ok(load_prompt_multiplicity, 'german', check=lambda d: d['p_yes'].shape[1] == 4 and finite(d['p_yes']))

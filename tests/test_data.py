@@ -10,7 +10,7 @@ import pytest
 
 from trustml_nb.core import DroppedRowsWarning, SmallGroupWarning, quiet
 from trustml_nb.data import (ADULT_COLUMNS, DATA_ATTRIBUTION, DATASET_SHA256, ChecksumError, Task, adult_attributes,
-                             adult_task, dataset_path, dataset_summary, encode_features, load_adult, load_german,
+                             adult_task, dataset_path, dataset_summary, encode_features, german_task, load_adult, load_german,
                              split_features, verify_checksum)
 from trustml_nb.groups import intersect
 
@@ -396,3 +396,52 @@ def test_adult_attributes(adult):
     assert ((A['age_group'] == '<30') == (adult['age'] < 30)).all()
     assert ((A['age_group'] == '50+') == (adult['age'] >= 50)).all()
     assert ((A['race_binary'] == 'White') == (adult['race'] == 'White')).all()
+
+
+# --- german_task ----------------------------------------------------------------------------------------------------
+
+def test_german_task_is_the_loader_split_by_the_seeds_permutation():
+    german = load_german(); X, y, A = split_features(german)
+    t = german_task({'fit': 600, 'eval': None}, seed=0)
+    order = np.random.default_rng(0).permutation(1000)   # the split the monoculture lesson used before german_task existed
+    np.testing.assert_array_equal(t.fit.rows, order[:600]); np.testing.assert_array_equal(t.eval.rows, order[600:])
+    for s in t.splits.values():
+        pd.testing.assert_frame_equal(s.X, X.iloc[s.rows].reset_index(drop=True))
+        np.testing.assert_array_equal(s.y, german['good_credit'].to_numpy()[s.rows].astype(int))
+        np.testing.assert_array_equal(s.A['sex'].astype(str).to_numpy(), german['sex'].astype(str).to_numpy()[s.rows])
+        assert 'age' not in s.X and 'personal_status_sex' not in s.X and 'sex' not in s.X
+        assert s.score is None
+    assert t.n_rows == 1000 and t.dataset == 'german' and t.classes == ('bad', 'good') and t.sensitive == ('sex', 'age_group')
+    assert (len(t.fit), len(t.eval), t.fit.y.mean()) == (600, 400, pytest.approx(422 / 600))
+
+
+def test_german_task_groups_match_intersect_and_the_raw_age():
+    german = load_german()
+    t = german_task({'a': 0.5, 'b': 0.5}, seed=3)
+    got = pd.concat([t.a.groups, t.b.groups], ignore_index=True)
+    G = intersect(pd.concat([t.a.A, t.b.A], ignore_index=True))
+    assert got.equals(G) and got.shape[1] == 8
+    rows = np.concatenate([t.a.rows, t.b.rows])
+    np.testing.assert_array_equal(got['age_group=<25'].to_numpy(), german['age'].to_numpy()[rows] < 25)
+    np.testing.assert_array_equal(got['sex=female & age_group=<25'].to_numpy(),
+                                  (german['age'].to_numpy()[rows] < 25) & (german['sex'].astype(str).to_numpy()[rows] == 'female'))
+    one = german_task(sensitive='sex', keep_groups=['all', 'sex=female'])
+    assert list(one.all.groups.columns) == ['all', 'sex=female'] and one.all.groups['all'].all()
+    np.testing.assert_array_equal(one.all.rows, np.arange(1000))
+
+
+def test_german_task_base_model_is_the_model_refitted_and_seeds_repeat():
+    from sklearn.base import clone
+    t = german_task({'fit': 0.6, 'test': None}, base_model='logistic', exclude=('purpose',), seed=1)
+    m = clone(t.base_model).fit(t.fit.X, t.fit.y)
+    np.testing.assert_allclose(m.predict_proba(t.test.X)[:, 1], t.test.score, atol=1e-12)
+    assert 'purpose' not in t.test.X and t.base_split == 'fit'
+    again, other = german_task({'fit': 0.6, 'test': None}, seed=1), german_task({'fit': 0.6, 'test': None}, seed=2)
+    np.testing.assert_array_equal(again.test.rows, t.test.rows)
+    assert not np.array_equal(other.test.rows, t.test.rows)
+
+
+def test_german_task_small_groups_are_left_out_and_said():
+    with pytest.warns(SmallGroupWarning, match='german_task'):
+        t = german_task(min_group_size=100)
+    assert t.all.groups.sum(axis=0).min() >= 100 and 'sex=female & age_group=<25' not in t.all.groups

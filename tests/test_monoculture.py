@@ -5,7 +5,10 @@ discrete Fourier inversion of the probability generating function (M = 50); the 
 numbers and the three nulls against plain per-person loops and enumerated mixtures; kappa against scikit-learn and error
 correlation against numpy; the Rashomon set against brute force; bootstrap weights against explicitly repeated rows;
 independent simulated models against the independent null; the estimator contract of ModelEcosystem; the widget headless.
+Prompt multiplicity: the shipped language-model answers against their checksum and against the tasks' people serialised
+anew; their decisions and measures against a recomputation by ranks, loops and products; a slow test asks the model live.
 """
+import functools
 import itertools
 
 import numpy as np
@@ -21,6 +24,8 @@ from trustml_nb.monoculture import (NULLS, EcosystemReport, ModelEcosystem, _eco
                                     ecosystem_explorer, error_correlation, measure_ecosystem, null_strata, pairwise_agreement, pairwise_kappa,
                                     plot_position, plot_rejection_counts, poisson_binomial_enumerate, poisson_binomial_pmf, rashomon_measures,
                                     rashomon_set, render_ecosystem)
+from trustml_nb.monoculture import (LLM_FEATURES, LLM_QUESTIONS, LLM_SCORES_FILE, LLM_SCORES_SHA256, PROMPT_TEMPLATES, ask_templates,
+                                    build_prompts, load_prompt_multiplicity, serialize_rows, threshold_decisions)
 
 
 def _world(n=400, M=6, seed=0):
@@ -291,3 +296,106 @@ def test_check_decisions_names_and_values():
     D = check_decisions(np.array([[True, False], [False, False]]))
     assert list(D.columns) == ['model 0', 'model 1'] and D.to_numpy().tolist() == [[1, 0], [0, 0]]
     assert list(check_decisions(pd.DataFrame({'x': [0, 1], 'z': [1, 1]})).columns) == ['x', 'z']
+
+
+# ---------------------------------------------------------------- prompt multiplicity (the shipped language-model answers)
+@functools.lru_cache(maxsize=None)
+def _lm_tasks():
+    "The monoculture notebook's two tasks: (fitting split, evaluated split) per task."
+    from trustml_nb.core import DroppedRowsWarning, quiet
+    from trustml_nb.data import adult_task, german_task
+    with quiet(DroppedRowsWarning):
+        adult = adult_task({'train': 3000, 'eval': None}, max_rows=5000, sensitive=('sex', 'race_binary'), seed=0)
+    german = german_task({'fit': 600, 'eval': None}, seed=0)
+    return {'adult': (adult.train, adult.eval), 'german': (german.fit, german.eval)}
+
+
+def test_llm_cache_checksum_is_verified(tmp_path, monkeypatch):
+    import hashlib
+    import trustml_nb.data as data
+    path = data.dataset_path(LLM_SCORES_FILE)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == LLM_SCORES_SHA256
+    damaged = bytearray(path.read_bytes()); damaged[len(damaged) // 2] ^= 0x01
+    (tmp_path / LLM_SCORES_FILE).write_bytes(bytes(damaged))
+    monkeypatch.setattr(data, '_package_data_dir', lambda: tmp_path)   # the loader now finds the damaged copy
+    with pytest.raises(data.ChecksumError, match=LLM_SCORES_FILE):
+        load_prompt_multiplicity('adult')
+
+
+@pytest.mark.parametrize('task', ['adult', 'german'])
+def test_llm_cache_rows_are_the_tasks_people_serialised(task):
+    fit, ev = _lm_tasks()[task]
+    d = load_prompt_multiplicity(task)
+    rows = d['eval_index']
+    np.testing.assert_array_equal(rows, np.arange(len(rows)))   # the first evaluated people, in order
+    np.testing.assert_array_equal(d['task_rows'], ev.rows[rows])
+    assert d['records'] == serialize_rows(ev.X.iloc[rows], LLM_FEATURES[task])
+    for i in (0, len(rows) - 1):   # and by hand, from the raw values
+        assert d['records'][i] == '\n'.join(f"{w}: {ev.X.iloc[i][c]}" for c, w in LLM_FEATURES[task].items())
+    assert d['templates'] == PROMPT_TEMPLATES and d['question'] == LLM_QUESTIONS[task] and d['features'] == LLM_FEATURES[task]
+    assert len(rows) >= 100 and list(d['p_yes'].columns) == list(PROMPT_TEMPLATES)
+    assert ((d['p_yes'] > 0) & (d['p_yes'] < 1)).all().all()
+
+
+@pytest.mark.parametrize('task', ['adult', 'german'])
+def test_llm_measures_against_an_independent_recomputation(task):
+    fit, ev = _lm_tasks()[task]
+    d = load_prompt_multiplicity(task)
+    P = d['p_yes'].to_numpy(); n, M = P.shape; share = float(fit.y.mean())
+    D = threshold_decisions(d['p_yes'], accept_share=share)
+    k = n - int(np.ceil((1 - share) * (n - 1)))   # each template accepts its k highest P(yes)
+    top = np.zeros((n, M), int)
+    for j in range(M): top[np.argsort(-P[:, j], kind='stable')[:k], j] = 1
+    np.testing.assert_array_equal(D.to_numpy(), top)
+    assert list(D.columns) == list(PROMPT_TEMPLATES)
+    y = ev.y[d['eval_index']]
+    ind, lab = measure_ecosystem(y, D, null='independent'), measure_ecosystem(y, D, null='label')
+    R = 1 - top; K = R.sum(1); r = R.mean(0)
+    assert ind.systemic_exclusion == pytest.approx(np.mean(K == M), abs=1e-12)
+    assert ind.systemic_exclusion_qualified == pytest.approx(np.mean(K[y == 1] == M), abs=1e-12)
+    assert ind.systemic_exclusion_null == pytest.approx(np.prod(r), abs=1e-15)            # rejection at random, 4 models
+    assert ind.unanimity == pytest.approx(np.mean((K == 0) | (K == M)), abs=1e-12)
+    assert ind.unanimity_null == pytest.approx(np.prod(r) + np.prod(1 - r), abs=1e-12)
+    assert lab.systemic_exclusion_null == pytest.approx(sum(np.mean(y == c) * np.prod(R[y == c].mean(0)) for c in (0, 1)), abs=1e-12)
+    assert ind.recourse == pytest.approx(sum(K[i] for i in range(n) if K[i] < M) / K.sum(), abs=1e-12)
+    pairs = list(itertools.combinations(range(M), 2))
+    assert ind.mean_agreement == pytest.approx(np.mean([np.mean(top[:, a] == top[:, b]) for a, b in pairs]), abs=1e-12)
+    assert ind.mean_kappa == pytest.approx(np.mean([cohen_kappa_score(top[:, a], top[:, b]) for a, b in pairs]), abs=1e-12)
+    np.testing.assert_allclose(ind.models['accuracy'].to_numpy(), (top == y[:, None]).mean(0), atol=1e-12)
+
+
+def test_threshold_decisions_against_ranks():
+    rng = np.random.default_rng(4)
+    S = pd.DataFrame(rng.uniform(0.2, 0.5, size=(57, 3)), columns=['a', 'b', 'c'])
+    for share in (0.1, 0.25, 0.5, 0.7033, 0.9):
+        D = threshold_decisions(S, accept_share=share)
+        k = 57 - int(np.ceil((1 - share) * 56))
+        ranks = S.rank(ascending=False).to_numpy()
+        np.testing.assert_array_equal(D.to_numpy(), (ranks <= k).astype(int))
+        assert (D.sum(axis=0) == k).all() and abs(k - share * 57) <= 1
+    np.testing.assert_array_equal(threshold_decisions(S, rule='fixed', threshold=0.35).to_numpy(), (S.to_numpy() >= 0.35).astype(int))
+    assert list(threshold_decisions(S.to_numpy()).columns) == ['model 0', 'model 1', 'model 2']
+
+
+def test_prompts_reach_the_model_unchanged():
+    X = pd.DataFrame({'age': [39, 50, 23], 'job': pd.Categorical(['clerk', 'farmer', 'clerk'])})
+    words = {'job': 'occupation', 'age': 'age'}
+    seen = []
+    class Echo:
+        def yes_probability(self, prompts): seen.append(list(prompts)); return np.linspace(0.1, 0.9, len(prompts))
+    S = ask_templates(Echo(), X, words, 'Rich?')
+    assert seen == [[t.format(question='Rich?', record=f"occupation: {j}\nage: {a}", sentence=f"occupation is {j}, age is {a}")
+                     for j, a in zip(X['job'], X['age'])] for t in PROMPT_TEMPLATES.values()]
+    assert S.shape == (3, 4) and list(S.columns) == list(PROMPT_TEMPLATES) and np.allclose(S.iloc[:, 2], [0.1, 0.5, 0.9])
+    assert build_prompts(X.iloc[:1], words, 'Q?', '{question} {record}') == ['Q? occupation: clerk\nage: 39']
+
+
+@pytest.mark.skipif(not __import__('trustml_nb.llm', fromlist=['llm_available']).llm_available(), reason="the llm extra is not installed")
+@pytest.mark.slow
+def test_llm_cache_equals_the_live_model_on_the_first_chunk():
+    import torch
+    from trustml_nb.llm import BlackBoxLM
+    torch.set_num_threads(1)   # as benchmarks/make_monoculture_llm.py ran: float32 sums depend on threads and batch shapes
+    fit, ev = _lm_tasks()['german']
+    live = ask_templates(BlackBoxLM(cache=False, show_progress=False), ev.X.iloc[:16], LLM_FEATURES['german'], LLM_QUESTIONS['german'])
+    np.testing.assert_allclose(live.to_numpy(), load_prompt_multiplicity('german')['p_yes'].to_numpy()[:16], atol=1e-5, rtol=0)

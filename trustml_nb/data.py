@@ -1,4 +1,4 @@
-"""Two classic fairness datasets from the UCI repository, shipped inside the package and checked by SHA-256, loaded as typed DataFrames that say which column is the label and which are sensitive; and `adult_task`, the one builder of named splits, groups and base-model scores that the methods share.
+"""Two classic fairness datasets from the UCI repository, shipped inside the package and checked by SHA-256, loaded as typed DataFrames that say which column is the label and which are sensitive; and `adult_task` and `german_task`, the builders of named splits, groups and base-model scores that the methods share.
 
 Docs: https://trustml-nb.github.io/trustml_nb/data.html.md"""
 
@@ -22,9 +22,10 @@ from .core import (DroppedRowsWarning, Report, SmallGroupWarning, _kind, check_c
 from .groups import intersect
 
 # %% auto #0
-__all__ = ['DATA_ATTRIBUTION', 'DATASET_SHA256', 'ADULT_COLUMNS', 'GERMAN_COLUMNS', 'ADULT_ATTRIBUTES', 'dataset_path',
-           'ChecksumError', 'verify_checksum', 'load_adult', 'load_german', 'split_features', 'DatasetSummary',
-           'dataset_summary', 'adult_attributes', 'TaskSplit', 'Task', 'adult_task', 'encode_features']
+__all__ = ['DATA_ATTRIBUTION', 'DATASET_SHA256', 'ADULT_COLUMNS', 'GERMAN_COLUMNS', 'ADULT_ATTRIBUTES', 'GERMAN_ATTRIBUTES',
+           'dataset_path', 'ChecksumError', 'verify_checksum', 'load_adult', 'load_german', 'split_features',
+           'DatasetSummary', 'dataset_summary', 'adult_attributes', 'TaskSplit', 'Task', 'adult_task', 'german_task',
+           'encode_features']
 
 # %% ../nbs/02_data.ipynb #77c892a2
 DATA_ATTRIBUTION = (
@@ -429,6 +430,64 @@ def adult_task(
     return Task('adult', label="income > $50K a year" if label == 'income' else "hours worked a week (<40, 40, >40)",
                 classes=classes, sensitive=sensitive, splits=out, base_model=model, base_split=bsplit,
                 n_rows=int(sum(sizes)), dropped_rows=dropped, notes=tuple(notes))
+
+# %% ../nbs/02_data.ipynb #fdf93337
+GERMAN_ATTRIBUTES = ('sex', 'age_group') # the sensitive attributes of German credit
+
+def german_task(
+    splits:dict|None=None, # split name -> share (float), row count (int) or None (the rest, last only); None: one split 'all', in file order
+    sensitive=GERMAN_ATTRIBUTES, # columns of A, from GERMAN_ATTRIBUTES; the groups are built from them
+    max_order:int|None=None, # groups: intersections of up to this many sensitive attributes (None: all)
+    min_group_size:int=1, # groups: leave out groups with fewer members in the whole task
+    keep_groups=None, # groups: only these, by name ('all' is everyone), in this order
+    exclude=(), # feature columns to leave out of X, e.g. ('purpose',)
+    base_model=None, # None, 'logistic', 'hgb', or an unfitted scikit-learn classifier
+    base_split:str|None=None, # the split the base model is fitted on (default: the first one)
+    seed=0, # seed (int >= 0) or numpy Generator for the split and the base model
+)->Task:
+    "UCI German credit as a task: named splits of typed features, labels (1 = good risk), sex and age<25, groups and base-model scores."
+    sensitive = (sensitive,) if isinstance(sensitive, str) else tuple(sensitive)
+    if not sensitive: raise ValueError(f"sensitive must name at least one of {list(GERMAN_ATTRIBUTES)}")
+    for a in sensitive: check_option(a, 'sensitive', GERMAN_ATTRIBUTES)
+    if len(set(sensitive)) != len(sensitive): raise ValueError(f"sensitive names an attribute twice: {list(sensitive)}")
+    df = load_german(); X_all, y_all, A_all = split_features(df)
+    exclude = (exclude,) if isinstance(exclude, str) else tuple(exclude)
+    bad = [c for c in exclude if c not in X_all.columns]
+    if bad: raise ValueError(f"exclude names column(s) that are not features: {bad}; features are {list(X_all.columns)}")
+    check_scalar(min_group_size, 'min_group_size', int, low=1)
+    if max_order is not None: check_scalar(max_order, 'max_order', int, low=1, high=len(sensitive))
+    seed_int = None if isinstance(seed, np.random.Generator) else seed
+    rng = make_rng(seed); n = len(df)
+    if splits is None: bounds, order = {'all': (0, n)}, np.arange(n)
+    else: bounds, order = _split_sizes(splits, n), rng.permutation(n)
+    names = list(bounds); pos = {k: order[a:b] for k, (a, b) in bounds.items()}
+    X_all = X_all.drop(columns=list(exclude)); y_all = y_all.to_numpy().astype(int); A_all = A_all[list(sensitive)]
+    with warnings.catch_warnings(record=True) as caught:   # said again below, in the task's name and at the caller's line
+        warnings.simplefilter('always', SmallGroupWarning)
+        G = intersect(A_all.iloc[order[:bounds[names[-1]][1]]], max_order=max_order, min_size=min_group_size,
+                      include_all=keep_groups is not None and 'all' in keep_groups, keep=keep_groups)
+    for w in caught:
+        msg = str(w.message).replace('intersect: ', 'german_task: ', 1) if w.category is SmallGroupWarning else w.message
+        warnings.warn(msg, w.category, stacklevel=2)
+    Gs = {k: G.iloc[a:b].reset_index(drop=True) for k, (a, b) in bounds.items()}
+    absent = sorted({c for k in names for c in G.columns if not Gs[k][c].any()})
+    notes = [f"groups: intersections of {', '.join(sensitive)}" + (f" up to order {max_order}" if max_order else '')
+             + (f" with at least {min_group_size} members" if min_group_size > 1 else '')]
+    if absent:
+        warnings.warn(f"german_task: left out {len(absent)} group(s) absent from at least one split, e.g. {absent[:3]}", SmallGroupWarning, stacklevel=2)
+        Gs = {k: g.drop(columns=absent) for k, g in Gs.items()}
+        notes.append(f"{len(absent)} group(s) absent from a split were left out")
+    Xs = {k: X_all.iloc[p].reset_index(drop=True) for k, p in pos.items()}; ys = {k: y_all[p] for k, p in pos.items()}
+    scores, model, bsplit = {k: None for k in names}, None, ''
+    if base_model is not None:
+        bsplit = names[0] if base_split is None else check_option(base_split, 'base_split', names)
+        model = _base_model(base_model, Xs[bsplit], 0 if seed_int is None else seed_int).fit(Xs[bsplit], ys[bsplit])
+        scores = {k: model.predict_proba(Xs[k])[:, 1] for k in names}
+        notes.append(f"score: {type(model).__name__} fitted on the split {bsplit!r} ({len(ys[bsplit]):,} rows)")
+    elif base_split is not None: raise ValueError("base_split is set but base_model is None")
+    out = {k: TaskSplit(k, Xs[k], ys[k], A_all.iloc[p].reset_index(drop=True), Gs[k], scores[k], p) for k, p in pos.items()}
+    return Task('german', label='good credit risk', classes=('bad', 'good'), sensitive=sensitive, splits=out, base_model=model,
+                base_split=bsplit, n_rows=n, dropped_rows=0, notes=tuple(notes))
 
 # %% ../nbs/02_data.ipynb #7cf8d1bc
 def encode_features(

@@ -1,4 +1,4 @@
-"""A decisions matrix (people × decision makers), pairwise agreement, Cohen's kappa and error correlation, systemic exclusion and recourse overall and among qualified people by group, rejection at random by an exact Poisson-binomial recursion, three exact null models, the Rashomon set with its ambiguity and discrepancy, bootstrap intervals, an ecosystem of 30 classifiers on Adult and German credit, and a widget.
+"""A decisions matrix (people × decision makers), pairwise agreement, Cohen's kappa and error correlation, systemic exclusion and recourse overall and among qualified people by group, rejection at random by an exact Poisson-binomial recursion, three exact null models, the Rashomon set with its ambiguity and discrepancy, bootstrap intervals, an ecosystem of 30 classifiers on Adult and German credit, a widget, and prompt multiplicity: one small offline language model under four prompt templates, from shipped answers.
 
 Docs: https://trustml-nb.github.io/trustml_nb/monoculture.html.md"""
 
@@ -22,10 +22,13 @@ from .groups import check_groups
 from .viz import PALETTE, explorer, new_figure
 
 # %% auto #0
-__all__ = ['NULLS', 'FAMILIES', 'check_decisions', 'poisson_binomial_pmf', 'poisson_binomial_enumerate', 'pairwise_agreement',
-           'pairwise_kappa', 'error_correlation', 'null_strata', 'EcosystemReport', 'rashomon_set', 'rashomon_measures',
-           'measure_ecosystem', 'EcosystemIntervals', 'bootstrap_ecosystem', 'EcosystemFit', 'ModelEcosystem',
-           'plot_rejection_counts', 'plot_position', 'render_ecosystem', 'ecosystem_explorer']
+__all__ = ['NULLS', 'FAMILIES', 'LLM_FEATURES', 'LLM_QUESTIONS', 'PROMPT_TEMPLATES', 'THRESHOLD_RULES', 'LLM_SCORES_FILE',
+           'LLM_SCORES_SHA256', 'check_decisions', 'poisson_binomial_pmf', 'poisson_binomial_enumerate',
+           'pairwise_agreement', 'pairwise_kappa', 'error_correlation', 'null_strata', 'EcosystemReport',
+           'rashomon_set', 'rashomon_measures', 'measure_ecosystem', 'EcosystemIntervals', 'bootstrap_ecosystem',
+           'EcosystemFit', 'ModelEcosystem', 'plot_rejection_counts', 'plot_position', 'render_ecosystem',
+           'ecosystem_explorer', 'serialize_rows', 'build_prompts', 'ask_templates', 'threshold_decisions',
+           'load_prompt_multiplicity']
 
 # %% ../nbs/95_monoculture.ipynb #9570e52c
 def check_decisions(
@@ -553,3 +556,103 @@ def ecosystem_explorer(
                     epsilon=widgets.FloatSlider(value=0.02, min=0.0, max=0.1, step=0.005, readout_format='.3f', description='epsilon', style=style, continuous_update=False),
                     threshold=widgets.FloatSlider(value=0.5, min=0.2, max=0.8, step=0.05, description='threshold', style=style, continuous_update=False),
                     null=widgets.Dropdown(options=list(NULLS), value='independent', description='null model', style=style))
+
+# %% ../nbs/95_monoculture.ipynb #edecd5c9
+LLM_FEATURES = {
+    'adult': {'age': 'age', 'workclass': 'employer type', 'education': 'education', 'marital_status': 'marital status',
+              'occupation': 'occupation', 'relationship': 'role in household', 'hours_per_week': 'hours worked per week',
+              'capital_gain': 'capital gains (USD)'},
+    'german': {'status': 'checking account', 'duration': 'loan duration (months)', 'credit_history': 'credit history',
+               'purpose': 'purpose of the loan', 'credit_amount': 'loan amount (DM)', 'savings': 'savings account',
+               'present_employment': 'employed for', 'housing': 'housing'},
+} # per task: the feature columns a prompt shows, in order, and how they are named in words
+LLM_QUESTIONS = {'adult': 'Does this person earn more than $50,000 a year?',
+                 'german': 'Is this applicant a good credit risk, likely to repay the loan?'} # the yes/no question per task
+PROMPT_TEMPLATES = {
+    'record, question last': "{record}\n\n{question} Answer Yes or No.",
+    'question first': "{question} Answer Yes or No.\n\n{record}",
+    'loan officer': "You are a careful loan officer at a bank. Read the file below and decide.\n\n{record}\n\n{question} Reply with Yes or No only.",
+    'one sentence': "Consider a person whose {sentence}. {question} Yes or no?",
+} # four wordings of one question: {record} one 'name: value' line per feature, {sentence} the same as one sentence
+
+# %% ../nbs/95_monoculture.ipynb #d00ac94f
+def serialize_rows(
+    X:pd.DataFrame, # feature rows (typed, e.g. a TaskSplit's X)
+    features:dict, # column -> words, in the order to show them (e.g. LLM_FEATURES['adult'])
+    style:str='record', # 'record': one 'name: value' line per feature; 'sentence': 'name is value, ...'
+)->list: # one string per row
+    "Write each row of X as text: a record of lines or one sentence."
+    if not isinstance(X, pd.DataFrame): raise TypeError(f"X must be a pandas DataFrame, got {type(X).__name__}")
+    if not isinstance(features, dict) or not features: raise TypeError(f"features must be a non-empty dict of column -> words, got {type(features).__name__}")
+    check_columns(X, list(features), 'X'); check_option(style, 'style', ('record', 'sentence'))
+    if len(X) == 0: raise ValueError("X has no rows")
+    bad = [c for c in features if X[c].isna().any()]
+    if bad: raise ValueError(f"X has missing values in column(s) {bad[:5]}")
+    cells = {c: X[c].astype(str).to_numpy() for c in features}
+    sep, join = (': ', '\n') if style == 'record' else (' is ', ', ')
+    return [join.join(f"{words}{sep}{cells[c][i]}" for c, words in features.items()) for i in range(len(X))]
+
+def build_prompts(
+    X:pd.DataFrame, # feature rows
+    features:dict, # column -> words (LLM_FEATURES[task])
+    question:str, # the yes/no question (LLM_QUESTIONS[task])
+    template:str, # a template with {question} and {record} or {sentence} (a value of PROMPT_TEMPLATES)
+)->list: # one prompt per row
+    "Fill a prompt template with each row's record (or sentence) and the question."
+    if not isinstance(question, str) or not question.strip(): raise ValueError(f"question must be a non-empty string, got {question!r}")
+    if not isinstance(template, str) or '{question}' not in template or not ('{record}' in template or '{sentence}' in template):
+        raise ValueError(f"template must be a string holding {{question}} and {{record}} or {{sentence}}, got {template!r:.80}")
+    style = 'record' if '{record}' in template else 'sentence'
+    return [template.format(question=question, **{style: text}) for text in serialize_rows(X, features, style)]
+
+# %% ../nbs/95_monoculture.ipynb #20213740
+def ask_templates(
+    lm, # a trustml_nb.llm.BlackBoxLM (or anything with yes_probability(prompts) -> array)
+    X:pd.DataFrame, # feature rows
+    features:dict, # column -> words (LLM_FEATURES[task])
+    question:str, # the yes/no question (LLM_QUESTIONS[task])
+    templates:dict=PROMPT_TEMPLATES, # name -> template
+)->pd.DataFrame: # (n_rows, n_templates): P(yes) / (P(yes) + P(no)) under each template
+    "Ask the language model the same question about every row under each template: the scores matrix of prompt multiplicity."
+    if not hasattr(lm, 'yes_probability'): raise TypeError(f"lm must have a yes_probability method (a BlackBoxLM), got {type(lm).__name__}")
+    if not isinstance(templates, dict) or len(templates) < 2: raise ValueError(f"templates must be a dict of at least 2 name -> template, got {templates!r:.80}")
+    prompts = {name: build_prompts(X, features, question, t) for name, t in templates.items()}
+    return pd.DataFrame({name: np.asarray(lm.yes_probability(p), dtype=float) for name, p in prompts.items()})
+
+# %% ../nbs/95_monoculture.ipynb #2e36e0e2
+THRESHOLD_RULES = ('share', 'fixed') # 'share': each column accepts its top `accept_share` of rows; 'fixed': score >= threshold
+
+def threshold_decisions(
+    scores, # scores matrix (n_rows, n_models), e.g. P(yes) per template
+    rule:str='share', # 'share' (a per-column quantile threshold) or 'fixed' (one threshold for every column)
+    accept_share:float=0.5, # rule='share': the share of rows each column accepts (0.5: at its median)
+    threshold:float=0.5, # rule='fixed': the common threshold
+)->pd.DataFrame: # decisions 0/1, same shape and column names
+    "Turn a scores matrix into decisions by a fixed threshold or by accepting the same share of rows in every column."
+    S = check_array(scores, 'scores', ndim=2); check_probabilities(S, 'scores'); check_option(rule, 'rule', THRESHOLD_RULES)
+    check_scalar(accept_share, 'accept_share', float, low=0, high=1, closed='neither'); check_scalar(threshold, 'threshold', float, low=0, high=1)
+    cols = [str(c) for c in scores.columns] if isinstance(scores, pd.DataFrame) else [f"model {j}" for j in range(S.shape[1])]
+    cut = np.quantile(S, 1 - accept_share, axis=0, method='higher') if rule == 'share' else np.full(S.shape[1], threshold)
+    return pd.DataFrame((S >= cut).astype(np.int8), columns=cols)
+
+# %% ../nbs/95_monoculture.ipynb #8363809e
+LLM_SCORES_FILE = 'monoculture_llm.npz' # shipped P(yes) per row and template (computed once by benchmarks/make_monoculture_llm.py)
+LLM_SCORES_SHA256 = 'PENDING' # its SHA-256 (verified on every load)
+
+def load_prompt_multiplicity(
+    task:str='adult', # 'adult' or 'german'
+    path:str|None=None, # a scores file; None: the one shipped in trustml_nb/datasets (checksum verified)
+)->dict: # p_yes (DataFrame rows x templates), eval_index, task_rows, records, templates, question, features, model
+    "The cached language-model answers of the prompt-multiplicity study for one task."
+    from pathlib import Path
+    from trustml_nb.data import dataset_path, verify_checksum
+    check_option(task, 'task', tuple(LLM_FEATURES))
+    if path is None:
+        path = dataset_path(LLM_SCORES_FILE); verify_checksum(path, LLM_SCORES_SHA256)
+    elif not Path(path).is_file(): raise FileNotFoundError(f"path {path} is not a file")
+    with np.load(path, allow_pickle=False) as z: f = {k: z[k] for k in z.files}
+    names = [str(s) for s in f['template_names']]
+    return dict(p_yes=pd.DataFrame(f[f'{task}_p_yes'], columns=names), eval_index=f[f'{task}_eval_index'], task_rows=f[f'{task}_task_rows'],
+                records=[str(s) for s in f[f'{task}_records']], templates=dict(zip(names, (str(s) for s in f['template_texts']))),
+                question=str(f[f'{task}_question']), features=dict(zip((str(s) for s in f[f'{task}_columns']), (str(s) for s in f[f'{task}_words']))),
+                model=str(f['model']))
