@@ -11,8 +11,13 @@ Part 3 (the measures, the notebook's setting): ModelEcosystem(seed=0) of 30 mode
 with seed 0: 3,000 fit, 2,000 evaluated) and German credit (german_task: 600 fit, 400 evaluated, seed 0); every measure with
 a 95% percentile bootstrap interval (200 resamples of the people, seed 0) and its null's value and interval, for each of
 the three nulls (difficulty: the ecosystem's mean score in 10 bins); plus homogenization and verdict.
-Run: .venv/bin/python benchmarks/bench_monoculture.py   (writes benchmarks/results/monoculture_speed.{md,csv} and
-monoculture_measures.{md,csv})
+Part 4 (prompt multiplicity): the shipped language-model answers (trustml_nb/datasets/monoculture_llm.npz, made by
+benchmarks/make_monoculture_llm.py) for the first evaluated people of both tasks; each of the 4 prompt templates accepts
+the base rate of the fitting rows (threshold_decisions, rule 'share'); the same measures, nulls (difficulty: the templates'
+mean percentile rank of P(yes), 5 bins) and 200-resample bootstrap intervals; plus the decisions under a fixed 0.5 and
+at the median, to show how the rule changes them.
+Run: .venv/bin/python benchmarks/bench_monoculture.py [speed] [measures] [llm]   (no argument: all parts; writes
+benchmarks/results/monoculture_speed.{md,csv}, monoculture_measures.{md,csv} and monoculture_llm_measures.{md,csv})
 The machine is a shared, noisy 2-core box; timings are indicative only.
 """
 from pathlib import Path
@@ -24,7 +29,8 @@ from scipy.stats import binom
 from timing import median_time
 from trustml_nb.core import DroppedRowsWarning, markdown_table, quiet
 from trustml_nb.data import adult_task, german_task
-from trustml_nb.monoculture import NULLS, ModelEcosystem, bootstrap_ecosystem, measure_ecosystem, poisson_binomial_enumerate, poisson_binomial_pmf
+from trustml_nb.monoculture import (NULLS, ModelEcosystem, bootstrap_ecosystem, load_prompt_multiplicity, measure_ecosystem,
+                                    poisson_binomial_enumerate, poisson_binomial_pmf, threshold_decisions)
 
 OUT = Path(__file__).parent / 'results'
 
@@ -95,6 +101,46 @@ def measures():
     print(markdown_table(df[cols])); print(markdown_table(summary))
 
 
+def llm_measures():
+    "Part 4: the four prompt templates of the small language model as an ecosystem, on the same people and nulls."
+    with quiet(DroppedRowsWarning):
+        adult = adult_task({'train': 3000, 'eval': None}, max_rows=5000, sensitive=('sex', 'race_binary'), seed=0)
+    german = german_task({'fit': 600, 'eval': None}, seed=0)
+    rows, rules = [], []
+    for name, (fit, ev) in {'adult': (adult.train, adult.eval), 'german': (german.fit, german.eval)}.items():
+        d = load_prompt_multiplicity(name); idx = d['eval_index']; y = ev.y[idx]; share = float(fit.y.mean())
+        for rule, kw in {'fixed 0.5': dict(rule='fixed', threshold=0.5), 'median': dict(accept_share=0.5), 'base rate': dict(accept_share=share)}.items():
+            D = threshold_decisions(d['p_yes'], **kw); rep = measure_ecosystem(y, D)
+            rules.append(dict(data=name, rule=rule, n=len(idx), **{f"accepts: {c}": v for c, v in D.mean().items()}, unanimity=rep.unanimity,
+                              unanimity_null=rep.unanimity_null, homogenization=rep.homogenization, mean_kappa=rep.mean_kappa))
+        D = threshold_decisions(d['p_yes'], accept_share=share)
+        difficulty = d['p_yes'].rank(pct=True).mean(axis=1).to_numpy()
+        for null in NULLS:
+            rep = measure_ecosystem(y, D, null=null, difficulty=difficulty, n_bins=5)
+            t = bootstrap_ecosystem(y, D, null=null, difficulty=difficulty, n_bins=5, n_boot=200, seed=0, show_progress=False).table
+            t.insert(0, 'null_model', null); t.insert(0, 'data', name); t.insert(2, 'n', len(idx))
+            t['homogenization'], t['verdict'], t['mean_kappa'] = rep.homogenization, rep.verdict, rep.mean_kappa
+            t['mean_error_correlation'], t['accept_share'] = rep.mean_error_correlation, share
+            t['rashomon_size_eps_0.01'], t['ambiguity'], t['discrepancy'] = rep.rashomon_size, rep.ambiguity, rep.discrepancy
+            rows.append(t)
+    df, rule_df = pd.concat(rows, ignore_index=True), pd.DataFrame(rules)
+    df.to_csv(OUT / 'monoculture_llm_measures.csv', index=False)
+    cols = ['data', 'null_model', 'measure', 'estimate', 'ci_low', 'ci_high', 'null', 'null_low', 'null_high']
+    summary = df.drop_duplicates(['data', 'null_model'])[['data', 'null_model', 'n', 'accept_share', 'homogenization', 'verdict', 'mean_kappa',
+                                                         'mean_error_correlation', 'rashomon_size_eps_0.01', 'ambiguity', 'discrepancy']]
+    (OUT / 'monoculture_llm_measures.md').write_text(
+        "# Prompt multiplicity: SmolLM2-135M-Instruct under 4 prompt templates, as an ecosystem\n\n"
+        "The shipped answers (monoculture_llm.npz); each template accepts the base rate of the fitting rows (per-template quantile of "
+        "P(yes)); 95% percentile bootstrap intervals over 200 resamples of the people (seed 0); difficulty null: the templates' mean "
+        "percentile rank of P(yes) in 5 bins. One small model and 4 templates: not the paper's 50-model landscape.\n\n"
+        + markdown_table(df[cols]) + "\n\n## Homogenization and Rashomon measures\n\n" + markdown_table(summary)
+        + "\n\n## How the threshold rule changes the decisions (independent null)\n\n" + markdown_table(rule_df) + "\n")
+    print(markdown_table(df[cols])); print(markdown_table(summary)); print(markdown_table(rule_df))
+
+
 if __name__ == '__main__':
-    main()
-    measures()
+    import sys
+    parts = sys.argv[1:] or ['speed', 'measures', 'llm']
+    if 'speed' in parts: main()
+    if 'measures' in parts: measures()
+    if 'llm' in parts: llm_measures()
