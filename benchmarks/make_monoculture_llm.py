@@ -4,7 +4,7 @@ serialised records, the template texts and the questions (issue #22, item 3: pro
 
 The people are the first N evaluated rows of the monoculture notebook's tasks: Adult (adult_task, 5,000 rows drawn with
 seed 0, 3,000 fit, 2,000 evaluated) and German credit (german_task, 600 fit, 400 evaluated, seed 0).
-Run (about 35 minutes on 2 busy cores, one torch thread): nice -n 10 .venv/bin/python benchmarks/make_monoculture_llm.py
+Run (about 45 minutes on 2 very busy cores (load average 10 to 19), one torch thread): nice -n 10 .venv/bin/python benchmarks/make_monoculture_llm.py
 Then put the printed SHA-256 into LLM_SCORES_SHA256 in nbs/95_monoculture.ipynb. The notebook, lesson and default tests read
 the shipped file; a slow test and a `#| slow` notebook cell recompute the first chunk live and compare.
 """
@@ -18,7 +18,7 @@ from trustml_nb.data import adult_task, german_task
 from trustml_nb.llm import MODEL_NAME, BlackBoxLM, load_model
 from trustml_nb.monoculture import LLM_FEATURES, LLM_QUESTIONS, PROMPT_TEMPLATES, ask_templates, serialize_rows
 
-N_ROWS = {'adult': int(os.environ.get('MONO_N_ADULT', 200)), 'german': int(os.environ.get('MONO_N_GERMAN', 200))}
+N_ROWS = {'adult': int(os.environ.get('MONO_N_ADULT', 160)), 'german': int(os.environ.get('MONO_N_GERMAN', 160))}
 CHUNK = 16 # rows per call: each template's 16 prompts are one batch of BlackBoxLM's default batch_size
 OUT = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parents[1] / 'trustml_nb' / 'datasets' / 'monoculture_llm.npz')
 
