@@ -236,5 +236,5 @@ def test_threshold_decisions():
 
 def test_load_prompt_multiplicity():
     err(load_prompt_multiplicity, 'compas', arg='task')
-    err(load_prompt_multiplicity, 'adult', path='/nonexistent/file.npz', arg='path')
+    err(load_prompt_multiplicity, 'adult', path='/nonexistent/file.npz', arg='path', exc=(FileNotFoundError,))   # as for the other data files
     ok(load_prompt_multiplicity, 'german', check=lambda d: d['p_yes'].shape[1] == 4 and finite(d['p_yes']))
