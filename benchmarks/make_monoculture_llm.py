@@ -4,7 +4,7 @@ serialised records, the template texts and the questions (issue #22, item 3: pro
 
 The people are the first N evaluated rows of the monoculture notebook's tasks: Adult (adult_task, 5,000 rows drawn with
 seed 0, 3,000 fit, 2,000 evaluated) and German credit (german_task, 600 fit, 400 evaluated, seed 0).
-Run (about 45 minutes on 2 very busy cores (load average 10 to 19), one torch thread): nice -n 10 .venv/bin/python benchmarks/make_monoculture_llm.py
+Run (40 minutes on 2 very busy cores, load average 9 to 24, one torch thread): nice -n 10 .venv/bin/python benchmarks/make_monoculture_llm.py
 Then put the printed SHA-256 into LLM_SCORES_SHA256 in nbs/95_monoculture.ipynb. The notebook, lesson and default tests read
 the shipped file; a slow test and a `#| slow` notebook cell recompute the first chunk live and compare.
 """
