@@ -23,8 +23,9 @@ from .groups import intersect
 
 # %% auto #0
 __all__ = ['DATA_ATTRIBUTION', 'DATASET_SHA256', 'ADULT_COLUMNS', 'GERMAN_COLUMNS', 'ADULT_ATTRIBUTES', 'dataset_path',
-           'ChecksumError', 'verify_checksum', 'load_adult', 'load_german', 'split_features', 'DatasetSummary',
-           'dataset_summary', 'adult_attributes', 'TaskSplit', 'Task', 'adult_task', 'encode_features']
+           'benchmark_result', 'ChecksumError', 'verify_checksum', 'load_adult', 'load_german', 'split_features',
+           'DatasetSummary', 'dataset_summary', 'adult_attributes', 'TaskSplit', 'Task', 'adult_task',
+           'encode_features']
 
 # %% ../nbs/02_data.ipynb #77c892a2
 DATA_ATTRIBUTION = (
@@ -62,6 +63,19 @@ def dataset_path(
         raise FileNotFoundError(f"dataset file {filename!r} not found in {folder} "
                                 f"(it has {have if have else 'no files'}); {hint}")
     return path
+
+# %% ../nbs/02_data.ipynb #d97fc1a6
+def benchmark_result(
+    filename:str, # a file written by a script in benchmarks/, e.g. 'oath_detection.csv'
+)->Path: # the path of the file
+    "The path of a benchmark result: `benchmarks/results` of a source checkout, else the copy inside the installed package."
+    if not isinstance(filename, str): raise TypeError(f"filename must be a string such as 'oath_detection.csv', got {type(filename).__name__} {filename!r}")
+    if not filename or Path(filename).name != filename: raise ValueError(f"filename must be a bare file name such as 'oath_detection.csv', got {filename!r}")
+    package = Path(str(files('trustml_nb')))
+    for folder in (package.parent / 'benchmarks' / 'results', package / 'results'):
+        if (folder / filename).is_file(): return folder / filename
+    raise FileNotFoundError(f"benchmark result {filename!r} is neither in {package.parent / 'benchmarks' / 'results'} nor in {package / 'results'}: "
+                            "run the benchmark script that writes it, or install the wheel (it ships a copy)")
 
 # %% ../nbs/02_data.ipynb #0d120031
 class ChecksumError(ValueError):
@@ -446,3 +460,7 @@ def encode_features(
     if len(stats) < 2: raise ValueError("fit must select at least 2 rows to standardise the numeric columns")
     enc[num] = (enc[num] - stats.mean()) / stats.std().replace(0, 1)
     return enc.to_numpy(float), list(enc.columns)
+
+# %% ../nbs/02_data.ipynb #8f39f0e9
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__)  # help() on every public name of this module lists its parameters (from the comments beside them)

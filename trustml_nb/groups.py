@@ -176,3 +176,7 @@ def group_sizes(
     g = check_groups(groups, min_size=0)
     size = g.sum(axis=0)
     return pd.DataFrame({'group': list(g.columns), 'size': size.to_numpy(int), 'share': (size / len(g)).to_numpy()})
+
+# %% ../nbs/01_groups.ipynb #a7b19bc5
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__)  # help() on every public name of this module lists its parameters (from the comments beside them)

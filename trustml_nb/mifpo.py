@@ -808,3 +808,7 @@ def mifpo_explorer(
                     n_bins=w.IntSlider(value=6, min=2, max=12, description='bins'),
                     n_atoms=w.IntSlider(value=2, min=1, max=4, description='k atoms'),
                     objective=w.Dropdown(options=list(OBJECTIVES), value='error', description='objective'))
+
+# %% ../nbs/70_mifpo.ipynb #408445f6
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__)  # help() on every public name of this module lists its parameters (from the comments beside them)

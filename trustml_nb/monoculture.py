@@ -553,3 +553,7 @@ def ecosystem_explorer(
                     epsilon=widgets.FloatSlider(value=0.02, min=0.0, max=0.1, step=0.005, readout_format='.3f', description='epsilon', style=style, continuous_update=False),
                     threshold=widgets.FloatSlider(value=0.5, min=0.2, max=0.8, step=0.05, description='threshold', style=style, continuous_update=False),
                     null=widgets.Dropdown(options=list(NULLS), value='independent', description='null model', style=style))
+
+# %% ../nbs/95_monoculture.ipynb #3b31f4e6
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__)  # help() on every public name of this module lists its parameters (from the comments beside them)
