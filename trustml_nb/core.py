@@ -578,6 +578,7 @@ def param_docs(
     obj, # a function, method or class of a trustml_nb module
 )->dict: # parameter name -> description ('' where the source has none)
     "The documentation of each parameter of `obj`, read from the comments beside them in its module's source."
+    if not callable(obj): raise TypeError(f"obj must be a function, method or class, got {_kind(obj)}")
     if isinstance(obj, type):
         if issubclass(obj, Report) and is_dataclass(obj):
             docs = obj.field_docs()
@@ -615,7 +616,11 @@ def document_parameters(
     extra:dict|None=None, # descriptions the source lacks: {'qualified.name': {'param': 'meaning'}}
 )->list: # the qualified names whose docstrings got a Parameters section
     "Append a Parameters section, read from the comments beside the parameters, to every public function, class and method of a module."
-    mod = sys.modules.get(module_name)
+    if not isinstance(module_name, str): raise TypeError(f"module_name must be a module's name (str), e.g. __name__, got {_kind(module_name)}")
+    if extra is not None and not (isinstance(extra, dict) and all(isinstance(v, dict) for v in extra.values())):
+        raise TypeError(f"extra must be None or a dict of dicts {{'name': {{'param': 'meaning'}}}}, got {_kind(extra)}")
+    if module_name not in sys.modules: raise ValueError(f"module_name {module_name!r} is not an imported module")
+    mod = sys.modules[module_name]
     if module_name == '__main__' or not getattr(mod, '__file__', None): return []
     extra, done = extra or {}, []
     add = lambda key, docs: {**docs, **{k: v for k, v in extra.get(key, {}).items() if v}}

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .core import (DroppedRowsWarning, Report, SmallGroupWarning, _kind, check_columns, check_option, check_scalar, make_rng, report,
+from .core import (DroppedRowsWarning, Report, SmallGroupWarning, _kind, _warn_at_user, check_columns, check_option, check_scalar, make_rng, report,
                              report_dropped)
 from .groups import intersect
 
@@ -393,7 +393,7 @@ def adult_task(
         pool = load_adult('train' if official_test else 'all')
         test = load_adult('test') if official_test else None
     for w in caught:
-        if w.category is not DroppedRowsWarning: warnings.warn(w.message, w.category, stacklevel=2)
+        if w.category is not DroppedRowsWarning: _warn_at_user(w.message, w.category)
     files_ = [f for f in (pool, test) if f is not None]
     report_dropped(sum(int(f.attrs['dropped_rows']) for f in files_), sum(int(f.attrs['rows_before_dropna']) for f in files_),
                    "missing values ('?') in workclass, occupation or native_country", 'adult_task')
@@ -419,14 +419,14 @@ def adult_task(
                       include_all=keep_groups is not None and 'all' in keep_groups, keep=keep_groups)
     for w in caught:
         msg = str(w.message).replace('intersect: ', 'adult_task: ', 1) if w.category is SmallGroupWarning else w.message
-        warnings.warn(msg, w.category, stacklevel=2)
+        _warn_at_user(msg, w.category)
     cuts = np.cumsum([0] + sizes)
     Gs = {k: G.iloc[cuts[i]:cuts[i + 1]].reset_index(drop=True) for i, k in enumerate(names)}
     absent = sorted({c for k in names for c in G.columns if not Gs[k][c].any()})
     notes = [f"groups: intersections of {', '.join(sensitive)}" + (f" up to order {max_order}" if max_order else '')
              + (f" with at least {min_group_size} members" if min_group_size > 1 else '')]
     if absent:
-        warnings.warn(f"adult_task: left out {len(absent)} group(s) absent from at least one split, e.g. {absent[:3]}", SmallGroupWarning, stacklevel=2)
+        _warn_at_user(f"adult_task: left out {len(absent)} group(s) absent from at least one split, e.g. {absent[:3]}", SmallGroupWarning)
         Gs = {k: g.drop(columns=absent) for k, g in Gs.items()}
         notes.append(f"{len(absent)} group(s) absent from a split were left out")
     scores, model, bsplit = {k: None for k in names}, None, ''
