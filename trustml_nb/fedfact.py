@@ -1673,7 +1673,7 @@ def fedfact_explorer(
 # %% ../nbs/20_fedfact.ipynb #649fc376
 from .core import document_parameters as _document_parameters, param_docs as _param_docs
 # parameters whose meaning is written once, beside the estimator or function that passes them on (same name, same meaning)
-_same = lambda source, names: {n: _param_docs(source)[n] for n in names}
+_same = lambda source, names: {n: _param_docs(source).get(n, '') for n in names}
 _PROTOCOL = {'n_features': 'input dimension d (number of feature columns)', 'n_classes': 'number of classes m',
              'counts': 'training counts n[k, a, y] of shape (N, G, m) (FedData.counts)'}
 _CLIENT = {'cid': 'client id (0-based)', 'payload': "the server's payload of this round (shared weights, global duals)",
@@ -1689,7 +1689,7 @@ _document_parameters(__name__, extra={
     'FedFactPostProtocol': {'model_fn': "callable returning a fresh model of the plug-in score (FedAvg's model)", 'counts': _PROTOCOL['counts'],
                             **_same(FedFactPost, ['notion', 'xi_g', 'xi_l', 'n_rounds', 'local_steps', 'lr', 'server_lr', 'beta', 'beta_final',
                                                   'bound', 'max_step', 'average', 'jitter', 'optimizer', 'calibrate'])},
-    'FedFactInProtocol': {**_PROTOCOL, 'hidden': _param_docs(FedAvg)['hidden'], 'init_seed': _param_docs(FedAvg)['init_seed'],
+    'FedFactInProtocol': {**_PROTOCOL, 'hidden': _param_docs(FedAvg).get('hidden', ''), 'init_seed': _param_docs(FedAvg).get('init_seed', ''),
                           'init_weights': "None (fresh weights from init_seed) or a dict from get_weights that starts the shared model, e.g. FedAvg's",
                           **_same(FedFactIn, ['notion', 'xi_g', 'xi_l', 'n_rounds', 'local_steps', 'lr', 'batch_size', 'dual_lr', 'max_step', 'eta_w',
                                               'bound', 'kappa_eps', 'optimizer', 'n_history', 'dual_audit'])},
