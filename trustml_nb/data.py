@@ -17,15 +17,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .core import (DroppedRowsWarning, Report, SmallGroupWarning, _kind, check_columns, check_option, check_scalar, make_rng, report,
+from .core import (DroppedRowsWarning, Report, SmallGroupWarning, _kind, _warn_at_user, check_columns, check_option, check_scalar, make_rng, report,
                              report_dropped)
 from .groups import intersect
 
 # %% auto #0
 __all__ = ['DATA_ATTRIBUTION', 'DATASET_SHA256', 'ADULT_COLUMNS', 'GERMAN_COLUMNS', 'ADULT_ATTRIBUTES', 'GERMAN_ATTRIBUTES',
-           'dataset_path', 'ChecksumError', 'verify_checksum', 'load_adult', 'load_german', 'split_features',
-           'DatasetSummary', 'dataset_summary', 'adult_attributes', 'TaskSplit', 'Task', 'adult_task', 'german_task',
-           'encode_features']
+           'dataset_path', 'benchmark_result', 'ChecksumError', 'verify_checksum', 'load_adult', 'load_german',
+           'split_features', 'DatasetSummary', 'dataset_summary', 'adult_attributes', 'TaskSplit', 'Task', 'adult_task',
+           'german_task', 'encode_features']
 
 # %% ../nbs/02_data.ipynb #77c892a2
 DATA_ATTRIBUTION = (
@@ -63,6 +63,19 @@ def dataset_path(
         raise FileNotFoundError(f"dataset file {filename!r} not found in {folder} "
                                 f"(it has {have if have else 'no files'}); {hint}")
     return path
+
+# %% ../nbs/02_data.ipynb #d97fc1a6
+def benchmark_result(
+    filename:str, # a file written by a script in benchmarks/, e.g. 'oath_detection.csv'
+)->Path: # the path of the file
+    "The path of a benchmark result: `benchmarks/results` of a source checkout, else the copy inside the installed package."
+    if not isinstance(filename, str): raise TypeError(f"filename must be a string such as 'oath_detection.csv', got {type(filename).__name__} {filename!r}")
+    if not filename or Path(filename).name != filename: raise ValueError(f"filename must be a bare file name such as 'oath_detection.csv', got {filename!r}")
+    package = Path(str(files('trustml_nb')))
+    for folder in (package.parent / 'benchmarks' / 'results', package / 'results'):
+        if (folder / filename).is_file(): return folder / filename
+    raise FileNotFoundError(f"benchmark result {filename!r} is neither in {package.parent / 'benchmarks' / 'results'} nor in {package / 'results'}: "
+                            "run the benchmark script that writes it, or install the wheel (it ships a copy)")
 
 # %% ../nbs/02_data.ipynb #0d120031
 class ChecksumError(ValueError):
@@ -380,7 +393,7 @@ def adult_task(
         pool = load_adult('train' if official_test else 'all')
         test = load_adult('test') if official_test else None
     for w in caught:
-        if w.category is not DroppedRowsWarning: warnings.warn(w.message, w.category, stacklevel=2)
+        if w.category is not DroppedRowsWarning: _warn_at_user(w.message, w.category)
     files_ = [f for f in (pool, test) if f is not None]
     report_dropped(sum(int(f.attrs['dropped_rows']) for f in files_), sum(int(f.attrs['rows_before_dropna']) for f in files_),
                    "missing values ('?') in workclass, occupation or native_country", 'adult_task')
@@ -406,14 +419,14 @@ def adult_task(
                       include_all=keep_groups is not None and 'all' in keep_groups, keep=keep_groups)
     for w in caught:
         msg = str(w.message).replace('intersect: ', 'adult_task: ', 1) if w.category is SmallGroupWarning else w.message
-        warnings.warn(msg, w.category, stacklevel=2)
+        _warn_at_user(msg, w.category)
     cuts = np.cumsum([0] + sizes)
     Gs = {k: G.iloc[cuts[i]:cuts[i + 1]].reset_index(drop=True) for i, k in enumerate(names)}
     absent = sorted({c for k in names for c in G.columns if not Gs[k][c].any()})
     notes = [f"groups: intersections of {', '.join(sensitive)}" + (f" up to order {max_order}" if max_order else '')
              + (f" with at least {min_group_size} members" if min_group_size > 1 else '')]
     if absent:
-        warnings.warn(f"adult_task: left out {len(absent)} group(s) absent from at least one split, e.g. {absent[:3]}", SmallGroupWarning, stacklevel=2)
+        _warn_at_user(f"adult_task: left out {len(absent)} group(s) absent from at least one split, e.g. {absent[:3]}", SmallGroupWarning)
         Gs = {k: g.drop(columns=absent) for k, g in Gs.items()}
         notes.append(f"{len(absent)} group(s) absent from a split were left out")
     scores, model, bsplit = {k: None for k in names}, None, ''
@@ -505,3 +518,7 @@ def encode_features(
     if len(stats) < 2: raise ValueError("fit must select at least 2 rows to standardise the numeric columns")
     enc[num] = (enc[num] - stats.mean()) / stats.std().replace(0, 1)
     return enc.to_numpy(float), list(enc.columns)
+
+# %% ../nbs/02_data.ipynb #8f39f0e9
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__)  # help() on every public name of this module lists its parameters (from the comments beside them)

@@ -1215,3 +1215,7 @@ def fairdice_explorer(
                     quality=widgets.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.25, description='data quality', continuous_update=False),
                     welfare=widgets.Dropdown(options=[('Nash', 'nsw'), ('utilitarian', 'utilitarian'), ('max-min', 'maxmin')], value='nsw', description='welfare'),
                     beta=widgets.FloatLogSlider(value=0.01, base=10, min=-3, max=1, step=0.5, description='beta', continuous_update=False))
+
+# %% ../nbs/41_fairdice.ipynb #f9395c20
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__, extra={'behaviour_cloning': {'data': 'an OfflineDataset (states, actions, rewards, ...), e.g. from momdp.collect_dataset'}})  # help() on every public name of this module lists its parameters (from the comments beside them)

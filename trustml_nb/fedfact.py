@@ -1669,3 +1669,30 @@ def fedfact_explorer(
                     alpha=W.FloatSlider(value=0.5, min=0.3, max=5.0, step=0.1, description='Dirichlet alpha', style=style, layout=lay),
                     notion=W.Dropdown(options=[('demographic parity', 'dp'), ('equal opportunity', 'eop'), ('equalised odds', 'eo')], value='dp',
                                       description='fairness notion', style=style, layout=lay))
+
+# %% ../nbs/20_fedfact.ipynb #649fc376
+from .core import document_parameters as _document_parameters, param_docs as _param_docs
+# parameters whose meaning is written once, beside the estimator or function that passes them on (same name, same meaning)
+_same = lambda source, names: {n: _param_docs(source).get(n, '') for n in names}
+_PROTOCOL = {'n_features': 'input dimension d (number of feature columns)', 'n_classes': 'number of classes m',
+             'counts': 'training counts n[k, a, y] of shape (N, G, m) (FedData.counts)'}
+_CLIENT = {'cid': 'client id (0-based)', 'payload': "the server's payload of this round (shared weights, global duals)",
+           'state': "the client's private state (calibration, local duals, personal model)",
+           'data': "the client's rows as a dict (X, y, a and the test copies X_test, y_test, a_test)"}
+_document_parameters(__name__, extra={
+    'FedData': {**_same(make_fed_data, ['X', 'y', 'a', 'k', 'X_test', 'y_test', 'a_test', 'k_test', 'group_names', 'class_names', 'feature_names'])},
+    'get_weights': {'model': 'a torch model, e.g. from make_model'},
+    'set_weights': {'model': 'the torch model to load the weights into', 'weights': 'a dict of numpy arrays produced by get_weights'},
+    'model_logits': {'model': 'a torch model, e.g. from make_model', 'X': 'features, shape (n, d)'},
+    'calibrate': {'logits': 'base-model logits, shape (n, m)', 'theta': 'calibration parameters [T, b_1..b_(m-1)] from fit_calibration'},
+    'FedAvgProtocol': {**_PROTOCOL, **_same(FedAvg, ['n_rounds', 'local_steps', 'lr', 'batch_size', 'hidden', 'weight_decay', 'init_seed'])},
+    'FedFactPostProtocol': {'model_fn': "callable returning a fresh model of the plug-in score (FedAvg's model)", 'counts': _PROTOCOL['counts'],
+                            **_same(FedFactPost, ['notion', 'xi_g', 'xi_l', 'n_rounds', 'local_steps', 'lr', 'server_lr', 'beta', 'beta_final',
+                                                  'bound', 'max_step', 'average', 'jitter', 'optimizer', 'calibrate'])},
+    'FedFactInProtocol': {**_PROTOCOL, 'hidden': _param_docs(FedAvg).get('hidden', ''), 'init_seed': _param_docs(FedAvg).get('init_seed', ''),
+                          'init_weights': "None (fresh weights from init_seed) or a dict from get_weights that starts the shared model, e.g. FedAvg's",
+                          **_same(FedFactIn, ['notion', 'xi_g', 'xi_l', 'n_rounds', 'local_steps', 'lr', 'batch_size', 'dual_lr', 'max_step', 'eta_w',
+                                              'bound', 'kappa_eps', 'optimizer', 'n_history', 'dual_audit'])},
+    'client_counts': {'proto': 'the protocol whose predict labels the rows', **{k: _CLIENT[k] for k in ('cid', 'payload', 'state', 'data')},
+                      'shape': '(m, G, N): classes, groups, clients'},
+})  # help() on every public name of this module lists its parameters (from the comments beside them)

@@ -176,3 +176,9 @@ class FlowerRunner(FedRunner):
     def run(self, protocols, clients, seed, shape, show_progress=None)->FedRun:
         "Play the pipeline under Flower's simulation engine with `run_flower`; Ray is shut down afterwards."
         return run_flower(protocols, clients, seed, shape, self.num_cpus, self.total_cpus, self.verbose, show_progress)
+
+# %% ../nbs/21_fedfact_flower.ipynb #5fcfd4da
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__, extra={'to_record': {'d': 'a dict of arrays, floats and dicts of arrays (keys starting with _ are left out)'},
+                                      'from_record': {'rec': 'a Flower ArrayRecord written by to_record'},
+                                      'make_server_app': {'strategy': 'the FedFactStrategy whose protocols the server plays'}})  # help() on every public name of this module lists its parameters (from the comments beside them)

@@ -882,3 +882,16 @@ def gam_explorer(
                     component=widgets.Dropdown(options=['table', 'step', 'spline', 'nam'], value='table', description='component'),
                     query=widgets.Dropdown(options=list(QUERIES), value='MSR', description='query'),
                     seed=widgets.IntSlider(value=seed, min=0, max=max(20, seed), description='seed', continuous_update=False))
+
+# %% ../nbs/31_gam_explanations.ipynb #14ded886
+from .core import document_parameters as _document_parameters, param_docs as _param_docs
+# the brute-force oracles take the arguments of the exact checks they verify (same names, same meanings)
+_BF = {'max_points': 'largest number of points of the input space to enumerate (an error beyond it)'}
+_document_parameters(__name__, extra={
+    'csr_bf': {**_param_docs(csr), **_BF}, 'msr_bf': {**_param_docs(msr), **_BF}, 'mcr_bf': {**_param_docs(mcr), **_BF},
+    'cc_bf': {**_param_docs(cc), **_BF}, 'fr_bf': {**_param_docs(fr), **_BF}, 'csr_paper_sign': _param_docs(csr),
+    'shap_bf': {**_param_docs(shap_regression), **_param_docs(shap_classification), **_BF,
+                'output': "'score' (SHAP of the score, as shap_regression) or 'class' (of the 0/1 prediction, as shap_classification)"},
+    'plot_landscape': {'ax': 'an axis, or one per table for which=both (None: a new figure)',
+                       'which': "'paper' (Table 1 verbatim), 'annotated' (with the errata) or 'both' side by side"},
+})  # help() on every public name of this module lists its parameters (from the comments beside them)

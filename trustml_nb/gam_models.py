@@ -828,3 +828,7 @@ def from_torch_nam(
         except ValueError as e: raise ValueError(f"model.feature_nets[{i}]: {e}") from None
     bias = float(model.bias.detach()) if hasattr(model, 'bias') else 0.0
     return GAM(comps, domains, beta0=bias, task=task)
+
+# %% ../nbs/30_gam_models.ipynb #aed5ab47
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__)  # help() on every public name of this module lists its parameters (from the comments beside them)

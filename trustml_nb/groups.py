@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .core import SmallGroupWarning, _kind, check_array, check_option, check_scalar
+from .core import SmallGroupWarning, _kind, _warn_at_user, check_array, check_option, check_scalar
 
 # %% auto #0
 __all__ = ['check_sensitive', 'check_groups', 'intersect', 'group_sizes']
@@ -163,8 +163,8 @@ def intersect(
     sizes = G.sum(axis=0); small = sizes[sizes < min_size]
     if len(small):
         shown = ', '.join(f"{k} ({v})" for k, v in small.sort_values().head(3).items())
-        warnings.warn(f"intersect: left out {len(small)} of {G.shape[1]} groups with fewer than {min_size} members, e.g. {shown}",
-                      SmallGroupWarning, stacklevel=2)
+        _warn_at_user(f"intersect: left out {len(small)} of {G.shape[1]} groups with fewer than {min_size} members, e.g. {shown}",
+                      SmallGroupWarning)   # at the user's line, however deep in the package the call came from
         G = G.loc[:, sizes >= min_size]
     return G
 
@@ -176,3 +176,7 @@ def group_sizes(
     g = check_groups(groups, min_size=0)
     size = g.sum(axis=0)
     return pd.DataFrame({'group': list(g.columns), 'size': size.to_numpy(int), 'share': (size / len(g)).to_numpy()})
+
+# %% ../nbs/01_groups.ipynb #a7b19bc5
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__)  # help() on every public name of this module lists its parameters (from the comments beside them)

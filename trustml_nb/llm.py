@@ -339,3 +339,7 @@ def hidden_states(self:BlackBoxLM,
     texts = [self.render(c) for c in convs]
     rows = _forward(self, texts, _scored_ids(YES_TOKENS), hidden_layers=(layer,))
     return np.array([r['hidden'][layer] for r in rows])
+
+# %% ../nbs/05_llm.ipynb #4aa2aa67
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__, extra={'cache_key': {'parts': 'what identifies an answer: model name, prompt, settings (anything JSON can write, else its str)'}})  # help() on every public name of this module lists its parameters (from the comments beside them)

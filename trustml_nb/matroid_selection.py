@@ -919,3 +919,7 @@ def selection_explorer(
                     arrival=widgets.Dropdown(options=list(ARRIVALS), value=arrival, description='arrival'),
                     algorithm=widgets.Dropdown(options=list(SELECTORS), value=algorithm, description='algorithm'),
                     seed=widgets.IntSlider(value=0, min=0, max=20, description='seed'))
+
+# %% ../nbs/90_matroid_selection.ipynb #791035e4
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__)  # help() on every public name of this module lists its parameters (from the comments beside them)

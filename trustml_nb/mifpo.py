@@ -22,6 +22,7 @@ from threadpoolctl import threadpool_limits
 from .core import (NumericalWarning, Report, check_array, check_binary, check_flag, check_is_fitted, check_numbers, check_option,
                              check_probabilities, check_same_length, check_scalar, make_rng, progress, quiet, report,
                              report_numerical, require)
+from .data import benchmark_result
 from .groups import check_sensitive
 from .viz import PALETTE, explorer, new_figure
 
@@ -716,11 +717,9 @@ def plot_front(
 def benchmark_results(
     file:str='mifpo.json', # 'mifpo.json' (the summary) or 'mifpo_random.csv' (one row per random instance)
 ): # a dict (json) or a DataFrame (csv)
-    "Results of `benchmarks/bench_mifpo.py`, read from the source checkout's `benchmarks/results` folder."
+    "Results of `benchmarks/bench_mifpo.py`: `benchmarks/results` of a source checkout, else the copy inside the installed package."
     check_option(file, 'file', ('mifpo.json', 'mifpo_random.csv'))
-    import trustml_nb                                  # the package's own folder (this code also runs inside the notebook)
-    path = Path(trustml_nb.__file__).resolve().parents[1] / 'benchmarks' / 'results' / file
-    if not path.exists(): raise FileNotFoundError(f"{path} not found: the benchmark results ship with the source repository; run benchmarks/bench_mifpo.py")
+    path = benchmark_result(file)
     return json.loads(path.read_text()) if file.endswith('.json') else pd.read_csv(path)
 
 # %% ../nbs/70_mifpo.ipynb #76c2eece
@@ -808,3 +807,7 @@ def mifpo_explorer(
                     n_bins=w.IntSlider(value=6, min=2, max=12, description='bins'),
                     n_atoms=w.IntSlider(value=2, min=1, max=4, description='k atoms'),
                     objective=w.Dropdown(options=list(OBJECTIVES), value='error', description='objective'))
+
+# %% ../nbs/70_mifpo.ipynb #408445f6
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__)  # help() on every public name of this module lists its parameters (from the comments beside them)

@@ -591,3 +591,7 @@ def from_mo_gymnasium(
         layout.update(shape=(11, 11), coords=np.array([(c, 10 - r) for r, c in order] + [(-1, -1)]), start=0,
                       walls=[(c, 10 - r) for r in range(11) for c in range(11) if env.sea_map[r, c] == -10])
     return TabularMOMDP(T, R, p0, gamma, absorbing, name=env_id, objectives=names, layout=layout)
+
+# %% ../nbs/40_momdp.ipynb #8b4f7224
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__, extra={'uniform_policy': {'mdp': 'the TabularMOMDP whose states and actions the policy covers'}})  # help() on every public name of this module lists its parameters (from the comments beside them)

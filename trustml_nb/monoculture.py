@@ -656,3 +656,7 @@ def load_prompt_multiplicity(
                 records=[str(s) for s in f[f'{task}_records']], templates=dict(zip(names, (str(s) for s in f['template_texts']))),
                 question=str(f[f'{task}_question']), features=dict(zip((str(s) for s in f[f'{task}_columns']), (str(s) for s in f[f'{task}_words']))),
                 model=str(f['model']))
+
+# %% ../nbs/95_monoculture.ipynb #3b31f4e6
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__)  # help() on every public name of this module lists its parameters (from the comments beside them)

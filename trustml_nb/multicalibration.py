@@ -636,3 +636,7 @@ def mc_explorer(
                     max_depth=W.SelectionSlider(options=[1, 2, 3], value=2, description='tree depth'),
                     family=W.Dropdown(options=list(GROUP_FAMILIES), value='sex x race x age', description='groups'),
                     n_bins=W.IntSlider(value=10, min=5, max=50, step=5, description='metric bins'))
+
+# %% ../nbs/50_multicalibration.ipynb #ed52043c
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__)  # help() on every public name of this module lists its parameters (from the comments beside them)

@@ -1077,3 +1077,7 @@ def oath_explorer(
                                       continuous_update=False, style={'description_width': 'initial'}),
                     strategy=W.Dropdown(options=list(STRATEGIES), value=strategy, description='strategy'),
                     nu=W.IntSlider(value=40, min=5, max=200, step=5, description='nu per group', continuous_update=False, style={'description_width': 'initial'}))
+
+# %% ../nbs/80_oath.ipynb #d0fb1309
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__)  # help() on every public name of this module lists its parameters (from the comments beside them)

@@ -788,3 +788,7 @@ def coverage_explorer(
         return cr, fig
     return explorer(render, alpha=W.FloatSlider(value=0.1, min=0.02, max=0.3, step=0.01, description='alpha', continuous_update=False),
                     method=W.Dropdown(options=['max', 'qr', 'conditional'], value='max', description='method'))
+
+# %% ../nbs/60_selective_omniprediction.ipynb #a2a6c570
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__)  # help() on every public name of this module lists its parameters (from the comments beside them)

@@ -862,3 +862,7 @@ def pse_explorer(
                     learner=widgets.Dropdown(options=['glm', 'hgb'], value=learner, description='learner'),
                     outcome=widgets.Dropdown(options=['vented', 'duration'], value='vented', description='outcome'),
                     seed=widgets.IntText(value=0, description='seed'))
+
+# %% ../nbs/11_path_specific_effects.ipynb #dc543e2a
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__)  # help() on every public name of this module lists its parameters (from the comments beside them)

@@ -263,3 +263,7 @@ def population_truth(
     while left > 0:  # chunks keep memory small
         m = min(left, 250_000); parts.append((m, sim(m, seed=rng, **params).truth)); left -= m
     return sum(m * t for m, t in parts) / n
+
+# %% ../nbs/10_pse_simulator.ipynb #3447bd2d
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__)  # help() on every public name of this module lists its parameters (from the comments beside them)

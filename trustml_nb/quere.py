@@ -502,3 +502,7 @@ def quere_explorer(
                     f"answer probability alone {t.auroc['answer probability']:.3f}")
         return headline, rep, fig
     return explorer(render, title='QueRE: which follow-up questions predict a correct answer?', follow_ups=pick, C=strength)
+
+# %% ../nbs/96_quere.ipynb #61cdf272
+from .core import document_parameters as _document_parameters
+_document_parameters(__name__)  # help() on every public name of this module lists its parameters (from the comments beside them)

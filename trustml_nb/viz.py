@@ -207,3 +207,8 @@ class Explorer(widgets.VBox):
 def explorer(render, run_button:bool=False, title:str|None=None, **controls)->Explorer:
     "Build an `Explorer`: `explorer(render, threshold=FloatSlider(...), group=Dropdown(...))`."
     return Explorer(render, controls, run_button=run_button, title=title)
+
+# %% ../nbs/03_viz.ipynb #55f0c8e7
+from .core import document_parameters as _document_parameters, param_docs as _param_docs
+_document_parameters(__name__, extra={   # explorer passes its arguments to Explorer, where they are documented
+    'explorer': {**_param_docs(Explorer), 'controls': "the controls as keywords: name=widget (names are render's keyword arguments)"}})  # help() on every public name of this module lists its parameters (from the comments beside them)
