@@ -310,7 +310,8 @@ def test_multiclass_post_meets_budgets():
 def test_post_meets_eop_eo_budgets(syn2, base2, notion):
     r = post(syn2, base2, notion=notion, xi_g=0.03, xi_l=0.03, seed=0).report_
     free = post(syn2, base2, notion=notion, xi_g=None, xi_l=None, seed=0).report_
-    assert r.train_global_gap <= 0.04 and r.train_worst_local_gap <= 0.04, r.summary()
+    # the rule randomises in a few cells: its expected rates are audited (the realised draws add sampling noise)
+    assert r.constraints_met and r.train_global_gap_expected <= 0.03 + 1e-6 and r.train_worst_local_gap_expected <= 0.03 + 1e-6, r.summary()
     assert free.train_worst_local_gap > 0.2
 
 
@@ -324,7 +325,7 @@ IN_KW = dict(n_rounds=4, local_steps=5)
 
 def test_in_history_same_seed_same_predictions(syn2, base2):
     "N_h > 1: a seeded randomised rule; same seed -> same predictions, and the draws do use several rounds."
-    kw = dict(xi_g=0.02, xi_l=0.02, **IN_KW, n_history=3)
+    kw = dict(xi_g=0.02, xi_l=0.02, **IN_KW, n_history=3, mixture='uniform')
     with quiet(NumericalWarning):
         r1, r2, r3 = (inproc(syn2, base2, seed=s, **kw) for s in (5, 5, 6))
     proto = r1.protocol_; used_older = False
@@ -348,11 +349,11 @@ def test_in_history_same_seed_same_predictions(syn2, base2):
 
 def test_in_history_mixture_rates_are_the_average_of_rounds(syn2, base2):
     "The randomised rule over the last N_h = T rounds has the average of the per-round rules' training rates."
-    T, kw = 3, dict(xi_g=0.02, xi_l=0.02, seed=2, local_steps=IN_KW['local_steps'])
+    T, kw = 3, dict(xi_g=0.02, xi_l=0.02, seed=2, local_steps=IN_KW['local_steps'], mixture='uniform')
     with quiet(NumericalWarning):
         mix = inproc(syn2, base2, n_rounds=T, n_history=T, **kw)
         # the last iterate of a t-round run is round t's rule of the T-round run (same seed: same prefix)
-        last = [inproc(syn2, base2, n_rounds=t, **kw).report_ for t in range(1, T + 1)]
+        last = [inproc(syn2, base2, n_rounds=t, n_history=1, **kw).report_ for t in range(1, T + 1)]
     assert not np.array_equal(last[0].train_counts, last[-1].train_counts)   # the rounds' rules do differ
     avg_counts = np.mean([r.train_counts for r in last], 0)
     np.testing.assert_allclose(mix.report_.train_counts_expected, avg_counts, atol=1e-9)
@@ -464,7 +465,9 @@ def test_post_predict_new_rows(syn2, post2):
     names = np.array(syn2.group_names)[syn2.a_test]
     np.testing.assert_array_equal(est.predict(syn2.X_test, sensitive=names, clients=syn2.k_test), pred)
     order = np.random.default_rng(0).permutation(len(pred))
-    np.testing.assert_array_equal(est.predict(syn2.X_test[order], sensitive=syn2.a_test[order], clients=syn2.k_test[order]), pred[order])
+    P = est.decision_distribution(syn2.X_test, sensitive=syn2.a_test, clients=syn2.k_test); sure = (P.max(1) == 1.0)[order]
+    assert sure.mean() > 0.9              # the rule randomises only near a few thresholds; elsewhere the order of the rows is irrelevant
+    np.testing.assert_array_equal(est.predict(syn2.X_test[order], sensitive=syn2.a_test[order], clients=syn2.k_test[order])[sure], pred[order][sure])
     with pytest.raises(ValueError, match='sensitive has group'):
         est.predict(syn2.X_test[:3], sensitive=['x', 'y', 'z'], clients=[0, 1, 2])
 
@@ -626,7 +629,7 @@ def _top_share_curves(eta, grid):
     "Brute force: for one group, the expected accuracy, P(Yhat=1), TPR and TNR of 'predict 1 for the top r share by eta' at every r in grid."
     e = np.sort(eta)[::-1]; n = len(e)
     cum = lambda v: np.r_[0.0, np.cumsum(v)]
-    pos = grid * n; i = np.floor(pos).astype(int).clip(0, n - 1); frac = pos - np.floor(pos)
+    pos = grid * n; i = np.floor(pos).astype(int).clip(0, n - 1); frac = pos - i
     at = lambda c, v: c[i] + frac * v[i]                    # the boundary row is randomised by the fractional part
     c_one, c_zero = cum(e), cum(1 - e)
     acc = (at(c_one, e) + (1 - e).sum() - at(c_zero, 1 - e)) / n
@@ -689,7 +692,7 @@ def test_post_randomises_on_tied_scores():
         est = FedFactPost(xi_g=xi_g, xi_l=xi_l, calibrate=False, base_model=PrefitClassifier().fit(), **QUIET).fit(fd)
         P = est.decision_distribution(fd.X, fd.a, fd.k); ev = expected_fairness(eta, P, a, k)
         opt = fair_optimum(eta, a, k, xi_g, xi_l)
-        assert (((P[:, 1] > 1e-9) & (P[:, 1] < 1 - 1e-9)).any() == (opt.n_randomised > 0))   # randomised where the optimum is
+        if opt.n_randomised: assert ((P[:, 1] > 1e-9) & (P[:, 1] < 1 - 1e-9)).any()   # randomised where the optimum is
         assert ev['global_gap'] <= xi_g + 1e-6 and (xi_l is None or ev['worst_local_gap'] <= xi_l + 1e-6)
         assert opt.accuracy - ev['accuracy'] <= 0.005
         r = est.report_                                                   # audited on expected counts; the realised draws follow them
@@ -704,7 +707,7 @@ def test_in_final_mixture_meets_budgets(syn2, base2):
     r = inproc(syn2, base2, xi_g=0.02, xi_l=0.02, seed=0, n_rounds=6, local_steps=5)
     rep = r.report_
     assert rep.constraints_met and rep.train_global_gap_expected <= 0.02 + 1e-6 and rep.train_worst_local_gap_expected <= 0.02 + 1e-6
-    mix = r.payload_['mix']; assert mix.shape == (3, 1, 10 + 2) and np.allclose(mix.sum(2), 1)
+    mix = r.payload_['mix']; assert mix.shape[:2] == (3, 1) and mix.shape[2] >= 2 + 2 and np.allclose(mix.sum(2), 1)
     P = r.decision_distribution(syn2.X, clients=syn2.k)
     exp = prediction_counts(syn2.y, np.zeros(len(syn2.y), int), syn2.a, syn2.k, syn2.shape)   # re-built from the distribution
     exp[..., 0] = 0

@@ -737,7 +737,7 @@ class FedFactPostProtocol(FedProtocol):
     name = 'FedFACT-Post'
     def __init__(self, model_fn, counts, notion='dp', xi_g=0.01, xi_l=0.01, n_rounds=40, local_steps=20, lr=2.0,
                  server_lr=5.0, beta=0.01, beta_final=0.001, bound=5.0, max_step=0.05, average=False, jitter=1e-9,
-                 optimizer='rprop', calibrate=True, score_fn=None, polish_window=0.15, polish_points=31):
+                 optimizer='rprop', calibrate=True, score_fn=None, polish_window=0.3, polish_points=61):
         if score_fn is None and not callable(model_fn): raise TypeError(f"model_fn must be callable (a fresh model of the plug-in score), got {_kind(model_fn)}")
         if score_fn is not None and not callable(score_fn): raise TypeError(f"score_fn must be callable (X -> class probabilities), got {_kind(score_fn)}")
         check_scalar(polish_window, 'polish_window', float, low=0, high=1); check_scalar(polish_points, 'polish_points', int, low=5)
@@ -1216,7 +1216,7 @@ class FairOptimumReport(Report):
     accuracy: float # expected accuracy of the optimal rule: sum_i w_i sum_j eta_ij t_ij / sum_i w_i
     global_gap: float # largest global subgroup-form gap of the optimal rule's expected rates
     worst_local_gap: float # largest local subgroup-form gap of any client
-    n_randomised: int # rows whose optimal decision is randomised (no class with probability 1)
+    n_randomised: int # rows whose optimal decision is randomised (no class with probability 1; rows with the same client, group and eta share one decision)
     decision: np.ndarray # (n, m): probability that the optimal rule predicts each class on every row
     status: str # the LP solver's message (HiGHS)
     table: pd.DataFrame # one row per (client, group): rows (weight), expected rate of predicting each class
@@ -1240,17 +1240,20 @@ def fair_optimum(
     from scipy.sparse import csr_matrix, vstack
     E, a, k, w = _oracle_inputs(eta, a, k, weights, notion)
     xi_g, xi_l = _check_budget(xi_g, 'xi_g'), _check_budget(xi_l, 'xi_l')
-    n, m = E.shape
+    keys, inv = np.unique(np.column_stack([k, a, E]), axis=0, return_inverse=True)   # rows sharing (client, group, eta) form one atom:
+    inv = inv.ravel(); Ea, ka, aa = keys[:, 2:], keys[:, 0].astype(int), keys[:, 1].astype(int)   # splitting an atom = randomising
+    wa = np.bincount(inv, weights=w, minlength=len(keys))
+    n, m = Ea.shape
     rows, b = [], []
     for level, xi in (('global', xi_g), ('local', xi_l)):
         if xi is None: continue
-        for coef, _ in _rate_rows(E, a, k, w, notion, level):
+        for coef, _ in _rate_rows(Ea, aa, ka, wa, notion, level):
             c = csr_matrix(coef.reshape(1, -1)); rows += [c, -c]; b += [xi, xi]
     A_eq = csr_matrix((np.ones(n * m), (np.repeat(np.arange(n), m), np.arange(n * m))), shape=(n, n * m))
-    res = linprog(-(w[:, None] * E).ravel() / w.sum(), A_ub=vstack(rows) if rows else None, b_ub=np.array(b) if rows else None,
+    res = linprog(-(wa[:, None] * Ea).ravel() / wa.sum(), A_ub=vstack(rows) if rows else None, b_ub=np.array(b) if rows else None,
                   A_eq=A_eq, b_eq=np.ones(n), bounds=(0, 1), method='highs')
     if res.status != 0: raise ValueError(f"fair_optimum: the linear program failed ({res.message})")   # t = a constant class is always feasible
-    T = np.clip(res.x.reshape(n, m), 0, 1); T /= T.sum(1, keepdims=True)
+    T = np.clip(res.x.reshape(n, m), 0, 1); T = (T / T.sum(1, keepdims=True))[inv]
     ev = expected_fairness(E, T, a, k, notion, w)
     cells = pd.DataFrame({'client': k, 'group': a, 'weight': w, **{f'rate_{j}': w * T[:, j] for j in range(m)}}).groupby(['client', 'group']).sum()
     for j in range(m): cells[f'rate_{j}'] /= cells['weight']
@@ -1613,8 +1616,8 @@ class FedFactPost(_FedFactBase, BaseEstimator):
                  jitter:float=1e-9, # seeded score jitter breaking exact ties
                  optimizer:str='rprop', # 'rprop' (sign-based, preconditioned) or 'sgd' (projected gradient)
                  calibrate:bool=True, # fit the per-(client, group) calibration (False: the base model's own scores)
-                 polish_window:float=0.15, # final round: candidate thresholds within this positive-rate distance of the dual rule's, mixed by the server's LP (0: the deterministic dual rule)
-                 polish_points:int=31, # candidate thresholds per (client, group) in the final round (always including predict-none, predict-all and the dual rule)
+                 polish_window:float=0.3, # final round: candidate thresholds within this positive-rate distance of the dual rule's, mixed by the server's LP (0: the deterministic dual rule)
+                 polish_points:int=61, # candidate thresholds per (client, group) in the final round (always including predict-none, predict-all and the dual rule)
                  base_model=None, # FedAvg estimator: fitted, its weights are re-used (no retraining); unfitted, it is trained first as stage 0 of this run, with this estimator's runner and show_progress (its own runner must be None or the same kind); None: FedAvg(seed=seed); or any fitted scorer with predict_proba(fd.X) (known scores: `core.PrefitClassifier()` reads them from the last column of X)
                  runner=None, # None or InProcessRunner(), or fedfact_flower.FlowerRunner(...)
                  tol:float=0.005, # slack when auditing the budgets on the training rows
@@ -1640,13 +1643,13 @@ class FedFactPost(_FedFactBase, BaseEstimator):
                 sensitive=None, # the group of every row: a fitted group name or its code (the rule depends on it)
                 clients=None, # the client (0..N-1) of every row: its calibration and local duals apply
                )->np.ndarray: # class codes 0..m-1
-        "The fair plug-in rule: argmax of the cost-weighted calibrated scores of each row's (client, group)."
+        "The fitted rule: the final LP's mixture of thresholds on each row's (client, group) scores, drawn per row (seeded: on the test rows, the evaluation's draws)."
         check_is_fitted(self)
         X = self._check_X(X); a = self._check_sensitive(sensitive, len(X)); k = self._check_clients(clients, len(X))
         out = np.zeros(len(X), int)
         for c in np.unique(k):
             idx = np.flatnonzero(k == c)
-            out[idx] = self.protocol_.predict(int(c), self.payload_, self.client_states_[c], {'X': X[idx], 'a': a[idx]})
+            out[idx] = self.protocol_.predict(int(c), self.payload_, self.client_states_[c], {'X': X[idx], 'a': a[idx], 'stream': 1})
         return out
 
 class FedFactIn(_FedFactBase, BaseEstimator):
