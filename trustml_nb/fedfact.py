@@ -1669,7 +1669,7 @@ class FedFactIn(_FedFactBase, BaseEstimator):
                  bound:float=5.0, # B_d, the l1 bound of the duals
                  kappa_eps:float=1e-4, # smallest cost after the positivity shift
                  optimizer:str='rprop', # 'rprop' or 'sgd'
-                 n_history:int=10, # N_h: the last N_h rounds' rules are the candidates of the final mixture (1: the last iterate only)
+                 n_history:int=20, # N_h: the last N_h rounds' rules are the candidates of the final mixture (1: the last iterate only)
                  mixture:str='lp', # 'lp': a final round audits the N_h rules and one constant rule per class, and the server's LP mixes them (most accurate within the budgets); 'uniform': each row uses one of the N_h rules drawn uniformly (the paper's Theorem 8 average)
                  dual_audit:str='last', # the dual step audits the 'last' rule or the 'mixture' of the last N_h (needs n_history > 1)
                  base_model=None, # FedAvg estimator: fitted, its weights start the shared model; unfitted, it is trained first as stage 0 of this run, with this estimator's runner and show_progress (its own runner must be None or the same kind); None: FedAvg(seed=seed)
