@@ -747,3 +747,24 @@ def test_client_shares_add_up_to_the_direct_disparities():
         glob += dg * p_k[c]
         np.testing.assert_allclose(dl * p_k[c], direct_disparities(y, pred, a, k, (2, 2, 3), 'dp', 'local')[c], atol=1e-9)
     np.testing.assert_allclose(glob, direct_disparities(y, pred, a, k, (2, 2, 3), 'dp', 'global'), atol=1e-9)
+
+
+@pytest.mark.slow
+def test_deployment_matches_inprocess():
+    "Flower's Deployment Engine (a SuperLink and two SuperNodes, separate processes on 127.0.0.1) gives the in-process results (1e-9)."
+    pytest.importorskip('flwr')
+    from trustml_nb.fedfact_flower import DeploymentRunner
+    fd = synthetic_conflict(n=1200, sizes=(0.6, 0.4), group_share=(0.8, 0.3), bias=(1.0, -1.0), seed=0)
+    kw = dict(n_rounds=2, local_steps=5, seed=3, **QUIET)
+    with quiet(NumericalWarning):
+        r_in = FedFactPost(base_model=FedAvg(n_rounds=1, local_steps=5, seed=3), runner=InProcessRunner(), **kw).fit(fd)
+        r_dep = FedFactPost(base_model=FedAvg(n_rounds=1, local_steps=5, seed=3), runner=DeploymentRunner(timeout=900), **kw).fit(fd)
+    for key in ('w.weight', 'w.bias', 'lam', 'mix'):
+        np.testing.assert_allclose(r_dep.payload_[key], r_in.payload_[key], rtol=0, atol=1e-9)
+    for a_, b_ in zip(r_dep.client_states_, r_in.client_states_):
+        for key in ('mu', 'tau', 'q'): np.testing.assert_allclose(a_[key], b_[key], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(r_dep.report_.test_counts, r_in.report_.test_counts, atol=1e-9)
+    np.testing.assert_allclose(r_dep.report_.train_counts_expected, r_in.report_.train_counts_expected, atol=1e-9)
+    assert r_dep.report_.runner == 'Flower deployment'
+    np.testing.assert_array_equal(r_dep.predict(fd.X_test, sensitive=fd.a_test, clients=fd.k_test),
+                                  r_in.predict(fd.X_test, sensitive=fd.a_test, clients=fd.k_test))

@@ -143,7 +143,7 @@ def run_flower(
     clients:list, # per-client data dicts (X, y, a, X_test, y_test, a_test)
     seed=0, # seed for every random choice: an int, or one int per protocol (as in `run_inprocess`)
     shape:tuple|None=None, # (m, G, N)
-    num_cpus:float=0.5, # Ray CPUs per simulated client
+    num_cpus:float=1.0, # Ray CPUs per simulated client (1: one Ray actor per CPU; each actor process imports torch and the package at start-up)
     total_cpus:int=2, # CPUs Ray may use in all
     verbose:bool=False, # show Flower's logs
     show_progress:bool|None=False, # progress bar over rounds (None: follow TRUSTML_NB_PROGRESS)
@@ -174,7 +174,7 @@ class FlowerRunner(FedRunner):
     "Flower's local simulation engine (Ray): a ServerApp and one ClientApp per client play the protocols; same answers as InProcessRunner."
     label = 'Flower simulation'
     def __init__(self,
-                 num_cpus:float=0.5, # Ray CPUs per simulated client
+                 num_cpus:float=1.0, # Ray CPUs per simulated client (1: one Ray actor per CPU; each actor process imports torch and the package at start-up)
                  total_cpus:int=2, # CPUs Ray may use in all
                  verbose:bool=False, # show Flower's and Ray's logs
                 ):
