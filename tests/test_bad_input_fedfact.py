@@ -208,7 +208,7 @@ def test_fedavg_fit_and_predict(fitted):
 
 @pytest.mark.parametrize('kw,arg', [
     (dict(xi_g=-1.0), 'xi_g'), (dict(xi_g=np.nan), 'xi_g'), (dict(xi_l=np.inf), 'xi_l'), (dict(xi_l='0.01'), 'xi_l'), (dict(beta=0.0), 'beta'),
-    (dict(optimizer='adam'), 'optimizer'), (dict(base_model='fedavg'), 'base_model'), (dict(tol=-1.0), 'tol'), (dict(average='yes'), 'average'),
+    (dict(polish_window='wide'), 'polish_window'), (dict(base_model='fedavg'), 'base_model'), (dict(tol=-1.0), 'tol'), (dict(average='yes'), 'average'),
     (dict(n_rounds=0), 'n_rounds'), (dict(calibrate=None), 'calibrate'), (dict(max_step=0.0), 'max_step'), (dict(jitter=-1.0), 'jitter'),
     (dict(base_model=FedAvg(lr=0.0)), 'base_model: lr'), (dict(base_model=FedAvg(seed=-2)), 'base_model: seed'), (dict(bound=0.0), 'bound')])
 def test_fedfactpost_fit(kw, arg):
@@ -252,8 +252,8 @@ def test_fedfactpost_predict(fitted):
 
 @pytest.mark.parametrize('kw,arg', [
     (dict(lr=0.0), 'lr'), (dict(lr=np.nan), 'lr'), (dict(n_history=0), 'n_history'), (dict(dual_audit='avg'), 'dual_audit'), (dict(eta_w=0.0), 'eta_w'),
-    (dict(kappa_eps=0.0), 'kappa_eps'), (dict(batch_size=0), 'batch_size'), (dict(dual_lr=-1.0), 'dual_lr'), (dict(seed=2**40), 'seed'),
-    (dict(notion=None), 'notion'), (dict(dual_audit='mixture'), "dual_audit='mixture'"),
+    (dict(kappa_eps=0.0), 'kappa_eps'), (dict(batch_size=0), 'batch_size'), (dict(mixture='lp2'), 'mixture'), (dict(seed=2**40), 'seed'),
+    (dict(notion=None), 'notion'),
     (dict(dual_audit='mixture', n_history=1), 'needs n_history > 1')])
 def test_fedfactin_fit(kw, arg):
     err(FedFactIn(**{**Q, **kw}).fit, FD, arg=arg)

@@ -735,24 +735,23 @@ def _mixture_lp(cnt, gain, counts, Dg, Dl, xi_g, xi_l, per_cell:bool=True, fallb
 class FedFactPostProtocol(FedProtocol):
     "FedFACT-Post: round 0 fits per-group calibration on each client; later rounds run the bi-level dual descent."
     name = 'FedFACT-Post'
-    def __init__(self, model_fn, counts, notion='dp', xi_g=0.01, xi_l=0.01, n_rounds=40, local_steps=20, lr=2.0,
-                 server_lr=5.0, beta=0.01, beta_final=0.001, bound=5.0, max_step=0.05, average=False, jitter=1e-9,
-                 optimizer='rprop', calibrate=True, score_fn=None, polish_window=0.3, polish_points=61):
+    def __init__(self, model_fn, counts, notion='dp', xi_g=0.01, xi_l=0.01, n_rounds=40, local_steps=20,
+                 beta=0.01, beta_final=0.001, bound=5.0, max_step=0.05, average=False, jitter=1e-9,
+                 calibrate=True, score_fn=None, polish_window=0.3, polish_points=61):
         if score_fn is None and not callable(model_fn): raise TypeError(f"model_fn must be callable (a fresh model of the plug-in score), got {_kind(model_fn)}")
         if score_fn is not None and not callable(score_fn): raise TypeError(f"score_fn must be callable (X -> class probabilities), got {_kind(score_fn)}")
         check_scalar(polish_window, 'polish_window', float, low=0, high=1); check_scalar(polish_points, 'polish_points', int, low=5)
         check_option(notion, 'notion', NOTIONS); xi_g, xi_l = _check_budget(xi_g, 'xi_g'), _check_budget(xi_l, 'xi_l')
-        _check_training(n_rounds=n_rounds, local_steps=local_steps, lr=lr, server_lr=server_lr, beta=beta, beta_final=beta_final,
+        _check_training(n_rounds=n_rounds, local_steps=local_steps, beta=beta, beta_final=beta_final,
                         bound=bound, max_step=max_step)
         check_scalar(jitter, 'jitter', float, low=0); check_flag(average, 'average'); check_flag(calibrate, 'calibrate')
         self.model_fn, self.notion, self.xi_g, self.xi_l = model_fn, notion, xi_g, xi_l
         self.counts = _check_counts(counts)
         self.polish = polish_window > 0 and self.counts.shape[2] == 2      # the final LP round (binary rules)
         self.score_fn, self.polish_window, self.polish_points, self._T = score_fn, polish_window, polish_points, n_rounds + 1
-        self.n_rounds, self.local_steps, self.lr, self.beta, self.beta_final = n_rounds + 1 + self.polish, local_steps, lr, beta, beta_final
-        self.bound, self.jitter, self.server_lr, self.max_step = bound, jitter, server_lr, max_step
+        self.n_rounds, self.local_steps, self.beta, self.beta_final = n_rounds + 1 + self.polish, local_steps, beta, beta_final
+        self.bound, self.jitter, self.max_step = bound, jitter, max_step
         self.average, self.calibrate = average, calibrate
-        self.optimizer = check_option(optimizer, 'optimizer', ('rprop', 'sgd'))
         self.counts = _check_counts(counts)
         self.N, self.G, self.m = self.counts.shape
         self.p_ak = self.counts.sum(2) / self.counts.sum()
@@ -799,7 +798,7 @@ class FedFactPostProtocol(FedProtocol):
         if self.polish and rnd == self.n_rounds - 1: return self._polish_client(cid, payload, state, data, seed)
         eta, a, lam, mu = state['eta'], data['a'], payload['lam'], state['mu']
         groups = [np.nonzero(a == g)[0] for g in range(self.G)]
-        beta = self.beta_at(rnd - 1); lr = self.lr / np.sqrt(rnd)
+        beta = self.beta_at(rnd - 1)
         Dg_k = None if self.Dg is None else self.Dg[:, cid]; Dl_k = None if self.Dl is None else self.Dl[cid]
         nk_frac = self.p_k[cid]
         if self.Dl is not None:
@@ -807,10 +806,8 @@ class FedFactPostProtocol(FedProtocol):
                 _, _, dl = _client_post_grads(eta, groups, self.M_k(cid, lam, mu), None, Dl_k, self.p_ak[cid], len(a), beta)
                 disp = dl * nk_frac                       # local disparity of the smoothed rule
                 grad = np.stack([self.xi_l - disp, self.xi_l + disp])
-                if self.optimizer == 'rprop':
-                    mu, state['mu_prev'], state['mu_step'] = _rprop_step(mu, grad, state['mu_prev'], state['mu_step'], self.sl[cid],
-                                                                        self.bound, step_max=self.max_step)
-                else: mu = _project_l1_ball(mu - self.sl[cid] * np.clip(lr * grad, -self.max_step, self.max_step), self.bound)
+                mu, state['mu_prev'], state['mu_step'] = _rprop_step(mu, grad, state['mu_prev'], state['mu_step'], self.sl[cid],
+                                                                    self.bound, step_max=self.max_step)
         state['mu'] = mu
         w_avg = self._avg_weight(rnd)                      # Polyak average of the second half of the rounds
         state['mu_avg'] = mu if w_avg == 1.0 else (1 - w_avg) * state['mu_avg'] + w_avg * mu
@@ -824,12 +821,9 @@ class FedFactPostProtocol(FedProtocol):
         if rnd == 0 or self.Dg is None: return payload
         disp = sum(r['dglob'] for r in replies)           # = global disparity of the smoothed rule
         grad = np.stack([self.xi_g - disp, self.xi_g + disp])
-        extra = {}
-        if self.optimizer == 'rprop':
-            lam, prev, step = _rprop_step(payload['lam'], grad, payload['lam_prev'], payload['lam_step'], self.sg, self.bound,
-                                         step_max=2 * self.max_step)
-            extra = {'lam_prev': prev, 'lam_step': step}
-        else: lam = _project_l1_ball(payload['lam'] - self.sg * np.clip(self.server_lr / np.sqrt(rnd) * grad, -2 * self.max_step, 2 * self.max_step), self.bound)
+        lam, prev, step = _rprop_step(payload['lam'], grad, payload['lam_prev'], payload['lam_step'], self.sg, self.bound,
+                                     step_max=2 * self.max_step)
+        extra = {'lam_prev': prev, 'lam_step': step}
         w_avg = self._avg_weight(rnd)
         lam_avg = lam if w_avg == 1.0 else (1 - w_avg) * payload['lam_avg'] + w_avg * lam
         return {**payload, **extra, 'lam': lam, 'lam_avg': lam_avg, '_log': {'max_global_violation': float(np.abs(disp).max() - self.xi_g)}}
@@ -908,8 +902,8 @@ class FedFactInProtocol(FedProtocol):
     "FedFACT-In: shared theta + private phi_k, Hedge ensemble, cost-sensitive CE, dual ascent; predicts with the last N_h rounds' rules (n_history)."
     name = 'FedFACT-In'
     def __init__(self, n_features, n_classes, counts, notion='dp', xi_g=0.01, xi_l=0.01, n_rounds=40, local_steps=20,
-                 lr=0.01, batch_size=256, hidden=0, dual_lr=1.0, max_step=0.1, eta_w=0.3, bound=5.0, kappa_eps=1e-4,
-                 init_seed=0, init_weights=None, optimizer='rprop', n_history=1, dual_audit='last', mixture='uniform'):
+                 lr=0.01, batch_size=256, hidden=0, max_step=0.1, eta_w=0.3, bound=5.0, kappa_eps=1e-4,
+                 init_seed=0, init_weights=None, n_history=1, dual_audit='last', mixture='uniform'):
         self.n_history = check_scalar(n_history, 'n_history', int, low=1)
         self.mixture = check_option(mixture, 'mixture', ('uniform', 'lp'))
         self.dual_audit = check_option(dual_audit, 'dual_audit', ('last', 'mixture'))
@@ -918,15 +912,14 @@ class FedFactInProtocol(FedProtocol):
                              "with n_history=1 there is only the last rule: leave dual_audit='last' or raise n_history")
         check_scalar(n_features, 'n_features', int, low=1); check_scalar(n_classes, 'n_classes', int, low=2)
         check_option(notion, 'notion', NOTIONS); xi_g, xi_l = _check_budget(xi_g, 'xi_g'), _check_budget(xi_l, 'xi_l')
-        _check_training(n_rounds=n_rounds, local_steps=local_steps, lr=lr, batch_size=batch_size, hidden=hidden, dual_lr=dual_lr,
+        _check_training(n_rounds=n_rounds, local_steps=local_steps, lr=lr, batch_size=batch_size, hidden=hidden,
                         max_step=max_step, eta_w=eta_w, bound=bound, kappa_eps=kappa_eps, init_seed=init_seed)
         if init_weights is not None and not isinstance(init_weights, dict):
             raise TypeError(f"init_weights must be None or a dict of arrays from get_weights, got {_kind(init_weights)}")
         self.n_features, self.m, self.n_rounds, self.local_steps = n_features, n_classes, n_rounds + (mixture == 'lp'), local_steps
-        self.lr, self.batch_size, self.hidden, self.dual_lr, self.eta_w = lr, batch_size, hidden, dual_lr, eta_w
+        self.lr, self.batch_size, self.hidden, self.eta_w = lr, batch_size, hidden, eta_w
         self.bound, self.kappa_eps, self.init_seed, self.init_weights = bound, kappa_eps, init_seed, init_weights
         self.max_step = max_step
-        self.optimizer = check_option(optimizer, 'optimizer', ('rprop', 'sgd'))
         self.notion, self.xi_g, self.xi_l = notion, xi_g, xi_l
         self.counts = _check_counts(counts); self.N, self.G, _ = self.counts.shape
         if self.counts.shape[2] != n_classes: raise ValueError(f"counts has {self.counts.shape[2]} classes but n_classes is {n_classes}")
@@ -1011,10 +1004,8 @@ class FedFactInProtocol(FedProtocol):
         if self.Dl is not None:
             dl = np.einsum('uaij,aij->u', self.Dl[cid], C)
             g = -np.stack([dl - self.xi_l, -dl - self.xi_l])          # descent direction of the dual objective
-            if self.optimizer == 'rprop':
-                state['mu'], state['mu_prev'], state['mu_step'] = _rprop_step(mu, g, state['mu_prev'], state['mu_step'], self.sl[cid],
-                                                                             self.bound, step_max=self.max_step)
-            else: state['mu'] = _project_l1_ball(mu - self.sl[cid] * np.clip(self.dual_lr * g, -self.max_step, self.max_step), self.bound)
+            state['mu'], state['mu_prev'], state['mu_step'] = _rprop_step(mu, g, state['mu_prev'], state['mu_step'], self.sl[cid],
+                                                                         self.bound, step_max=self.max_step)
         # 5: local cost-sensitive training of theta and phi
         with _torch_single_thread():
             rng = _rng_for(seed, rnd, cid)
@@ -1035,10 +1026,8 @@ class FedFactInProtocol(FedProtocol):
         if self.Dg is not None:
             disp = sum(r['dglob'] for r in replies)           # clients' shares add up to the global disparity
             g = -np.stack([disp - self.xi_g, -disp - self.xi_g])
-            if self.optimizer == 'rprop':
-                out['lam'], out['lam_prev'], out['lam_step'] = _rprop_step(payload['lam'], g, payload['lam_prev'], payload['lam_step'],
-                                                                          self.sg, self.bound, step_max=self.max_step)
-            else: out['lam'] = _project_l1_ball(payload['lam'] - self.sg * np.clip(self.dual_lr * g, -self.max_step, self.max_step), self.bound)
+            out['lam'], out['lam_prev'], out['lam_step'] = _rprop_step(payload['lam'], g, payload['lam_prev'], payload['lam_step'],
+                                                                      self.sg, self.bound, step_max=self.max_step)
             out['_log'] = {'max_global_violation': float(np.abs(disp).max() - self.xi_g)}
         return out
     def candidate_predictions(self, cid, payload, state, data)->np.ndarray:
@@ -1606,15 +1595,12 @@ class FedFactPost(_FedFactBase, BaseEstimator):
                  xi_l:float|None=0.01, # local budget of every client (None: no local constraints; with xi_g=None too: the unconstrained plug-in rule)
                  n_rounds:int=40, # dual rounds (after the calibration round)
                  local_steps:int=20, # local dual steps per client and round
-                 lr:float=2.0, # step of the local duals with optimizer='sgd' (divided by sqrt(round))
-                 server_lr:float=5.0, # step of the global duals with optimizer='sgd'
                  beta:float=0.01, # first smoothing temperature of the max
                  beta_final:float=0.001, # last smoothing temperature (geometric annealing)
                  bound:float=5.0, # B_d, the l1 bound of the duals
                  max_step:float=0.05, # largest local dual step in score units (twice that for the global duals)
                  average:bool=False, # predict with the Polyak average of the second half of the duals
                  jitter:float=1e-9, # seeded score jitter breaking exact ties
-                 optimizer:str='rprop', # 'rprop' (sign-based, preconditioned) or 'sgd' (projected gradient)
                  calibrate:bool=True, # fit the per-(client, group) calibration (False: the base model's own scores)
                  polish_window:float=0.3, # final round: candidate thresholds within this positive-rate distance of the dual rule's, mixed by the server's LP (0: the deterministic dual rule)
                  polish_points:int=61, # candidate thresholds per (client, group) in the final round (always including predict-none, predict-all and the dual rule)
@@ -1624,18 +1610,18 @@ class FedFactPost(_FedFactBase, BaseEstimator):
                  seed:int=0, # seed of every random choice of this stage
                  show_progress:bool|None=None, # progress bars over rounds (None: follow TRUSTML_NB_PROGRESS)
                 ):
-        self.notion, self.xi_g, self.xi_l, self.n_rounds, self.local_steps, self.lr = notion, xi_g, xi_l, n_rounds, local_steps, lr
-        self.server_lr, self.beta, self.beta_final, self.bound, self.max_step = server_lr, beta, beta_final, bound, max_step
-        self.average, self.jitter, self.optimizer, self.calibrate, self.base_model = average, jitter, optimizer, calibrate, base_model
+        self.notion, self.xi_g, self.xi_l, self.n_rounds, self.local_steps = notion, xi_g, xi_l, n_rounds, local_steps
+        self.beta, self.beta_final, self.bound, self.max_step = beta, beta_final, bound, max_step
+        self.average, self.jitter, self.calibrate, self.base_model = average, jitter, calibrate, base_model
         self.runner, self.tol, self.seed, self.show_progress = runner, tol, seed, show_progress
         self.polish_window, self.polish_points = polish_window, polish_points
 
     def _protocol(self, fd, avg, base=None):
         score_fn = base.predict_proba if avg is None else None
         return FedFactPostProtocol(None if avg is None else avg.model, fd.counts, self.notion, self.xi_g, self.xi_l, n_rounds=self.n_rounds,
-                                   local_steps=self.local_steps, lr=self.lr, server_lr=self.server_lr, beta=self.beta,
+                                   local_steps=self.local_steps, beta=self.beta,
                                    beta_final=self.beta_final, bound=self.bound, max_step=self.max_step, average=self.average,
-                                   jitter=self.jitter, optimizer=self.optimizer, calibrate=self.calibrate, score_fn=score_fn,
+                                   jitter=self.jitter, calibrate=self.calibrate, score_fn=score_fn,
                                    polish_window=self.polish_window, polish_points=self.polish_points)
 
     def predict(self,
@@ -1663,12 +1649,10 @@ class FedFactIn(_FedFactBase, BaseEstimator):
                  local_steps:int=20, # Adam steps per model, client and round
                  lr:float=0.01, # Adam learning rate
                  batch_size:int=256, # rows per mini-batch
-                 dual_lr:float=1.0, # dual step with optimizer='sgd'
                  max_step:float=0.1, # largest dual step in score units
                  eta_w:float=0.3, # Hedge step of the ensemble weight
                  bound:float=5.0, # B_d, the l1 bound of the duals
                  kappa_eps:float=1e-4, # smallest cost after the positivity shift
-                 optimizer:str='rprop', # 'rprop' or 'sgd'
                  n_history:int=20, # N_h: the last N_h rounds' rules are the candidates of the final mixture (1: the last iterate only)
                  mixture:str='lp', # 'lp': a final round audits the N_h rules and one constant rule per class, and the server's LP mixes them (most accurate within the budgets); 'uniform': each row uses one of the N_h rules drawn uniformly (the paper's Theorem 8 average)
                  dual_audit:str='last', # the dual step audits the 'last' rule or the 'mixture' of the last N_h (needs n_history > 1)
@@ -1679,15 +1663,15 @@ class FedFactIn(_FedFactBase, BaseEstimator):
                  show_progress:bool|None=None, # progress bars over rounds (None: follow TRUSTML_NB_PROGRESS)
                 ):
         self.notion, self.xi_g, self.xi_l, self.n_rounds, self.local_steps, self.lr = notion, xi_g, xi_l, n_rounds, local_steps, lr
-        self.batch_size, self.dual_lr, self.max_step, self.eta_w, self.bound = batch_size, dual_lr, max_step, eta_w, bound
-        self.kappa_eps, self.optimizer, self.n_history, self.dual_audit, self.mixture = kappa_eps, optimizer, n_history, dual_audit, mixture
+        self.batch_size, self.max_step, self.eta_w, self.bound = batch_size, max_step, eta_w, bound
+        self.kappa_eps, self.n_history, self.dual_audit, self.mixture = kappa_eps, n_history, dual_audit, mixture
         self.base_model, self.runner, self.tol, self.seed, self.show_progress = base_model, runner, tol, seed, show_progress
 
     def _protocol(self, fd, avg, base=None):
         return FedFactInProtocol(fd.X.shape[1], fd.shape[0], fd.counts, self.notion, self.xi_g, self.xi_l, n_rounds=self.n_rounds,
                                  local_steps=self.local_steps, lr=self.lr, batch_size=self.batch_size, hidden=avg.hidden,
-                                 dual_lr=self.dual_lr, max_step=self.max_step, eta_w=self.eta_w, bound=self.bound,
-                                 kappa_eps=self.kappa_eps, optimizer=self.optimizer, n_history=self.n_history,
+                                 max_step=self.max_step, eta_w=self.eta_w, bound=self.bound,
+                                 kappa_eps=self.kappa_eps, n_history=self.n_history,
                                  dual_audit=self.dual_audit, mixture=self.mixture)
 
     def _check_diverged(self, run):
