@@ -1852,6 +1852,8 @@ class FedFactExplorerReport(Report):
     global_gap: float # FedFACT-Post at the chosen budgets: global test gap (pairwise form)
     worst_local_gap: float # FedFACT-Post at the chosen budgets: worst client's test gap (pairwise form)
     constraints_met: bool # the chosen budgets hold on the training rows (within the audit tolerance)
+    noise_floor_mean: float # worst local test gap an exactly fair rule would show on the same cells from sampling noise (mean; `dp_noise_floor`, test + training noise)
+    noise_floor_q90: float # its 90% quantile: test gaps below it are within the noise band
     fedavg_accuracy: float # FedAvg: test accuracy
     fedavg_global_gap: float # FedAvg: global test gap (pairwise form, same notion)
     fedavg_worst_local_gap: float # FedAvg: worst client's test gap (pairwise form, same notion)
@@ -1861,7 +1863,7 @@ class FedFactExplorerReport(Report):
     @property
     def title(self)->str:
         return (f"FedFACT-Post, {self.notion.upper()}, xi_g={self.global_budget:.3f}, xi_l={self.local_budget:.3f}, alpha={self.alpha:g}"
-                + ('' if self.constraints_met else ' (budget NOT met on the training data)'))
+                + (' (budget met on the training data)' if self.constraints_met else ' (budget NOT met on the training data)'))
 
 _EXPLORER_CACHE = {}
 
@@ -1895,8 +1897,10 @@ def explore_fedfact(
     unmet = _say_once(caught, 'explore_fedfact', points)
     notes = (unmet,) if unmet else ()
     avg = metrics_from_counts(base.report_.test_counts, notion)    # FedAvg's test counts, from its fit (notion-free)
+    floor = dp_noise_floor(main.test_counts, fit_counts=main.train_counts, seed=seed)
     curve = pd.DataFrame(rows)
     fig, (ax1, ax2) = new_figure(1, 2, figsize=(10, 3.6))
+    ax1.axvspan(0, floor['q90'], color='0.85', zorder=0, label='noise band of an exactly fair rule (90%)')
     plot_tradeoff(curve, 'worst_local_gap', 'accuracy', annotate='scale', ax=ax1)
     ax1.scatter([avg['local_pairwise']], [avg['accuracy']], marker='s', color='crimson', zorder=3, label='FedAvg')
     ax1.legend(frameon=False, fontsize='small'); ax1.set_xlabel('worst local gap (test, pairwise)'); ax1.set_title('trade-off (labels: budget scale)')
@@ -1907,6 +1911,7 @@ def explore_fedfact(
     ax2.set_title(f'local {notion.upper()} gap per client (test); dashed: xi_l')
     rep = FedFactExplorerReport(notion=notion, global_budget=float(xi_g), local_budget=float(xi_l), alpha=float(alpha), accuracy=main.accuracy,
                                 global_gap=main.global_gap, worst_local_gap=main.worst_local_gap, constraints_met=main.constraints_met,
+                                noise_floor_mean=floor['mean'], noise_floor_q90=floor['q90'],
                                 fedavg_accuracy=avg['accuracy'], fedavg_global_gap=avg['global_pairwise'],
                                 fedavg_worst_local_gap=avg['local_pairwise'], table=curve, notes=notes)
     return rep, fig
