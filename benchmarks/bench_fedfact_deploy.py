@@ -46,17 +46,24 @@ def main():
     rows.append(dict(run="Deployment Engine (SuperLink + 2 SuperNodes, 127.0.0.1)", seconds=t_dep, max_abs_difference_to_in_process=max_diff(a, b),
                      first_round_seconds=b.log[0]["seconds"], load=os.getloadavg()[0]))
     import ray
-    t0 = time.perf_counter(); ray.init(num_cpus=2, include_dashboard=False, logging_level=40); t_init = time.perf_counter() - t0; ray.shutdown()
-    rows.append(dict(run="ray.init alone (2 CPUs, no dashboard)", seconds=t_init, load=os.getloadavg()[0]))
+    try:
+        t0 = time.perf_counter(); ray.init(num_cpus=2, include_dashboard=False, logging_level=40); t_init = time.perf_counter() - t0; ray.shutdown()
+        rows.append(dict(run="ray.init alone (2 CPUs, no dashboard)", seconds=t_init, load=os.getloadavg()[0]))
+    except Exception as e:        # Ray gives its raylet 30 s to register; on an overloaded machine it fails: say so, do not hide it
+        rows.append(dict(run=f"ray.init alone: FAILED ({str(e)[:80]})", seconds=np.nan, load=os.getloadavg()[0]))
+        if ray.is_initialized(): ray.shutdown()
     kw = dict(n_rounds=3, local_steps=5, seed=3, show_progress=False)
     for label, runner in (("before: FlowerRunner(num_cpus=0.5) (4 Ray actors)", FlowerRunner(num_cpus=0.5)),
                           ("now: FlowerRunner() (num_cpus=1: one actor per client)", FlowerRunner())):
-        with quiet(NumericalWarning):
-            t0 = time.perf_counter()
-            r = FedFactPost(base_model=FedAvg(n_rounds=2, local_steps=5, seed=3), runner=runner, **kw).fit(fd)
-            t = time.perf_counter() - t0
-        first = r.base_model_.report_.round_log["seconds"].iloc[0]
-        rows.append(dict(run=f"nbs/21 demo, Flower simulation, {label}", seconds=t, first_round_seconds=first, load=os.getloadavg()[0]))
+        try:
+            with quiet(NumericalWarning):
+                t0 = time.perf_counter()
+                r = FedFactPost(base_model=FedAvg(n_rounds=2, local_steps=5, seed=3), runner=runner, **kw).fit(fd)
+                t = time.perf_counter() - t0
+            first = r.base_model_.report_.round_log["seconds"].iloc[0]
+            rows.append(dict(run=f"nbs/21 demo, Flower simulation, {label}", seconds=t, first_round_seconds=first, load=os.getloadavg()[0]))
+        except RuntimeError as e:
+            rows.append(dict(run=f"nbs/21 demo, Flower simulation, {label}: FAILED ({str(e)[:60]})", seconds=np.nan, load=os.getloadavg()[0]))
         print(rows[-1], flush=True)
     df = pd.DataFrame(rows)
     OUT.mkdir(exist_ok=True)
@@ -64,7 +71,7 @@ def main():
                                          + "\n\nCommand: `.venv/bin/python benchmarks/bench_fedfact_deploy.py`. `load`: 1-minute load average of the shared "
                                          "2-core machine when the row was measured.\n\n" + markdown_table(df) + "\n")
     print(df.to_string())
-    assert df.max_abs_difference_to_in_process.max() <= 1e-9
+    assert df.max_abs_difference_to_in_process.max(skipna=True) <= 1e-9
 
 
 if __name__ == "__main__":
