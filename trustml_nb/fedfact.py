@@ -1645,7 +1645,7 @@ class FedFactIn(_FedFactBase, BaseEstimator):
                  notion:str='dp', # 'dp', 'eop' or 'eo'
                  xi_g:float|None=0.01, # global budget (None: no global constraint)
                  xi_l:float|None=0.01, # local budget of every client (None: no local constraints)
-                 n_rounds:int=40, # communication rounds
+                 n_rounds:int=80, # communication rounds (80: the final mixture then needs no constant rule on the 5 Adult splits of benchmarks/results/fedfact_in.md)
                  local_steps:int=20, # Adam steps per model, client and round
                  lr:float=0.01, # Adam learning rate
                  batch_size:int=256, # rows per mini-batch
