@@ -208,7 +208,7 @@ def test_fedavg_fit_and_predict(fitted):
 
 @pytest.mark.parametrize('kw,arg', [
     (dict(xi_g=-1.0), 'xi_g'), (dict(xi_g=np.nan), 'xi_g'), (dict(xi_l=np.inf), 'xi_l'), (dict(xi_l='0.01'), 'xi_l'), (dict(beta=0.0), 'beta'),
-    (dict(optimizer='adam'), 'optimizer'), (dict(base_model='fedavg'), 'base_model'), (dict(tol=-1.0), 'tol'), (dict(average='yes'), 'average'),
+    (dict(polish_window='wide'), 'polish_window'), (dict(base_model='fedavg'), 'base_model'), (dict(tol=-1.0), 'tol'), (dict(average='yes'), 'average'),
     (dict(n_rounds=0), 'n_rounds'), (dict(calibrate=None), 'calibrate'), (dict(max_step=0.0), 'max_step'), (dict(jitter=-1.0), 'jitter'),
     (dict(base_model=FedAvg(lr=0.0)), 'base_model: lr'), (dict(base_model=FedAvg(seed=-2)), 'base_model: seed'), (dict(bound=0.0), 'bound')])
 def test_fedfactpost_fit(kw, arg):
@@ -252,8 +252,8 @@ def test_fedfactpost_predict(fitted):
 
 @pytest.mark.parametrize('kw,arg', [
     (dict(lr=0.0), 'lr'), (dict(lr=np.nan), 'lr'), (dict(n_history=0), 'n_history'), (dict(dual_audit='avg'), 'dual_audit'), (dict(eta_w=0.0), 'eta_w'),
-    (dict(kappa_eps=0.0), 'kappa_eps'), (dict(batch_size=0), 'batch_size'), (dict(dual_lr=-1.0), 'dual_lr'), (dict(seed=2**40), 'seed'),
-    (dict(notion=None), 'notion'), (dict(dual_audit='mixture'), "dual_audit='mixture'"),
+    (dict(kappa_eps=0.0), 'kappa_eps'), (dict(batch_size=0), 'batch_size'), (dict(mixture='lp2'), 'mixture'), (dict(seed=2**40), 'seed'),
+    (dict(notion=None), 'notion'),
     (dict(dual_audit='mixture', n_history=1), 'needs n_history > 1')])
 def test_fedfactin_fit(kw, arg):
     err(FedFactIn(**{**Q, **kw}).fit, FD, arg=arg)
@@ -337,3 +337,74 @@ def test_flower_runner_settings():
     err(FedAvg(**AVG, runner=FlowerRunner(verbose='loud')).fit, FD, arg='verbose')
     err(FedAvg(**AVG, runner=FlowerRunner(verbose=0)).fit, FD, arg='verbose must be True or False', exc=TypeError)   # refused before Ray starts
     err(run_flower, [], [], arg='clients must be a non-empty list')
+
+
+# ---- the exact oracle, known scores, the final LP round, the Deployment Engine (issue 14) ------------------------------
+from trustml_nb.core import PrefitClassifier
+from trustml_nb.fedfact import expected_fairness, fair_optimum, known_eta_federation
+
+ETA = np.array([.2, .7, .9, .4, .6, .3, .8, .1]); EA, EK = A, K
+
+
+@pytest.mark.parametrize('args,kw,arg', [
+    ((with_nan(ETA), EA, EK), {}, 'eta contains'), ((ETA + 1, EA, EK), {}, 'eta'), (([], [], []), {}, 'eta must have at least 1'),
+    ((ETA, EA[:-1], EK), {}, 'a has 7'), ((ETA.astype(str), EA, EK), {}, 'eta must be numeric'), ((ETA, EA + 0.5, EK), {}, 'a must hold integer codes'),
+    ((ETA, np.zeros(8), EK), {}, 'a has only one group'), ((ETA, EA, EK), dict(xi_g=-0.1), 'xi_g'), ((ETA, EA, EK), dict(xi_l=np.nan), 'xi_l'),
+    ((ETA, EA, EK), dict(notion='dpp'), 'notion'), ((ETA, EA, EK), dict(weights=-np.ones(8)), 'weights'),
+    ((ETA, EA, EK), dict(weights=np.ones(3)), 'weights has 3'), ((np.c_[ETA, ETA], EA, EK), {}, 'eta')])
+def test_fair_optimum_bad(args, kw, arg):
+    err(fair_optimum, *args, arg=arg, **kw)
+
+
+def test_fair_optimum_ok():
+    ok(fair_optimum, ETA, EA, EK, xi_g=0.0, check=lambda r: r.global_gap < 1e-8 and np.allclose(r.decision.sum(1), 1))
+    ok(fair_optimum, np.c_[1 - ETA, ETA], EA.astype(bool), EK, xi_l=0.05, notion='eo', check=lambda r: r.worst_local_gap <= 0.05 + 1e-7)
+    ok(fair_optimum, ETA, EA, EK, check=lambda r: np.array_equal(r.decision.argmax(1), (ETA > 0.5).astype(int)))
+
+
+def test_expected_fairness_bad():
+    err(expected_fairness, ETA, with_nan(ETA), EA, EK, arg='decision contains')
+    err(expected_fairness, ETA, ETA[:-1], EA, EK, arg='decision must have shape')
+    err(expected_fairness, ETA, np.c_[ETA, ETA], EA, EK, arg='decision')
+    err(expected_fairness, ETA, ETA, EA, EK, notion='x', arg='notion')
+    ok(expected_fairness, ETA, (ETA > .5).astype(float), EA, EK, check=lambda d: abs(d['accuracy'] - np.mean(np.maximum(ETA, 1 - ETA))) < 1e-12)
+
+
+@pytest.mark.parametrize('kw,arg', [(dict(n_clients=0), 'n_clients'), (dict(tie_share=1.5), 'tie_share'), (dict(cell_size=(50, 10)), 'cell_size'),
+                                    (dict(cell_size=(1, 10)), 'cell_size[0]'), (dict(seed=-1), 'seed')])
+def test_known_eta_federation_bad(kw, arg):
+    err(known_eta_federation, arg=arg, **kw)
+
+
+def test_known_scores_and_final_round_settings():
+    fd, eta = known_eta_federation(n_clients=2, cell_size=(20, 40), seed=0)
+    for kw, arg in [(dict(polish_window=-0.1), 'polish_window'), (dict(polish_window=2.0), 'polish_window'), (dict(polish_points=2), 'polish_points'),
+                    (dict(polish_points=10.5), 'polish_points')]:
+        err(FedFactPost(n_rounds=1, local_steps=1, calibrate=False, base_model=PrefitClassifier().fit(), **Q, **kw).fit, fd, arg=arg)
+    err(FedFactPost(n_rounds=1, base_model=PrefitClassifier(), **Q).fit, fd, arg='must be fitted')                  # unfitted scorer
+    err(FedFactPost(n_rounds=1, base_model=PrefitClassifier(classes=(0, 1, 2)).fit(), **Q).fit, fd, arg='classes')
+    err(FedFactPost(n_rounds=1, base_model=PrefitClassifier(proba_fn=lambda X: np.c_[X, X]).fit(), **Q).fit, fd, arg='proba_fn(X)')
+    err(FedFactIn(n_rounds=1, base_model=PrefitClassifier().fit(), **Q).fit, fd, arg='base_model')                   # In trains: it needs FedAvg
+    err(FedFactIn(n_rounds=1, mixture='best', **Q).fit, fd, arg='mixture')
+    with quiet(NumericalWarning):
+        ok(FedFactPost(n_rounds=2, local_steps=2, polish_window=0.0, calibrate=False, base_model=PrefitClassifier().fit(), **Q).fit, fd,
+           check=lambda e: 'mix' not in e.payload_ and np.isin(e.decision_distribution(fd.X, fd.a, fd.k), (0.0, 1.0)).all())
+
+
+def test_decision_distribution_bad(fitted):
+    post, inn = fitted['post'], fitted['inn']
+    err(post.decision_distribution, FD.X_test, sensitive=None, clients=FD.k_test, arg='sensitive is required')
+    err(post.decision_distribution, FD.X_test[:, :2], sensitive=FD.a_test, clients=FD.k_test, arg='X')
+    err(inn.decision_distribution, FD.X_test, clients=None, arg='clients is required')
+    with pytest.raises(NotFittedError): FedFactPost().decision_distribution(FD.X_test, sensitive=FD.a_test, clients=FD.k_test)
+    ok(inn.decision_distribution, FD.X_test, clients=FD.k_test, check=lambda P: np.allclose(P.sum(1), 1) and P.shape == (len(FD.X_test), 2))
+
+
+def test_deployment_runner_bad():
+    pytest.importorskip('flwr')
+    from trustml_nb.fedfact_flower import DeploymentRunner, run_deployment
+    from trustml_nb.fedfact import _client_data
+    err(FedAvg(n_rounds=1, runner=DeploymentRunner(timeout=0), **Q).fit, FD, arg='timeout')
+    err(FedAvg(n_rounds=1, runner=DeploymentRunner(verbose='yes'), **Q).fit, FD, arg='verbose')
+    err(run_deployment, [], [], arg='clients must be a non-empty list')
+    err(run_deployment, [], _client_data(FD), arg='shape')

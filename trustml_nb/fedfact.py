@@ -29,9 +29,10 @@ __all__ = ['NOTIONS', 'encode_fl', 'fl_counts', 'fairness_matrices', 'confusion_
            'heterogeneous_partition', 'FedData', 'make_fed_data', 'synthetic_conflict', 'FedProtocol', 'FedRun',
            'run_inprocess', 'make_model', 'get_weights', 'set_weights', 'model_logits', 'FedAvgProtocol',
            'fit_calibration', 'calibrate', 'rprop_step', 'FedFactPostProtocol', 'hedge_update', 'FedFactInProtocol',
-           'metrics_from_counts', 'prediction_counts', 'dp_noise_floor', 'client_counts', 'FedRunner',
-           'InProcessRunner', 'FedReport', 'FedAvg', 'FedFactPost', 'FedFactIn', 'adult_fed_data', 'fairlearn_baseline',
-           'tradeoff_curve', 'plot_client_gaps', 'FedFactExplorerReport', 'explore_fedfact', 'fedfact_explorer']
+           'metrics_from_counts', 'prediction_counts', 'dp_noise_floor', 'expected_fairness', 'FairOptimumReport',
+           'fair_optimum', 'known_eta_federation', 'client_counts', 'FedRunner', 'InProcessRunner', 'FedReport',
+           'FedAvg', 'FedFactPost', 'FedFactIn', 'adult_fed_data', 'fairlearn_baseline', 'tradeoff_curve',
+           'plot_client_gaps', 'FedFactExplorerReport', 'explore_fedfact', 'fedfact_explorer']
 
 # %% ../nbs/20_fedfact.ipynb #1c72f861
 def encode_fl(
@@ -689,22 +690,68 @@ def _rprop_step(x, grad, prev, step, scale, bound=5.0, inc=1.2, dec=0.5, step_mi
     g = np.where(flip < 0, 0.0, grad)
     return _project_l1_ball(x - scale * step * np.sign(g), bound), g, step
 
+def _threshold_at(ss, p:int)->tuple:
+    "The rule predicting 1 for exactly the top p of the scores ss (sorted descending): (tau, q) = predict 1 above tau, with probability q at tau."
+    n = len(ss)
+    if p <= 0: return np.inf, 0.0
+    if p >= n: return -np.inf, 1.0
+    v, nxt = ss[p - 1], ss[p]
+    if v > nxt: return float((v + nxt) / 2), 0.0                        # between two scores: deterministic
+    above = int((ss > v).sum()); tied = int((ss == v).sum())
+    return float(v), (p - above) / tied                                 # inside a tie: randomise at the tied score
+
+def _prob_one(s, tau, q):
+    "P(predict 1) of the threshold rule (tau, q) on scores s: 1 above tau, q at tau (exact ties), 0 below."
+    return (s > tau) + q * (s == tau)
+
+def _mixture_lp(cnt, gain, counts, Dg, Dl, xi_g, xi_l, per_cell:bool=True, fallback:int=0)->tuple:
+    "Mixture weights (N, B, J) over each block's J candidate rules maximising the gain within the budgets (a linear program); (weights, status)."
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix
+    N, G = counts.shape[:2]; n_ka = counts.sum(2)
+    # per_cell (Post): cnt (N, G, J, m, m), one mixture per (client, group); else (In): cnt (N, J, G, m, m), one mixture per client
+    C = cnt / (n_ka[:, :, None, None, None] if per_cell else n_ka[:, None, :, None, None])
+    B, J = gain.shape[1], gain.shape[2]; nv = N * B * J
+    rows, b = [], []
+    if Dg is not None:
+        glob = np.einsum('ukaij,kabij->ukab', Dg, C) if per_cell else np.einsum('ukaij,kbaij->ukb', Dg, C)
+        for r in glob.reshape(Dg.shape[0], -1): rows += [r, -r]; b += [xi_g, xi_g]
+    if Dl is not None:
+        for c in range(N):
+            loc = (np.einsum('uaij,abij->uab', Dl[c], C[c]) if per_cell else np.einsum('uaij,baij->ub', Dl[c], C[c])).reshape(Dl.shape[1], -1)
+            full = np.zeros((Dl.shape[1], nv)); full[:, c * B * J:(c + 1) * B * J] = loc
+            for r in full: rows += [r, -r]; b += [xi_l, xi_l]
+    A_eq = csr_matrix((np.ones(nv), (np.repeat(np.arange(N * B), J), np.arange(nv))), shape=(N * B, nv))
+    res = linprog(-gain.ravel() / max(float(np.abs(gain).max()), 1.0), A_ub=np.array(rows) if rows else None, b_ub=np.array(b) if rows else None,
+                  A_eq=A_eq, b_eq=np.ones(N * B), bounds=(0, 1), method='highs')
+    base = np.zeros((N, B, J)); base[:, :, fallback] = 1.0
+    if res.status != 0: return base, int(res.status)
+    x0 = base.ravel(); ok0 = not rows or (np.array(rows) @ x0 <= np.array(b) + 1e-12).all()
+    if ok0 and res.fun >= -(gain.ravel() @ x0) / max(float(np.abs(gain).max()), 1.0) - 1e-9:
+        return base, 0                                                  # the fallback rule is feasible and as good: keep it (deterministic)
+    mix = np.clip(res.x.reshape(N, B, J), 0, 1)
+    return mix / mix.sum(2, keepdims=True), 0
+
 class FedFactPostProtocol(FedProtocol):
     "FedFACT-Post: round 0 fits per-group calibration on each client; later rounds run the bi-level dual descent."
     name = 'FedFACT-Post'
-    def __init__(self, model_fn, counts, notion='dp', xi_g=0.01, xi_l=0.01, n_rounds=40, local_steps=20, lr=2.0,
-                 server_lr=5.0, beta=0.01, beta_final=0.001, bound=5.0, max_step=0.05, average=False, jitter=1e-9,
-                 optimizer='rprop', calibrate=True):
-        if not callable(model_fn): raise TypeError(f"model_fn must be callable (a fresh model of the plug-in score), got {_kind(model_fn)}")
+    def __init__(self, model_fn, counts, notion='dp', xi_g=0.01, xi_l=0.01, n_rounds=40, local_steps=20,
+                 beta=0.01, beta_final=0.001, bound=5.0, max_step=0.05, average=False, jitter=1e-9,
+                 calibrate=True, score_fn=None, polish_window=0.3, polish_points=61):
+        if score_fn is None and not callable(model_fn): raise TypeError(f"model_fn must be callable (a fresh model of the plug-in score), got {_kind(model_fn)}")
+        if score_fn is not None and not callable(score_fn): raise TypeError(f"score_fn must be callable (X -> class probabilities), got {_kind(score_fn)}")
+        check_scalar(polish_window, 'polish_window', float, low=0, high=1); check_scalar(polish_points, 'polish_points', int, low=5)
         check_option(notion, 'notion', NOTIONS); xi_g, xi_l = _check_budget(xi_g, 'xi_g'), _check_budget(xi_l, 'xi_l')
-        _check_training(n_rounds=n_rounds, local_steps=local_steps, lr=lr, server_lr=server_lr, beta=beta, beta_final=beta_final,
+        _check_training(n_rounds=n_rounds, local_steps=local_steps, beta=beta, beta_final=beta_final,
                         bound=bound, max_step=max_step)
         check_scalar(jitter, 'jitter', float, low=0); check_flag(average, 'average'); check_flag(calibrate, 'calibrate')
         self.model_fn, self.notion, self.xi_g, self.xi_l = model_fn, notion, xi_g, xi_l
-        self.n_rounds, self.local_steps, self.lr, self.beta, self.beta_final = n_rounds + 1, local_steps, lr, beta, beta_final
-        self.bound, self.jitter, self.server_lr, self.max_step = bound, jitter, server_lr, max_step
+        self.counts = _check_counts(counts)
+        self.polish = polish_window > 0 and self.counts.shape[2] == 2      # the final LP round (binary rules)
+        self.score_fn, self.polish_window, self.polish_points, self._T = score_fn, polish_window, polish_points, n_rounds + 1
+        self.n_rounds, self.local_steps, self.beta, self.beta_final = n_rounds + 1 + self.polish, local_steps, beta, beta_final
+        self.bound, self.jitter, self.max_step = bound, jitter, max_step
         self.average, self.calibrate = average, calibrate
-        self.optimizer = check_option(optimizer, 'optimizer', ('rprop', 'sgd'))
         self.counts = _check_counts(counts)
         self.N, self.G, self.m = self.counts.shape
         self.p_ak = self.counts.sum(2) / self.counts.sum()
@@ -715,7 +762,7 @@ class FedFactPostProtocol(FedProtocol):
         self.sg = None if self.Dg is None else dual_scale(self.Dg, self.p_ak, 'global')
         self.sl = None if self.Dl is None else dual_scale(self.Dl, self.p_ak, 'local')
     def beta_at(self, t): # geometric annealing over the dual rounds
-        T = max(self.n_rounds - 2, 1); return self.beta * (self.beta_final / self.beta) ** (min(t, T) / T)
+        T = max(self._T - 2, 1); return self.beta * (self.beta_final / self.beta) ** (min(t, T) / T)
     def init_server(self, prev):
         z = np.zeros((2, self.Ug))
         return {**prev, 'lam': z, 'lam_avg': z, 'lam_prev': z, 'lam_step': z + self.max_step / 5}
@@ -724,8 +771,14 @@ class FedFactPostProtocol(FedProtocol):
         if self.Dg is not None: Bk += np.einsum('u,uaij->aij', lam[0] - lam[1], self.Dg[:, cid])
         if self.Dl is not None: Bk += np.einsum('u,uaij->aij', mu_k[0] - mu_k[1], self.Dl[cid])
         return np.eye(self.m) - Bk / self.p_ak[cid][:, None, None]
+    def logits(self, payload, X):
+        "Base logits: the shared model's, or the log of the known scores (score_fn)."
+        if self.score_fn is None: return model_logits(set_weights(self.model_fn(), payload), X)
+        P = check_probabilities(self.score_fn(X), 'base_model.predict_proba(X)', rows_sum_to_one=True)
+        if P.ndim != 2 or P.shape[1] != self.m: raise ValueError(f"base_model.predict_proba(X) must have shape (n, {self.m}), got {P.shape}")
+        return np.log(np.clip(P, 1e-300, 1.0))
     def client_eta(self, payload, state, data):
-        logits = model_logits(set_weights(self.model_fn(), payload), data['X'])
+        logits = self.logits(payload, data['X'])
         eta = np.zeros_like(logits)
         for g in range(self.G):
             s = data['a'] == g
@@ -734,7 +787,7 @@ class FedFactPostProtocol(FedProtocol):
     def client_round(self, rnd, cid, payload, state, data, seed):
         state = dict(state)
         if rnd == 0:   # calibration, private to the client
-            logits = model_logits(set_weights(self.model_fn(), payload), data['X'])
+            logits = self.logits(payload, data['X'])
             state['calib'] = (np.stack([fit_calibration(logits[data['a'] == g], data['y'][data['a'] == g]) for g in range(self.G)])
                               if self.calibrate else np.tile(np.r_[1.0, np.zeros(self.m - 1)], (self.G, 1)))
             state['mu'] = np.zeros((2, self.Ul)); state['mu_avg'] = state['mu']
@@ -742,9 +795,10 @@ class FedFactPostProtocol(FedProtocol):
             eta = self.client_eta(payload, state, data)
             state['eta'] = eta + self.jitter * _rng_for(seed, 0, cid).random(eta.shape)
             return {}, state
+        if self.polish and rnd == self.n_rounds - 1: return self._polish_client(cid, payload, state, data, seed)
         eta, a, lam, mu = state['eta'], data['a'], payload['lam'], state['mu']
         groups = [np.nonzero(a == g)[0] for g in range(self.G)]
-        beta = self.beta_at(rnd - 1); lr = self.lr / np.sqrt(rnd)
+        beta = self.beta_at(rnd - 1)
         Dg_k = None if self.Dg is None else self.Dg[:, cid]; Dl_k = None if self.Dl is None else self.Dl[cid]
         nk_frac = self.p_k[cid]
         if self.Dl is not None:
@@ -752,10 +806,8 @@ class FedFactPostProtocol(FedProtocol):
                 _, _, dl = _client_post_grads(eta, groups, self.M_k(cid, lam, mu), None, Dl_k, self.p_ak[cid], len(a), beta)
                 disp = dl * nk_frac                       # local disparity of the smoothed rule
                 grad = np.stack([self.xi_l - disp, self.xi_l + disp])
-                if self.optimizer == 'rprop':
-                    mu, state['mu_prev'], state['mu_step'] = _rprop_step(mu, grad, state['mu_prev'], state['mu_step'], self.sl[cid],
-                                                                        self.bound, step_max=self.max_step)
-                else: mu = _project_l1_ball(mu - self.sl[cid] * np.clip(lr * grad, -self.max_step, self.max_step), self.bound)
+                mu, state['mu_prev'], state['mu_step'] = _rprop_step(mu, grad, state['mu_prev'], state['mu_step'], self.sl[cid],
+                                                                    self.bound, step_max=self.max_step)
         state['mu'] = mu
         w_avg = self._avg_weight(rnd)                      # Polyak average of the second half of the rounds
         state['mu_avg'] = mu if w_avg == 1.0 else (1 - w_avg) * state['mu_avg'] + w_avg * mu
@@ -765,28 +817,62 @@ class FedFactPostProtocol(FedProtocol):
             rep['dglob'] = dg * nk_frac                    # this client's additive share of the global disparity
         return rep, state
     def server_round(self, rnd, payload, replies):
+        if self.polish and rnd == self.n_rounds - 1: return self._polish_server(payload, replies)
         if rnd == 0 or self.Dg is None: return payload
         disp = sum(r['dglob'] for r in replies)           # = global disparity of the smoothed rule
         grad = np.stack([self.xi_g - disp, self.xi_g + disp])
-        extra = {}
-        if self.optimizer == 'rprop':
-            lam, prev, step = _rprop_step(payload['lam'], grad, payload['lam_prev'], payload['lam_step'], self.sg, self.bound,
-                                         step_max=2 * self.max_step)
-            extra = {'lam_prev': prev, 'lam_step': step}
-        else: lam = _project_l1_ball(payload['lam'] - self.sg * np.clip(self.server_lr / np.sqrt(rnd) * grad, -2 * self.max_step, 2 * self.max_step), self.bound)
+        lam, prev, step = _rprop_step(payload['lam'], grad, payload['lam_prev'], payload['lam_step'], self.sg, self.bound,
+                                     step_max=2 * self.max_step)
+        extra = {'lam_prev': prev, 'lam_step': step}
         w_avg = self._avg_weight(rnd)
         lam_avg = lam if w_avg == 1.0 else (1 - w_avg) * payload['lam_avg'] + w_avg * lam
         return {**payload, **extra, 'lam': lam, 'lam_avg': lam_avg, '_log': {'max_global_violation': float(np.abs(disp).max() - self.xi_g)}}
     def _avg_weight(self, rnd):
         "Weight of round rnd's iterate in the running average over the last half of the rounds (1: restart)."
-        start = max(1, (self.n_rounds - 1) // 2)
+        start = max(1, (self._T - 1) // 2)
         return 1.0 if rnd <= start else 1.0 / (rnd - start + 1)
-    def predict(self, cid, payload, state, data):
-        "Hard plug-in rule on client cid's rows."
+    def scores(self, cid, payload, state, data):
+        "Cost-weighted calibrated scores z = eta M(a, k) of the dual rule (averaged duals if `average`)."
         eta = self.client_eta(payload, state, data)
         lam, mu = (payload['lam_avg'], state['mu_avg']) if self.average else (payload['lam'], state['mu'])
-        z = np.einsum('ir,irj->ij', eta, self.M_k(cid, lam, mu)[data['a']])
-        return z.argmax(1)
+        return np.einsum('ir,irj->ij', eta, self.M_k(cid, lam, mu)[data['a']]), eta
+    def _polish_client(self, cid, payload, state, data, seed):
+        "Final round: per group, candidate threshold rules around the dual rule's rate, with their exact expected counts."
+        z, eta = self.scores(cid, payload, state, data); s = z[:, 1] - z[:, 0]; y, a = data['y'], data['a']
+        K = self.polish_points; tau = np.zeros((self.G, K)); q = np.zeros((self.G, K))
+        cnt = np.zeros((self.G, K, 2, 2)); gain = np.zeros((self.G, K))
+        for g in range(self.G):
+            sg = s[a == g]; n_g = len(sg); ss = np.sort(sg)[::-1]; r0 = int((sg > 0).sum())
+            pos = np.r_[0, n_g, r0, np.clip(np.round(r0 + np.linspace(-1, 1, K - 3) * self.polish_window * n_g), 0, n_g)].astype(int)
+            for j, p in enumerate(pos):
+                tau[g, j], q[g, j] = (0.0, 0.0) if j == 2 else _threshold_at(ss, p)   # j = 2: the dual rule itself (s > 0)
+                p1 = _prob_one(sg, tau[g, j], q[g, j])
+                np.add.at(cnt[g, j, :, 1], y[a == g], p1); np.add.at(cnt[g, j, :, 0], y[a == g], 1 - p1)
+                gain[g, j] = (eta[a == g, 1] * p1 + eta[a == g, 0] * (1 - p1)).sum()
+        state = {**state, 'tau': tau, 'q': q, 'seed': float(seed)}
+        return {'cand_counts': cnt, 'cand_gain': gain, 'n': np.array(float(len(y)))}, state
+    def _polish_server(self, payload, replies):
+        "Final round: the server's LP picks, per (client, group), the mixture of candidate rules that is most accurate within the budgets."
+        cnt = np.stack([r['cand_counts'] for r in replies]); gain = np.stack([r['cand_gain'] for r in replies])
+        mix, status = _mixture_lp(cnt, gain, self.counts, self.Dg, self.Dl, self.xi_g, self.xi_l, per_cell=True, fallback=2)
+        return {**payload, 'mix': mix, '_log': {'lp_ok': float(status == 0)}}
+    def predict_dist(self, cid, payload, state, data)->np.ndarray:
+        "Exact prediction distribution (n, m) of the rule: the LP mixture of thresholds (randomised at ties), or the dual rule's argmax."
+        z, _ = self.scores(cid, payload, state, data)
+        if not self.polish or 'mix' not in payload: return np.eye(self.m)[z.argmax(1)]
+        s = z[:, 1] - z[:, 0]; a = data['a']; mix = np.asarray(payload['mix'])[cid]
+        p1 = np.zeros(len(s))
+        for g in range(self.G):
+            sel = a == g
+            p1[sel] = sum(mix[g, j] * _prob_one(s[sel], state['tau'][g, j], state['q'][g, j]) for j in range(mix.shape[1]) if mix[g, j] > 0)
+        p1 = np.clip(p1, 0, 1)
+        return np.column_stack([1 - p1, p1])
+    def predict(self, cid, payload, state, data):
+        "The fitted rule on client cid's rows: seeded draws from `predict_dist` (same seed, client and split: same draws)."
+        P = self.predict_dist(cid, payload, state, data)
+        if not self.polish or 'mix' not in payload: return P.argmax(1)
+        u = _rng_for(int(state.get('seed', 0)), 7919, cid, int(data.get('stream', 0))).random(len(P))
+        return (u < P[:, 1]).astype(int)
 
 # %% ../nbs/20_fedfact.ipynb #6033f878
 def hedge_update(
@@ -816,24 +902,24 @@ class FedFactInProtocol(FedProtocol):
     "FedFACT-In: shared theta + private phi_k, Hedge ensemble, cost-sensitive CE, dual ascent; predicts with the last N_h rounds' rules (n_history)."
     name = 'FedFACT-In'
     def __init__(self, n_features, n_classes, counts, notion='dp', xi_g=0.01, xi_l=0.01, n_rounds=40, local_steps=20,
-                 lr=0.01, batch_size=256, hidden=0, dual_lr=1.0, max_step=0.1, eta_w=0.3, bound=5.0, kappa_eps=1e-4,
-                 init_seed=0, init_weights=None, optimizer='rprop', n_history=1, dual_audit='last'):
+                 lr=0.01, batch_size=256, hidden=0, max_step=0.1, eta_w=0.3, bound=5.0, kappa_eps=1e-4,
+                 init_seed=0, init_weights=None, n_history=1, dual_audit='last', mixture='uniform'):
         self.n_history = check_scalar(n_history, 'n_history', int, low=1)
+        self.mixture = check_option(mixture, 'mixture', ('uniform', 'lp'))
         self.dual_audit = check_option(dual_audit, 'dual_audit', ('last', 'mixture'))
         if dual_audit == 'mixture' and n_history == 1:
             raise ValueError("dual_audit='mixture' audits the mixture of the last n_history rules, so it needs n_history > 1; "
                              "with n_history=1 there is only the last rule: leave dual_audit='last' or raise n_history")
         check_scalar(n_features, 'n_features', int, low=1); check_scalar(n_classes, 'n_classes', int, low=2)
         check_option(notion, 'notion', NOTIONS); xi_g, xi_l = _check_budget(xi_g, 'xi_g'), _check_budget(xi_l, 'xi_l')
-        _check_training(n_rounds=n_rounds, local_steps=local_steps, lr=lr, batch_size=batch_size, hidden=hidden, dual_lr=dual_lr,
+        _check_training(n_rounds=n_rounds, local_steps=local_steps, lr=lr, batch_size=batch_size, hidden=hidden,
                         max_step=max_step, eta_w=eta_w, bound=bound, kappa_eps=kappa_eps, init_seed=init_seed)
         if init_weights is not None and not isinstance(init_weights, dict):
             raise TypeError(f"init_weights must be None or a dict of arrays from get_weights, got {_kind(init_weights)}")
-        self.n_features, self.m, self.n_rounds, self.local_steps = n_features, n_classes, n_rounds, local_steps
-        self.lr, self.batch_size, self.hidden, self.dual_lr, self.eta_w = lr, batch_size, hidden, dual_lr, eta_w
+        self.n_features, self.m, self.n_rounds, self.local_steps = n_features, n_classes, n_rounds + (mixture == 'lp'), local_steps
+        self.lr, self.batch_size, self.hidden, self.eta_w = lr, batch_size, hidden, eta_w
         self.bound, self.kappa_eps, self.init_seed, self.init_weights = bound, kappa_eps, init_seed, init_weights
         self.max_step = max_step
-        self.optimizer = check_option(optimizer, 'optimizer', ('rprop', 'sgd'))
         self.notion, self.xi_g, self.xi_l = notion, xi_g, xi_l
         self.counts = _check_counts(counts); self.N, self.G, _ = self.counts.shape
         if self.counts.shape[2] != n_classes: raise ValueError(f"counts has {self.counts.shape[2]} classes but n_classes is {n_classes}")
@@ -893,6 +979,11 @@ class FedFactInProtocol(FedProtocol):
             state.update(phi={k: v for k, v in payload.items() if k.startswith('w.')}, w=0.5, mu=z, mu_prev=z, mu_step=z + self.max_step / 5)
         state['seed'] = float(seed)
         X, y, a = data['X'], data['y'], data['a']
+        if self.mixture == 'lp' and rnd == self.n_rounds - 1:       # final round: audit every candidate rule, train nothing
+            P = self.candidate_predictions(cid, payload, state, data)
+            cnt = np.zeros((len(P), self.G, self.m, self.m))
+            for j, pred in enumerate(P): np.add.at(cnt[j], (a, y, pred), 1.0)
+            return {'cand_counts': cnt, 'cand_gain': (P == y[None]).sum(1).astype(float)[None], 'n': np.array(float(len(y)))}, state
         lam, mu = payload['lam'], state['mu']
         Mbar = self.Mbar_k(cid, lam, mu); Wrow = Mbar[a, y]          # row y of Mbar(a, k) per sample
         theta = set_weights(self.model(), payload); phi = set_weights(self.model(), state['phi'])
@@ -913,10 +1004,8 @@ class FedFactInProtocol(FedProtocol):
         if self.Dl is not None:
             dl = np.einsum('uaij,aij->u', self.Dl[cid], C)
             g = -np.stack([dl - self.xi_l, -dl - self.xi_l])          # descent direction of the dual objective
-            if self.optimizer == 'rprop':
-                state['mu'], state['mu_prev'], state['mu_step'] = _rprop_step(mu, g, state['mu_prev'], state['mu_step'], self.sl[cid],
-                                                                             self.bound, step_max=self.max_step)
-            else: state['mu'] = _project_l1_ball(mu - self.sl[cid] * np.clip(self.dual_lr * g, -self.max_step, self.max_step), self.bound)
+            state['mu'], state['mu_prev'], state['mu_step'] = _rprop_step(mu, g, state['mu_prev'], state['mu_step'], self.sl[cid],
+                                                                         self.bound, step_max=self.max_step)
         # 5: local cost-sensitive training of theta and phi
         with _torch_single_thread():
             rng = _rng_for(seed, rnd, cid)
@@ -926,27 +1015,41 @@ class FedFactInProtocol(FedProtocol):
         rep.update(get_weights(theta))
         return rep, state
     def server_round(self, rnd, payload, replies):
+        if self.mixture == 'lp' and rnd == self.n_rounds - 1:
+            cnt = np.stack([r['cand_counts'] for r in replies]); gain = np.stack([r['cand_gain'] for r in replies])
+            mix, status = _mixture_lp(cnt, gain, self.counts, self.Dg, self.Dl, self.xi_g, self.xi_l, per_cell=False,
+                                      fallback=cnt.shape[1] - self.m - 1)
+            return {**payload, 'mix': mix, '_log': {'lp_ok': float(status == 0)}}
         n = np.array([float(r['n']) for r in replies]); w = n / n.sum()
         new = {k: sum(wi * r[k] for wi, r in zip(w, replies)) for k in replies[0] if k.startswith('w.')}
         out = {**payload, **new}
         if self.Dg is not None:
             disp = sum(r['dglob'] for r in replies)           # clients' shares add up to the global disparity
             g = -np.stack([disp - self.xi_g, -disp - self.xi_g])
-            if self.optimizer == 'rprop':
-                out['lam'], out['lam_prev'], out['lam_step'] = _rprop_step(payload['lam'], g, payload['lam_prev'], payload['lam_step'],
-                                                                          self.sg, self.bound, step_max=self.max_step)
-            else: out['lam'] = _project_l1_ball(payload['lam'] - self.sg * np.clip(self.dual_lr * g, -self.max_step, self.max_step), self.bound)
+            out['lam'], out['lam_prev'], out['lam_step'] = _rprop_step(payload['lam'], g, payload['lam_prev'], payload['lam_step'],
+                                                                      self.sg, self.bound, step_max=self.max_step)
             out['_log'] = {'max_global_violation': float(np.abs(disp).max() - self.xi_g)}
         return out
+    def candidate_predictions(self, cid, payload, state, data)->np.ndarray:
+        "Predictions (J, n) of the final LP's candidates: the last N_h rules, then one constant rule per class (zero disparity)."
+        P = self.rule_predictions(cid, payload, state, data)
+        return np.concatenate([P, np.repeat(np.arange(self.m)[:, None], P.shape[1], 1)])
     def predict_dist(self, cid, payload, state, data)->np.ndarray:
-        "Exact prediction distribution of the randomised rule: share of the last N_h rules predicting each class, (n, m)."
+        "Exact prediction distribution (n, m): the LP's mixture of the candidates, or the uniform share of the last N_h rules."
+        if self.mixture == 'lp' and 'mix' in payload:
+            P = self.candidate_predictions(cid, payload, state, data); w = np.asarray(payload['mix'])[cid, 0]
+            return np.stack([((P == j) * w[:, None]).sum(0) for j in range(self.m)], 1)
         P = self.rule_predictions(cid, payload, state, data)
         return np.stack([(P == j).mean(0) for j in range(self.m)], 1)
     def predict(self, cid, payload, state, data):
-        "Randomised personalised rule (attribute-blind): each row uses one of the last N_h rules, drawn uniformly (seeded)."
+        "Randomised personalised rule (attribute-blind): each row's rule is drawn (seeded) from the LP mixture, or uniformly from the last N_h rules."
+        rng = _rng_for(int(state.get('seed', 0)), 7919, cid, int(data.get('stream', 0)))   # same seed, client, split -> same draws
+        if self.mixture == 'lp' and 'mix' in payload:
+            P = self.candidate_predictions(cid, payload, state, data); w = np.asarray(payload['mix'])[cid, 0]
+            j = np.minimum(np.searchsorted(np.cumsum(w), rng.random(P.shape[1]) * w.sum(), side='right'), len(w) - 1)
+            return P[j, np.arange(P.shape[1])]
         if self.n_history == 1: return self.ensemble_proba(payload, state, data['X']).argmax(1)
         P = self.rule_predictions(cid, payload, state, data)
-        rng = _rng_for(int(state.get('seed', 0)), 7919, cid, int(data.get('stream', 0)))   # same seed, client, split -> same draws
         return P[rng.integers(0, len(P), P.shape[1]), np.arange(P.shape[1])]
 
 # %% ../nbs/20_fedfact.ipynb #8c68de12
@@ -1043,6 +1146,132 @@ def dp_noise_floor(
     if budget is not None: out['p_within'] = float((worst <= budget).mean())
     return out
 
+# %% ../nbs/20_fedfact.ipynb #f41a0c01
+def _oracle_inputs(eta, a, k, weights, notion):
+    "Checked (eta (n, m), a, k, weights) for the oracle and the expected-rate audit."
+    check_option(notion, 'notion', NOTIONS)
+    E = check_array(eta, 'eta', ndim=(1, 2)).astype(float)
+    if E.ndim == 1: E = np.column_stack([1 - check_probabilities(E, 'eta'), E])
+    else: check_probabilities(E, 'eta', rows_sum_to_one=True)
+    n, m = E.shape
+    if m < 2: raise ValueError(f"eta must give at least 2 classes, got {m} column(s)")
+    a = _codes(a, 'a', int(np.max(check_array(a, 'a', ndim=1))) + 1); k = _codes(k, 'k', int(np.max(check_array(k, 'k', ndim=1))) + 1)
+    w = np.ones(n) if weights is None else check_array(weights, 'weights', ndim=1).astype(float)
+    check_same_length(eta=E, a=a, k=k, weights=w)
+    if (w < 0).any() or not (w > 0).any(): raise ValueError("weights must be >= 0 with at least one > 0")
+    if len(np.unique(a)) < 2: raise ValueError("a has only one group; fairness compares at least 2 groups")
+    return E, a, k, w
+
+def _rate_rows(E, a, k, w, notion, level):
+    "Every subgroup-vs-overall rate difference as (coefficients (n, m), name): rate(group) - rate(scope) = sum_ij coef_ij t_ij."
+    n, m = E.shape; G = a.max() + 1
+    scopes = [('global', np.ones(n, bool))] if level == 'global' else [(f'client {c}', k == c) for c in range(k.max() + 1)]
+    parts = {'dp': [w[:, None] * np.ones((1, m))], 'eop': [w[:, None] * E], 'eo': [w[:, None] * E, w[:, None] * (1 - E)]}[notion]
+    out = []
+    for where, S in scopes:
+        for part, c in enumerate(parts):
+            for j in range(m):
+                den = c[S, j].sum()
+                if den <= 0: continue
+                for g in range(G):
+                    Sg = S & (a == g); den_g = c[Sg, j].sum()
+                    if den_g <= 0: continue             # a rate without rows to define it (as metrics_from_counts leaves it out)
+                    coef = np.zeros((n, m)); coef[Sg, j] += c[Sg, j] / den_g; coef[S, j] -= c[S, j] / den
+                    out.append((coef, f"{where}, a={g}, class {j}{'' if part == 0 else ' (Y != class)'}"))
+    return out
+
+def expected_fairness(
+    eta, # known P(Y=1) per row (n,), or class probabilities (n, m)
+    decision, # P(predict class j | row): (n, m), or P(predict 1) (n,) for binary rules
+    a, k, # group and client codes of every row
+    notion:str='dp', # 'dp', 'eop' or 'eo' (label-free: rates weighted by eta)
+    weights=None, # row weights (None: one each)
+)->dict: # accuracy, global_gap, worst_local_gap (subgroup form, expected rates)
+    "Expected accuracy and subgroup-form gaps of a randomised rule on a population whose eta is known."
+    E, a, k, w = _oracle_inputs(eta, a, k, weights, notion)
+    T = check_array(decision, 'decision', ndim=(1, 2)).astype(float)
+    if T.ndim == 1: T = np.column_stack([1 - check_probabilities(T, 'decision'), T])
+    else: check_probabilities(T, 'decision', rows_sum_to_one=True)
+    if T.shape != E.shape: raise ValueError(f"decision must have shape {E.shape} like eta, got {T.shape}")
+    gap = lambda level: max([abs(float((c * T).sum())) for c, _ in _rate_rows(E, a, k, w, notion, level)], default=0.0)
+    return dict(accuracy=float((w[:, None] * E * T).sum() / w.sum()), global_gap=gap('global'), worst_local_gap=gap('local'))
+
+@report
+class FairOptimumReport(Report):
+    "The exact fair optimum: the Bayes-optimal randomised classifier under global and local budgets on a finite population with known eta."
+    notion: str # fairness notion: 'dp', 'eop' or 'eo' (label-free rates, weighted by eta)
+    global_budget: float|None # xi_g on every global subgroup-vs-overall rate difference (None: no global constraint)
+    local_budget: float|None # xi_l on every client's subgroup-vs-overall rate differences (None: no local constraints)
+    accuracy: float # expected accuracy of the optimal rule: sum_i w_i sum_j eta_ij t_ij / sum_i w_i
+    global_gap: float # largest global subgroup-form gap of the optimal rule's expected rates
+    worst_local_gap: float # largest local subgroup-form gap of any client
+    n_randomised: int # rows whose optimal decision is randomised (no class with probability 1; rows with the same client, group and eta share one decision)
+    decision: np.ndarray # (n, m): probability that the optimal rule predicts each class on every row
+    status: str # the LP solver's message (HiGHS)
+    table: pd.DataFrame # one row per (client, group): rows (weight), expected rate of predicting each class
+    notes: tuple = () # infeasibility and anything else a reader must see
+
+    @property
+    def title(self)->str:
+        fmt = lambda v: 'None' if v is None else f"{v:g}"
+        return f"Exact fair optimum ({self.notion.upper()}, xi_g={fmt(self.global_budget)}, xi_l={fmt(self.local_budget)}): accuracy {self.accuracy:.4f}"
+
+def fair_optimum(
+    eta, # known P(Y=1) per row (n,), or class probabilities (n, m): the truth, not an estimate
+    a, k, # group and client codes of every row
+    xi_g:float|None=None, # global budget (None: no global constraint)
+    xi_l:float|None=None, # local budget of every client (None: no local constraints)
+    notion:str='dp', # 'dp', 'eop' or 'eo' (label-free: rates weighted by eta)
+    weights=None, # row weights (None: one each)
+)->FairOptimumReport:
+    "Solve the linear program for the Bayes-optimal randomised classifier under global/local budgets (the exact oracle FedFACT is judged against)."
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix, vstack
+    E, a, k, w = _oracle_inputs(eta, a, k, weights, notion)
+    xi_g, xi_l = _check_budget(xi_g, 'xi_g'), _check_budget(xi_l, 'xi_l')
+    keys, inv = np.unique(np.column_stack([k, a, E]), axis=0, return_inverse=True)   # rows sharing (client, group, eta) form one atom:
+    inv = inv.ravel(); Ea, ka, aa = keys[:, 2:], keys[:, 0].astype(int), keys[:, 1].astype(int)   # splitting an atom = randomising
+    wa = np.bincount(inv, weights=w, minlength=len(keys))
+    n, m = Ea.shape
+    rows, b = [], []
+    for level, xi in (('global', xi_g), ('local', xi_l)):
+        if xi is None: continue
+        for coef, _ in _rate_rows(Ea, aa, ka, wa, notion, level):
+            c = csr_matrix(coef.reshape(1, -1)); rows += [c, -c]; b += [xi, xi]
+    A_eq = csr_matrix((np.ones(n * m), (np.repeat(np.arange(n), m), np.arange(n * m))), shape=(n, n * m))
+    res = linprog(-(wa[:, None] * Ea).ravel() / wa.sum(), A_ub=vstack(rows) if rows else None, b_ub=np.array(b) if rows else None,
+                  A_eq=A_eq, b_eq=np.ones(n), bounds=(0, 1), method='highs')
+    if res.status != 0: raise ValueError(f"fair_optimum: the linear program failed ({res.message})")   # t = a constant class is always feasible
+    T = np.clip(res.x.reshape(n, m), 0, 1); T = (T / T.sum(1, keepdims=True))[inv]
+    ev = expected_fairness(E, T, a, k, notion, w)
+    cells = pd.DataFrame({'client': k, 'group': a, 'weight': w, **{f'rate_{j}': w * T[:, j] for j in range(m)}}).groupby(['client', 'group']).sum()
+    for j in range(m): cells[f'rate_{j}'] /= cells['weight']
+    return FairOptimumReport(notion=notion, global_budget=xi_g, local_budget=xi_l, accuracy=ev['accuracy'], global_gap=ev['global_gap'],
+                             worst_local_gap=ev['worst_local_gap'], n_randomised=int((T.max(1) < 1 - 1e-9).sum()), decision=T,
+                             status=str(res.message), table=cells.reset_index())
+
+def known_eta_federation(
+    n_clients:int=4, # N
+    cell_size:tuple=(20, 300), # smallest and largest rows of a (client, group) cell (drawn uniformly)
+    tie_share:float=0.5, # share of cells whose eta takes only 2..7 values (many rows share a score: the optimum randomises)
+    seed:int=0, # seed of the population
+)->tuple: # (FedData whose X is the one column eta, eta (n,)); the test rows are the same people with fresh labels
+    "A finite two-group federation whose P(Y=1 | row) is known exactly, for judging post-processing against `fair_optimum`."
+    check_scalar(n_clients, 'n_clients', int, low=1); check_scalar(tie_share, 'tie_share', float, low=0, high=1)
+    lo, hi = (check_scalar(v, f'cell_size[{i}]', int, low=2) for i, v in enumerate(cell_size))
+    if hi < lo: raise ValueError(f"cell_size must be (smallest, largest), got {cell_size}")
+    rng = make_rng(seed); E, A, K = [], [], []
+    for c in range(n_clients):
+        for g in range(2):
+            n = int(rng.integers(lo, hi + 1))
+            if rng.random() < tie_share: e = rng.choice(rng.uniform(0.02, 0.98, rng.integers(2, 8)), n)
+            else: e = rng.beta(1 + 2 * g * rng.random(), 1 + 2 * (1 - g) * rng.random(), n)
+            E.append(e); A.append(np.full(n, g)); K.append(np.full(n, c))
+    eta, a, k = map(np.concatenate, (E, A, K))
+    y, y_test = ((rng.random(len(eta)) < eta).astype(int) for _ in range(2))
+    return make_fed_data(eta[:, None], y, a, k, eta[:, None], y_test, a, k, feature_names=['eta']), eta
+
+
 # %% ../nbs/20_fedfact.ipynb #543cc97b
 def _client_data(fd:FedData)->list:
     "Per-client dicts with train (X, y, a) and test (X_test, y_test, a_test) rows."
@@ -1060,7 +1289,7 @@ def client_counts(proto, cid, payload, state, data, shape)->dict:
         d = {'X': data['X' + sfx], 'y': data['y' + sfx], 'a': data['a' + sfx], 'stream': int(split == 'test')}
         pred = proto.predict(cid, payload, state, d)
         c = np.zeros((G, m, m)); np.add.at(c, (d['a'], d['y'], pred), 1); out[split] = c
-        if getattr(proto, 'n_history', 1) > 1:       # a randomised rule: also its expected counts (exact rates of the mixture)
+        if hasattr(proto, 'predict_dist'):           # a (possibly) randomised rule: also its expected counts (exact rates of the mixture)
             P = proto.predict_dist(cid, payload, state, d); e = np.zeros((G, m, m))
             for j in range(m): np.add.at(e[:, :, j], (d['a'], d['y']), P[:, j])
             out[split + '_expected'] = e
@@ -1280,9 +1509,9 @@ class FedAvg(ClassifierMixin, _FedEstimator, BaseEstimator):
     def _logits(self, X)->np.ndarray: return model_logits(set_weights(self.protocol_.model(), self.weights_), X)
 
 # %% ../nbs/20_fedfact.ipynb #703f4848
-def _is_fitted(est)->bool:
+def _is_fitted(est, attributes=('report_',))->bool:
     "Whether `est` has been fitted (scikit-learn's test, as in `core.check_is_fitted`)."
-    try: check_is_fitted(est); return True
+    try: check_is_fitted(est, attributes); return True
     except NotFittedError: return False
 
 class _FedFactBase(_FedEstimator):
@@ -1291,8 +1520,15 @@ class _FedFactBase(_FedEstimator):
     def _base_stage(self, fd, runner):
         "(stage-0 protocol, FedAvg protocol whose model the score uses, stage-0 seed, the FedAvg estimator, whether it was fitted)."
         base = FedAvg(seed=self.seed) if self.base_model is None else self.base_model
+        if self._accepts_scorer and not isinstance(base, FedAvg) and hasattr(base, 'predict_proba') and not isinstance(base, type):
+            if not _is_fitted(base, ('classes_',)):
+                raise ValueError(f"base_model {_kind(base)} must be fitted: its predict_proba(X) gives the known scores FedFACT-Post post-processes")
+            if len(base.classes_) != fd.shape[0]:
+                raise ValueError(f"base_model has {len(base.classes_)} classes; fd has {fd.shape[0]}")
+            return _FixedWeights({}), None, self.seed, base, True
         if not isinstance(base, FedAvg):
-            raise TypeError(f"base_model must be None or a FedAvg estimator (fitted: re-used as is; unfitted: trained first), got {_kind(base)}")
+            raise TypeError(f"base_model must be None or a FedAvg estimator (fitted: re-used as is; unfitted: trained first)"
+                            f"{', or any fitted scorer with predict_proba' if self._accepts_scorer else ''}, got {_kind(base)}")
         if _is_fitted(base):                           # re-use its weights, no retraining
             if base.n_features_in_ != fd.X.shape[1] or base.n_classes_ != fd.shape[0]:
                 raise ValueError(f"base_model was fitted on {base.n_features_in_} features and {base.n_classes_} classes; "
@@ -1313,12 +1549,14 @@ class _FedFactBase(_FedEstimator):
         runner = self._check_common(fd); check_scalar(self.tol, 'tol', float, low=0)
         xi_g, xi_l = _check_budget(self.xi_g, 'xi_g'), _check_budget(self.xi_l, 'xi_l')
         stage0, avg, seed0, base, fitted = self._base_stage(fd, runner)
-        proto = self._protocol(fd, avg)
+        proto = self._protocol(fd, avg, base)
         run, secs, cpu = self._play(fd, runner, [stage0, proto], [seed0, self.seed])
         w0 = {k: v for k, v in run.stage_payloads[0].items() if k.startswith('w.')}
         if not fitted and not _finite_weights(w0):
             raise ValueError(f"base_model: FedAvg training diverged: the weights became NaN or infinite (lr={base.lr:g}); lower lr")
         self._check_diverged(run)
+        if any(r.get('lp_ok', 1.0) == 0.0 for r in run.log):
+            report_numerical(f"{self._method}: the final mixture LP failed; the rule falls back to the last dual iterate (deterministic)")
         self._set_shape(fd)
         stage0_secs = sum(r['seconds'] for r in run.log if r['stage'] == 'FedAvg')
         self.base_model_ = base if fitted else clone(base)._adopt(fd, avg, w0, run.log, stage0_secs, runner.label)
@@ -1330,54 +1568,74 @@ class _FedFactBase(_FedEstimator):
 
     def _check_diverged(self, run): pass
 
+    _accepts_scorer = False
+
+    def decision_distribution(self,
+                              X, # features (n, d)
+                              sensitive=None, # the group of every row (FedFACT-Post; FedFACT-In is blind to it)
+                              clients=None, # the client (0..N-1) of every row
+                             )->np.ndarray: # (n, m): probability that the fitted (randomised) rule predicts each class
+        "Exact distribution of the fitted rule's prediction on every row (`predict` draws from it, seeded)."
+        check_is_fitted(self)
+        X = self._check_X(X); k = self._check_clients(clients, len(X))
+        a = self._check_sensitive(sensitive, len(X)) if self._method == 'FedFACT-Post' else np.zeros(len(X), int)
+        out = np.zeros((len(X), self.n_classes_))
+        for c in np.unique(k):
+            idx = np.flatnonzero(k == c)
+            out[idx] = self.protocol_.predict_dist(int(c), self.payload_, self.client_states_[c], {'X': X[idx], 'a': a[idx], 'stream': 1})
+        return out
+
 class FedFactPost(_FedFactBase, BaseEstimator):
     "FedFACT-Post: per-(client, group) calibration of FedAvg's scores, then the bi-level dual descent (clients: local duals; server: global duals)."
     _method = 'FedFACT-Post'
+    _accepts_scorer = True
     def __init__(self,
                  notion:str='dp', # 'dp' (demographic parity), 'eop' (equal opportunity) or 'eo' (equalised odds)
                  xi_g:float|None=0.01, # global budget (None: no global constraint)
                  xi_l:float|None=0.01, # local budget of every client (None: no local constraints; with xi_g=None too: the unconstrained plug-in rule)
                  n_rounds:int=40, # dual rounds (after the calibration round)
                  local_steps:int=20, # local dual steps per client and round
-                 lr:float=2.0, # step of the local duals with optimizer='sgd' (divided by sqrt(round))
-                 server_lr:float=5.0, # step of the global duals with optimizer='sgd'
                  beta:float=0.01, # first smoothing temperature of the max
                  beta_final:float=0.001, # last smoothing temperature (geometric annealing)
                  bound:float=5.0, # B_d, the l1 bound of the duals
                  max_step:float=0.05, # largest local dual step in score units (twice that for the global duals)
                  average:bool=False, # predict with the Polyak average of the second half of the duals
                  jitter:float=1e-9, # seeded score jitter breaking exact ties
-                 optimizer:str='rprop', # 'rprop' (sign-based, preconditioned) or 'sgd' (projected gradient)
-                 calibrate:bool=True, # fit the per-(client, group) calibration (False: FedAvg's own scores)
-                 base_model=None, # FedAvg estimator: fitted, its weights are re-used (no retraining); unfitted, it is trained first as stage 0 of this run, with this estimator's runner and show_progress (its own runner must be None or the same kind); None: FedAvg(seed=seed)
+                 calibrate:bool=True, # fit the per-(client, group) calibration (False: the base model's own scores)
+                 polish_window:float=0.3, # final round: candidate thresholds within this positive-rate distance of the dual rule's, mixed by the server's LP (0: the deterministic dual rule)
+                 polish_points:int=61, # candidate thresholds per (client, group) in the final round (always including predict-none, predict-all and the dual rule)
+                 base_model=None, # FedAvg estimator: fitted, its weights are re-used (no retraining); unfitted, it is trained first as stage 0 of this run, with this estimator's runner and show_progress (its own runner must be None or the same kind); None: FedAvg(seed=seed); or any fitted scorer with predict_proba(fd.X) (known scores: `core.PrefitClassifier()` reads them from the last column of X)
                  runner=None, # None or InProcessRunner(), or fedfact_flower.FlowerRunner(...)
                  tol:float=0.005, # slack when auditing the budgets on the training rows
                  seed:int=0, # seed of every random choice of this stage
                  show_progress:bool|None=None, # progress bars over rounds (None: follow TRUSTML_NB_PROGRESS)
                 ):
-        self.notion, self.xi_g, self.xi_l, self.n_rounds, self.local_steps, self.lr = notion, xi_g, xi_l, n_rounds, local_steps, lr
-        self.server_lr, self.beta, self.beta_final, self.bound, self.max_step = server_lr, beta, beta_final, bound, max_step
-        self.average, self.jitter, self.optimizer, self.calibrate, self.base_model = average, jitter, optimizer, calibrate, base_model
+        self.notion, self.xi_g, self.xi_l, self.n_rounds, self.local_steps = notion, xi_g, xi_l, n_rounds, local_steps
+        self.beta, self.beta_final, self.bound, self.max_step = beta, beta_final, bound, max_step
+        self.average, self.jitter, self.calibrate, self.base_model = average, jitter, calibrate, base_model
         self.runner, self.tol, self.seed, self.show_progress = runner, tol, seed, show_progress
+        self.polish_window, self.polish_points = polish_window, polish_points
 
-    def _protocol(self, fd, avg):
-        return FedFactPostProtocol(avg.model, fd.counts, self.notion, self.xi_g, self.xi_l, n_rounds=self.n_rounds,
-                                   local_steps=self.local_steps, lr=self.lr, server_lr=self.server_lr, beta=self.beta,
+    def _protocol(self, fd, avg, base=None):
+        score_fn = base.predict_proba if avg is None else None
+        return FedFactPostProtocol(None if avg is None else avg.model, fd.counts, self.notion, self.xi_g, self.xi_l, n_rounds=self.n_rounds,
+                                   local_steps=self.local_steps, beta=self.beta,
                                    beta_final=self.beta_final, bound=self.bound, max_step=self.max_step, average=self.average,
-                                   jitter=self.jitter, optimizer=self.optimizer, calibrate=self.calibrate)
+                                   jitter=self.jitter, calibrate=self.calibrate, score_fn=score_fn,
+                                   polish_window=self.polish_window, polish_points=self.polish_points)
 
     def predict(self,
                 X, # features (n, d)
                 sensitive=None, # the group of every row: a fitted group name or its code (the rule depends on it)
                 clients=None, # the client (0..N-1) of every row: its calibration and local duals apply
                )->np.ndarray: # class codes 0..m-1
-        "The fair plug-in rule: argmax of the cost-weighted calibrated scores of each row's (client, group)."
+        "The fitted rule: the final LP's mixture of thresholds on each row's (client, group) scores, drawn per row (seeded: on the test rows, the evaluation's draws)."
         check_is_fitted(self)
         X = self._check_X(X); a = self._check_sensitive(sensitive, len(X)); k = self._check_clients(clients, len(X))
         out = np.zeros(len(X), int)
         for c in np.unique(k):
             idx = np.flatnonzero(k == c)
-            out[idx] = self.protocol_.predict(int(c), self.payload_, self.client_states_[c], {'X': X[idx], 'a': a[idx]})
+            out[idx] = self.protocol_.predict(int(c), self.payload_, self.client_states_[c], {'X': X[idx], 'a': a[idx], 'stream': 1})
         return out
 
 class FedFactIn(_FedFactBase, BaseEstimator):
@@ -1387,17 +1645,16 @@ class FedFactIn(_FedFactBase, BaseEstimator):
                  notion:str='dp', # 'dp', 'eop' or 'eo'
                  xi_g:float|None=0.01, # global budget (None: no global constraint)
                  xi_l:float|None=0.01, # local budget of every client (None: no local constraints)
-                 n_rounds:int=40, # communication rounds
+                 n_rounds:int=80, # communication rounds (80: the final mixture then needs no constant rule on the 5 Adult splits of benchmarks/results/fedfact_in.md)
                  local_steps:int=20, # Adam steps per model, client and round
                  lr:float=0.01, # Adam learning rate
                  batch_size:int=256, # rows per mini-batch
-                 dual_lr:float=1.0, # dual step with optimizer='sgd'
                  max_step:float=0.1, # largest dual step in score units
                  eta_w:float=0.3, # Hedge step of the ensemble weight
                  bound:float=5.0, # B_d, the l1 bound of the duals
                  kappa_eps:float=1e-4, # smallest cost after the positivity shift
-                 optimizer:str='rprop', # 'rprop' or 'sgd'
-                 n_history:int=1, # N_h: predict with one of the last N_h rounds' rules, drawn per row (seeded); 1: the last iterate
+                 n_history:int=20, # N_h: the last N_h rounds' rules are the candidates of the final mixture (1: the last iterate only)
+                 mixture:str='lp', # 'lp': a final round audits the N_h rules and one constant rule per class, and the server's LP mixes them (most accurate within the budgets); 'uniform': each row uses one of the N_h rules drawn uniformly (the paper's Theorem 8 average)
                  dual_audit:str='last', # the dual step audits the 'last' rule or the 'mixture' of the last N_h (needs n_history > 1)
                  base_model=None, # FedAvg estimator: fitted, its weights start the shared model; unfitted, it is trained first as stage 0 of this run, with this estimator's runner and show_progress (its own runner must be None or the same kind); None: FedAvg(seed=seed)
                  runner=None, # None or InProcessRunner(), or fedfact_flower.FlowerRunner(...)
@@ -1406,16 +1663,16 @@ class FedFactIn(_FedFactBase, BaseEstimator):
                  show_progress:bool|None=None, # progress bars over rounds (None: follow TRUSTML_NB_PROGRESS)
                 ):
         self.notion, self.xi_g, self.xi_l, self.n_rounds, self.local_steps, self.lr = notion, xi_g, xi_l, n_rounds, local_steps, lr
-        self.batch_size, self.dual_lr, self.max_step, self.eta_w, self.bound = batch_size, dual_lr, max_step, eta_w, bound
-        self.kappa_eps, self.optimizer, self.n_history, self.dual_audit = kappa_eps, optimizer, n_history, dual_audit
+        self.batch_size, self.max_step, self.eta_w, self.bound = batch_size, max_step, eta_w, bound
+        self.kappa_eps, self.n_history, self.dual_audit, self.mixture = kappa_eps, n_history, dual_audit, mixture
         self.base_model, self.runner, self.tol, self.seed, self.show_progress = base_model, runner, tol, seed, show_progress
 
-    def _protocol(self, fd, avg):
+    def _protocol(self, fd, avg, base=None):
         return FedFactInProtocol(fd.X.shape[1], fd.shape[0], fd.counts, self.notion, self.xi_g, self.xi_l, n_rounds=self.n_rounds,
                                  local_steps=self.local_steps, lr=self.lr, batch_size=self.batch_size, hidden=avg.hidden,
-                                 dual_lr=self.dual_lr, max_step=self.max_step, eta_w=self.eta_w, bound=self.bound,
-                                 kappa_eps=self.kappa_eps, optimizer=self.optimizer, n_history=self.n_history,
-                                 dual_audit=self.dual_audit)
+                                 max_step=self.max_step, eta_w=self.eta_w, bound=self.bound,
+                                 kappa_eps=self.kappa_eps, n_history=self.n_history,
+                                 dual_audit=self.dual_audit, mixture=self.mixture)
 
     def _check_diverged(self, run):
         if not (_finite_weights(run.payload) and all(_finite_weights(s['phi']) for s in run.states)):
@@ -1595,6 +1852,8 @@ class FedFactExplorerReport(Report):
     global_gap: float # FedFACT-Post at the chosen budgets: global test gap (pairwise form)
     worst_local_gap: float # FedFACT-Post at the chosen budgets: worst client's test gap (pairwise form)
     constraints_met: bool # the chosen budgets hold on the training rows (within the audit tolerance)
+    noise_floor_mean: float # worst local test gap an exactly fair rule would show on the same cells from sampling noise (mean; `dp_noise_floor`, test + training noise)
+    noise_floor_q90: float # its 90% quantile: test gaps below it are within the noise band
     fedavg_accuracy: float # FedAvg: test accuracy
     fedavg_global_gap: float # FedAvg: global test gap (pairwise form, same notion)
     fedavg_worst_local_gap: float # FedAvg: worst client's test gap (pairwise form, same notion)
@@ -1604,7 +1863,7 @@ class FedFactExplorerReport(Report):
     @property
     def title(self)->str:
         return (f"FedFACT-Post, {self.notion.upper()}, xi_g={self.global_budget:.3f}, xi_l={self.local_budget:.3f}, alpha={self.alpha:g}"
-                + ('' if self.constraints_met else ' (budget NOT met on the training data)'))
+                + (' (budget met on the training data)' if self.constraints_met else ' (budget NOT met on the training data)'))
 
 _EXPLORER_CACHE = {}
 
@@ -1638,8 +1897,10 @@ def explore_fedfact(
     unmet = _say_once(caught, 'explore_fedfact', points)
     notes = (unmet,) if unmet else ()
     avg = metrics_from_counts(base.report_.test_counts, notion)    # FedAvg's test counts, from its fit (notion-free)
+    floor = dp_noise_floor(main.test_counts, fit_counts=main.train_counts, seed=seed)
     curve = pd.DataFrame(rows)
     fig, (ax1, ax2) = new_figure(1, 2, figsize=(10, 3.6))
+    ax1.axvspan(0, floor['q90'], color='0.85', zorder=0, label='noise band of an exactly fair rule (90%)')
     plot_tradeoff(curve, 'worst_local_gap', 'accuracy', annotate='scale', ax=ax1)
     ax1.scatter([avg['local_pairwise']], [avg['accuracy']], marker='s', color='crimson', zorder=3, label='FedAvg')
     ax1.legend(frameon=False, fontsize='small'); ax1.set_xlabel('worst local gap (test, pairwise)'); ax1.set_title('trade-off (labels: budget scale)')
@@ -1650,6 +1911,7 @@ def explore_fedfact(
     ax2.set_title(f'local {notion.upper()} gap per client (test); dashed: xi_l')
     rep = FedFactExplorerReport(notion=notion, global_budget=float(xi_g), local_budget=float(xi_l), alpha=float(alpha), accuracy=main.accuracy,
                                 global_gap=main.global_gap, worst_local_gap=main.worst_local_gap, constraints_met=main.constraints_met,
+                                noise_floor_mean=floor['mean'], noise_floor_q90=floor['q90'],
                                 fedavg_accuracy=avg['accuracy'], fedavg_global_gap=avg['global_pairwise'],
                                 fedavg_worst_local_gap=avg['local_pairwise'], table=curve, notes=notes)
     return rep, fig

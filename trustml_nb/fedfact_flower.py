@@ -17,7 +17,9 @@ from .core import _kind, check_flag, check_scalar, progress, require
 from .fedfact import FedRun, FedRunner, _disable, _stage_seeds, client_counts
 
 # %% auto #0
-__all__ = ['to_record', 'from_record', 'FedFactStrategy', 'make_server_app', 'make_client_app', 'run_flower', 'FlowerRunner']
+__all__ = ['to_record', 'from_record', 'FedFactStrategy', 'make_server_app', 'make_client_app', 'run_flower', 'FlowerRunner',
+           'deployment_server_app', 'deployment_client_app', 'write_deployment_app', 'run_deployment',
+           'DeploymentRunner']
 
 # %% ../nbs/21_fedfact_flower.ipynb #e20bf0f3
 # Ray and Flower stay quiet and offline: no usage statistics, no dashboard, no log deduplication chatter.
@@ -110,25 +112,30 @@ def make_client_app(
 )->ClientApp:
     "A Flower ClientApp running the protocols' client steps on this node's partition; private state stays in context.state until the evaluation."
     app = ClientApp()
-    def _state(context):
-        return from_record(context.state['fedfact']) if 'fedfact' in context.state else {}
-    def _cid(context): return int(context.node_config.get('partition-id', 0))
     @app.train()
-    def train(msg:Message, context:Context)->Message:
-        cfg = msg.content['cfg']; cid = _cid(context)
-        stage, rnd, seed = int(cfg['stage']), int(cfg['round']), int(cfg['seed'])
-        reply, state = protocols[stage].client_round(rnd, cid, from_record(msg.content['payload']), _state(context),
-                                                     load_partition(cid), seed * 1000 + stage)
-        context.state['fedfact'] = to_record(state)
-        return Message(content=RecordDict({'reply': to_record(reply), 'meta': ConfigRecord({'cid': cid})}), reply_to=msg)
+    def train(msg:Message, context:Context)->Message: return _client_train(protocols, load_partition, msg, context)
     @app.evaluate()
-    def evaluate(msg:Message, context:Context)->Message:
-        cid = _cid(context); stage = int(msg.content['cfg']['stage'])
-        state = _state(context)
-        counts = client_counts(protocols[stage], cid, from_record(msg.content['payload']), state, load_partition(cid), shape)
-        # the simulation hands the final private state back, so that the fitted estimator can predict new rows (a deployment keeps it on the node)
-        return Message(content=RecordDict({'reply': to_record(counts), 'state': to_record(state), 'meta': ConfigRecord({'cid': cid})}), reply_to=msg)
+    def evaluate(msg:Message, context:Context)->Message: return _client_evaluate(protocols, load_partition, shape, msg, context)
     return app
+
+def _state(context): return from_record(context.state['fedfact']) if 'fedfact' in context.state else {}
+def _cid(context): return int(context.node_config.get('partition-id', 0))
+
+def _client_train(protocols, load_partition, msg, context):
+    "A client round: the protocol's client step on this node's partition; the private state stays in context.state."
+    cfg = msg.content['cfg']; cid = _cid(context)
+    stage, rnd, seed = int(cfg['stage']), int(cfg['round']), int(cfg['seed'])
+    reply, state = protocols[stage].client_round(rnd, cid, from_record(msg.content['payload']), _state(context),
+                                                 load_partition(cid), seed * 1000 + stage)
+    context.state['fedfact'] = to_record(state)
+    return Message(content=RecordDict({'reply': to_record(reply), 'meta': ConfigRecord({'cid': cid})}), reply_to=msg)
+
+def _client_evaluate(protocols, load_partition, shape, msg, context):
+    "The evaluation: this node's counts; the final private state is handed back so that the fitted estimator can predict new rows."
+    cid = _cid(context); stage = int(msg.content['cfg']['stage'])
+    state = _state(context)
+    counts = client_counts(protocols[stage], cid, from_record(msg.content['payload']), state, load_partition(cid), shape)
+    return Message(content=RecordDict({'reply': to_record(counts), 'state': to_record(state), 'meta': ConfigRecord({'cid': cid})}), reply_to=msg)
 
 # %% ../nbs/21_fedfact_flower.ipynb #18a37c07
 def run_flower(
@@ -136,7 +143,7 @@ def run_flower(
     clients:list, # per-client data dicts (X, y, a, X_test, y_test, a_test)
     seed=0, # seed for every random choice: an int, or one int per protocol (as in `run_inprocess`)
     shape:tuple|None=None, # (m, G, N)
-    num_cpus:float=0.5, # Ray CPUs per simulated client
+    num_cpus:float=1.0, # Ray CPUs per simulated client (1: one Ray actor per CPU; each actor process imports torch and the package at start-up)
     total_cpus:int=2, # CPUs Ray may use in all
     verbose:bool=False, # show Flower's logs
     show_progress:bool|None=False, # progress bar over rounds (None: follow TRUSTML_NB_PROGRESS)
@@ -167,7 +174,7 @@ class FlowerRunner(FedRunner):
     "Flower's local simulation engine (Ray): a ServerApp and one ClientApp per client play the protocols; same answers as InProcessRunner."
     label = 'Flower simulation'
     def __init__(self,
-                 num_cpus:float=0.5, # Ray CPUs per simulated client
+                 num_cpus:float=1.0, # Ray CPUs per simulated client (1: one Ray actor per CPU; each actor process imports torch and the package at start-up)
                  total_cpus:int=2, # CPUs Ray may use in all
                  verbose:bool=False, # show Flower's and Ray's logs
                 ):
@@ -176,6 +183,180 @@ class FlowerRunner(FedRunner):
     def run(self, protocols, clients, seed, shape, show_progress=None)->FedRun:
         "Play the pipeline under Flower's simulation engine with `run_flower`; Ray is shut down afterwards."
         return run_flower(protocols, clients, seed, shape, self.num_cpus, self.total_cpus, self.verbose, show_progress)
+
+# %% ../nbs/21_fedfact_flower.ipynb #9d3e1a70
+_CACHE = {}
+
+def _load_pickle(path:str):
+    "A pickle written by `run_deployment` (cached per process: the job and this node's partition are read once)."
+    import pickle
+    if path not in _CACHE:
+        with open(path, 'rb') as f: _CACHE[path] = pickle.load(f)
+    return _CACHE[path]
+
+def deployment_server_app()->ServerApp:
+    "The ServerApp of a deployment: reads the job (protocols, seeds, clients) named in the run config, runs `FedFactStrategy`, writes the results."
+    app = ServerApp()
+    @app.main()
+    def main(grid:Grid, context:Context)->None:
+        import pickle
+        job = _load_pickle(str(context.run_config['job']))
+        strategy = FedFactStrategy(job['protocols'], job['seed'], min_nodes=job['n_clients'], timeout=job['timeout']).start(grid)
+        out = str(context.run_config['out'])
+        with open(out + '.part', 'wb') as f:
+            pickle.dump(dict(payload=strategy.payload, states=strategy.states, log=strategy.log, evals=strategy.evals,
+                             stage_payloads=strategy.stage_payloads), f)
+        os.replace(out + '.part', out)                  # appears complete or not at all
+    return app
+
+def deployment_client_app()->ClientApp:
+    "The ClientApp of a deployment: this node's partition comes from the file named in its node config (`data-path`), the protocols from the job."
+    def protocols(context): return _load_pickle(str(context.run_config['job']))
+    app = ClientApp()
+    @app.train()
+    def train(msg:Message, context:Context)->Message:
+        job = protocols(context); part = _load_pickle(str(context.node_config['data-path']))
+        return _client_train(job['protocols'], lambda cid: part, msg, context)
+    @app.evaluate()
+    def evaluate(msg:Message, context:Context)->Message:
+        job = protocols(context); part = _load_pickle(str(context.node_config['data-path']))
+        return _client_evaluate(job['protocols'], lambda cid: part, job['shape'], msg, context)
+    return app
+
+_APP_PY = '''"ServerApp and ClientApp of a trustml_nb FedFACT deployment (written by trustml_nb.fedfact_flower.run_deployment)."
+from trustml_nb.fedfact_flower import deployment_client_app, deployment_server_app
+
+server_app = deployment_server_app()
+client_app = deployment_client_app()
+'''
+
+_PYPROJECT = '''[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+
+[project]
+name = "fedfact-deployment"
+version = "1.0.0"
+description = "FedFACT protocols on Flower's Deployment Engine (trustml_nb)"
+license = "Apache-2.0"
+dependencies = []
+
+[tool.hatch.build.targets.wheel]
+packages = ["."]
+
+[tool.flwr.app]
+publisher = "trustml_nb"
+
+[tool.flwr.app.components]
+serverapp = "fedfact_app:server_app"
+clientapp = "fedfact_app:client_app"
+
+[tool.flwr.app.config]
+job = ""
+out = ""
+'''
+
+def _free_port()->int:
+    import socket
+    with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
+
+def _wait_port(port:int, procs:list, timeout:float, what:str):
+    "Wait until 127.0.0.1:port accepts connections (or a started process died)."
+    import socket
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        for p, log in procs:
+            if p.poll() is not None: raise RuntimeError(f"{what}: a Flower process exited early (code {p.returncode}); its log: {log}")
+        with socket.socket() as s:
+            if s.connect_ex(('127.0.0.1', port)) == 0: return
+        time.sleep(0.1)
+    raise RuntimeError(f"{what}: port {port} did not open within {timeout:g} s")
+
+def write_deployment_app(
+    folder, # where to write the Flower App (pyproject.toml + fedfact_app.py)
+)->str: # the folder
+    "Write the Flower App a deployment runs (`flwr run <folder> <connection>`): the ServerApp and ClientApp of this module."
+    from pathlib import Path
+    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+    (folder / 'pyproject.toml').write_text(_PYPROJECT); (folder / 'fedfact_app.py').write_text(_APP_PY)
+    return str(folder)
+
+def run_deployment(
+    protocols:list, # FedProtocol objects run in sequence
+    clients:list, # per-client data dicts (X, y, a, X_test, y_test, a_test): client i's goes to SuperNode i only
+    seed=0, # seed for every random choice: an int, or one int per protocol (as in `run_inprocess`)
+    shape:tuple|None=None, # (m, G, N)
+    timeout:float=600.0, # seconds to wait for the run (and for each round's replies)
+    verbose:bool=False, # print where the processes' logs are
+    show_progress:bool|None=False, # unused by the server process (its progress is in its log); accepted for a common signature
+)->FedRun:
+    "Run a protocol pipeline on Flower's Deployment Engine: a SuperLink and one SuperNode per client, each its own process on 127.0.0.1."
+    import pickle, shutil, signal, subprocess, sys, tempfile
+    from pathlib import Path
+    check_scalar(timeout, 'timeout', float, low=0, closed='neither'); check_flag(verbose, 'verbose')
+    if not isinstance(clients, (list, tuple)) or not clients: raise TypeError(f"clients must be a non-empty list of per-client data dicts, got {_kind(clients)}")
+    if shape is None: raise ValueError("shape (m, G, N) is required: the clients report their counts at the end")
+    seeds = _stage_seeds(seed, len(protocols))
+    work = Path(tempfile.mkdtemp(prefix='fedfact_deploy_'))
+    home = work / 'flwr_home'; home.mkdir()
+    with open(work / 'job.pkl', 'wb') as f:
+        pickle.dump(dict(protocols=list(protocols), seed=seeds, n_clients=len(clients), shape=tuple(shape), timeout=float(timeout)), f)
+    for i, d in enumerate(clients):
+        with open(work / f'client_{i}.pkl', 'wb') as f: pickle.dump(d, f)
+    app = write_deployment_app(work / 'app')
+    port = _free_port()                              # flwr 1.42: one HTTP port serves the Fleet, Control and ServerAppIo APIs
+    (home / 'config.toml').write_text(f'[superlink]\ndefault = "local"\n\n[superlink.local]\naddress = "127.0.0.1:{port}"\ninsecure = true\n')
+    env = {**os.environ, 'FLWR_HOME': str(home), 'PATH': os.path.dirname(sys.executable) + os.pathsep + os.environ.get('PATH', ''),
+           'TRUSTML_NB_PROGRESS': '0'}
+    bin_ = lambda name: os.path.join(os.path.dirname(sys.executable), name)
+    procs = []
+    def start(args, name):
+        log = work / f'{name}.log'
+        p = subprocess.Popen(args, stdout=open(log, 'w'), stderr=subprocess.STDOUT, env=env, cwd=work, start_new_session=True)
+        procs.append((p, log)); return p
+    out = work / 'result.pkl'
+    try:
+        start([bin_('flower-superlink'), '--insecure', '--host', '127.0.0.1', '--port', str(port)], 'superlink')
+        _wait_port(port, procs, 120, 'SuperLink')
+        for i in range(len(clients)):
+            start([bin_('flower-supernode'), '--insecure', '--superlink', f"127.0.0.1:{port}", '--port', str(_free_port()),
+                   '--node-config', f'partition-id={i} data-path="{work / f"client_{i}.pkl"}"'], f'supernode_{i}')
+        r = subprocess.run([bin_('flwr'), 'run', app, 'local', '--run-config', f'job="{work / "job.pkl"}" out="{out}"'],
+                           env=env, cwd=work, capture_output=True, text=True, timeout=120)
+        if r.returncode != 0: raise RuntimeError(f"flwr run failed (code {r.returncode}): {r.stdout[-800:]} {r.stderr[-800:]}")
+        t0 = time.monotonic()
+        while not out.exists():
+            if time.monotonic() - t0 > timeout: raise RuntimeError(f"the deployment run did not finish within {timeout:g} s; logs in {work}")
+            for p, log in procs:
+                if p.poll() is not None: raise RuntimeError(f"a Flower process exited during the run (code {p.returncode}); its log: {log}")
+            time.sleep(0.2)
+        with open(out, 'rb') as f: res = pickle.load(f)
+    finally:
+        for p, _ in reversed(procs):                 # the processes this call started (and their children), by process group
+            if p.poll() is None:
+                try: os.killpg(p.pid, signal.SIGTERM)
+                except ProcessLookupError: pass
+        for p, _ in procs:
+            try: p.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL); p.wait()
+        if verbose: print(f"Flower deployment logs: {work}")
+    if not verbose: shutil.rmtree(work, ignore_errors=True)
+    return FedRun(res['payload'], res['states'], res['log'], res['evals'], res['stage_payloads'])
+
+class DeploymentRunner(FedRunner):
+    "Flower's Deployment Engine on this machine: a SuperLink and one SuperNode per client, separate processes on 127.0.0.1; same answers as InProcessRunner."
+    label = 'Flower deployment'
+    def __init__(self,
+                 timeout:float=600.0, # seconds to wait for the run
+                 verbose:bool=False, # keep the processes' logs and say where they are
+                ):
+        self.timeout, self.verbose = timeout, verbose
+
+    def run(self, protocols, clients, seed, shape, show_progress=None)->FedRun:
+        "Play the pipeline on the Deployment Engine with `run_deployment`; every process is stopped afterwards."
+        return run_deployment(protocols, clients, seed, shape, self.timeout, self.verbose, show_progress)
+
 
 # %% ../nbs/21_fedfact_flower.ipynb #5fcfd4da
 from .core import document_parameters as _document_parameters
