@@ -69,10 +69,25 @@ def test_mc_error_matches_brute_force(seed, n, n_groups, n_bins):
     assert mc_error(y, p, G, n_bins) == pytest.approx(_mce_brute(y, p, G, n_bins), abs=1e-12)
 
 
+def _ece_brute(y, p, n_bins):
+    "Binned expected calibration error of one set of rows: sum over bins of (share of rows) x |mean(y - p)|."
+    edges = np.linspace(0, 1, n_bins + 1); tot = 0.0
+    for v in range(n_bins):
+        inb = (p >= edges[v]) & ((p < edges[v + 1]) if v < n_bins - 1 else (p <= 1))
+        if inb.any(): tot += inb.mean() * abs(np.mean(y[inb] - p[inb]))
+    return tot
+
+
 def test_mc_table_in_group_error_is_the_groups_ece():
-    rng = np.random.default_rng(0); p = rng.random(500); y = rng.integers(0, 2, 500)
-    t = mc_table(y, p, np.ones((500, 1)), n_bins=5)
-    assert t['ece_in_group'][0] == pytest.approx(t['weighted'][0])   # one group holding everyone: P(g) = 1
+    "Every group's row: its size, share, the ECE of its own rows alone (brute force) and P(g) x that ECE."
+    rng = np.random.default_rng(0); n = 600
+    p = rng.random(n); y = (rng.random(n) < p ** 1.5).astype(int)
+    G = pd.DataFrame({'all': np.ones(n, bool), 'a': rng.random(n) < 0.3, 'b': rng.random(n) < 0.7, 'c': p > 0.8})
+    t = mc_table(y, p, G, n_bins=5).set_index('group')
+    for c in G.columns:
+        m = G[c].to_numpy(); ece = _ece_brute(y[m], p[m], 5)
+        assert t.loc[c, 'size'] == m.sum() and t.loc[c, 'share'] == pytest.approx(m.mean(), abs=1e-15)
+        assert t.loc[c, 'ece_in_group'] == pytest.approx(ece, abs=1e-12) and t.loc[c, 'weighted'] == pytest.approx(m.mean() * ece, abs=1e-12)
 
 
 def test_metrics_take_y_true_y_prob_groups():
