@@ -10,6 +10,9 @@ benchmarks/results/mutation.md and .csv, with every surviving mutant's name so i
 """
 import argparse
 import csv
+import fnmatch
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -34,6 +37,7 @@ MODULES = {
                           'smooth_ece', 'weighted_smooth_ece'],
                          [T('multicalibration', n) for n in ('test_mc_error_matches_brute_force', 'test_mc_table_in_group_error_is_the_groups_ece',
                                                              'test_metrics_take_y_true_y_prob_groups', 'test_smooth_ece_known_values',
+                                                             'test_smooth_ece_matches_its_definition',
                                                              'test_mc_error_to_truth_brute_force_and_fit_reaches_truth')]),
     'omniprediction': (['quantile_fit', '_cell_window', '_augmented_quantiles', 'GroupConformal.fit', 'GroupConformal.predict', 'coverage_report'],
                        [T('omniprediction', n) for n in ('test_group_coverage', 'test_finite_sample_guarantee_in_every_group',
@@ -76,7 +80,12 @@ def _glob(module: str, fn: str) -> str:
     return f"trustml_nb.{module}.x_{fn}__mutmut_*"
 
 
+BAD_INPUT = {'gam_explain': 'gam'}   # tests/test_bad_input_<name>.py: the sweep that defends each module's validation lines
+
+
 def _scratch(module: str, tests: list, workdir: Path) -> Path:
+    bad_input = ROOT / 'tests' / f'test_bad_input_{BAD_INPUT.get(module, module)}.py'
+    if bad_input.exists(): tests = [*tests, f'tests/{bad_input.name}']
     d = workdir / module
     if d.exists(): shutil.rmtree(d)
     shutil.copytree(ROOT, d, ignore=IGNORE, symlinks=True)
@@ -86,12 +95,14 @@ def _scratch(module: str, tests: list, workdir: Path) -> Path:
                   f'only_mutate = ["trustml_nb/{module}.py"]\n'
                   f'pytest_add_cli_args_test_selection = {tests!r}\n'.replace("'", '"') +
                   'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:xdist", "-q"]\n'
-                  'use_git_change_detection = false\n')
+                  'use_git_change_detection = false\n'
+                  # docstrings (a bare string on its own line) cannot change behaviour: their mutants are equivalent, not scored
+                  + "do_not_mutate_patterns = ['^\\s*\"[^\"]*\"\\s*$', '^\\s*\"\"\"']\n")
     (d / 'pyproject.toml').write_text(pyproject)
     return d
 
 
-def run_module(module: str, workdir: Path, max_children: int) -> dict:
+def run_module(module: str, workdir: Path, max_children: int, sample: int = 0) -> dict:
     fns, tests = MODULES[module]
     d = _scratch(module, tests, workdir)
     env = {**os.environ, 'TRUSTML_NB_PROGRESS': '0', 'MPLBACKEND': 'Agg', 'PYTHONPATH': ''}
@@ -99,25 +110,35 @@ def run_module(module: str, workdir: Path, max_children: int) -> dict:
     mutmut = [str(ROOT / '.venv' / 'bin' / 'mutmut')] if (ROOT / '.venv' / 'bin' / 'mutmut').exists() else [sys.executable, '-m', 'mutmut']
     t0 = time.time()
     log = workdir / f'{module}.log'
-    with open(log, 'w') as fh:
-        rc = subprocess.call([*mutmut, 'run', '--max-children', str(max_children), *[_glob(module, f) for f in fns]],
+    names = [_glob(module, f) for f in fns]
+    if sample:
+        # generate the mutants (and the per-test stats) with a filter that matches nothing, then run a fixed sample of them
+        with open(log, 'w') as fh:
+            subprocess.call([*mutmut, 'run', '--max-children', str(max_children), f'trustml_nb.{module}.x_no_such_function__mutmut_*'],
+                            cwd=d, env=env, stdout=fh, stderr=subprocess.STDOUT)
+        keys = json.loads((d / 'mutants' / 'trustml_nb' / f'{module}.py.meta').read_text())['exit_code_by_key']
+        pool = sorted(k for k in keys if any(fnmatch.fnmatch(k, g) for g in names))
+        pool_size = len(pool)
+        names = sorted(pool, key=lambda k: hashlib.sha256(k.encode()).hexdigest())[:sample]   # deterministic sample
+    with open(log, 'a') as fh:
+        rc = subprocess.call([*mutmut, 'run', '--max-children', str(max_children), *names],
                              cwd=d, env=env, stdout=fh, stderr=subprocess.STDOUT)
     secs = time.time() - t0
     out = subprocess.run([*mutmut, 'results', '--all', 'true'], cwd=d, env=env, capture_output=True, text=True).stdout
     status = {}
     for line in out.splitlines():
         m = re.match(r'\s*(\S+__mutmut_\d+): (.+)$', line)
-        if m and any(re.fullmatch(_glob(module, f).replace('.', r'\.').replace('*', r'\d+'), m.group(1)) for f in fns):
-            status[m.group(1)] = m.group(2).strip()
+        if m and any(fnmatch.fnmatch(m.group(1), g) for g in names): status[m.group(1)] = m.group(2).strip()
     counts = {}
     for s in status.values(): counts[s] = counts.get(s, 0) + 1
     killed = sum(v for k, v in counts.items() if k in KILLED)
     survived = counts.get('survived', 0)
     scored = killed + survived
-    return dict(module=module, functions=' '.join(fns), mutants=len(status), killed=killed, survived=survived,
+    se = (killed / scored * (1 - killed / scored) / scored) ** 0.5 if scored else float('nan')
+    return dict(module=module, functions=' '.join(fns), pool=pool_size if sample else len(status), mutants=len(status), killed=killed, survived=survived,
                 timeout=counts.get('timeout', 0), no_tests=counts.get('no tests', 0),
                 other=sum(v for k, v in counts.items() if k not in KILLED | {'survived', 'no tests'}),
-                score=round(killed / scored, 3) if scored else float('nan'), seconds=round(secs), mutmut_rc=rc,
+                score=round(killed / scored, 3) if scored else float('nan'), score_se=round(se, 3), seconds=round(secs), mutmut_rc=rc,
                 survivors=' '.join(sorted(k for k, v in status.items() if v == 'survived')))
 
 
@@ -125,6 +146,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--only', nargs='*', default=None, choices=list(MODULES))
     ap.add_argument('--max-children', type=int, default=2)
+    ap.add_argument('--sample', type=int, default=40, help='mutants per module, a fixed hash-ordered sample of the pool (0: every mutant)')
     ap.add_argument('--workdir', default='/tmp/trustml_mutation')
     ap.add_argument('--out', default=str(ROOT / 'benchmarks' / 'results' / 'mutation'))
     args = ap.parse_args()
@@ -135,20 +157,23 @@ def main():
     if out.with_suffix('.csv').exists():          # keep earlier modules' rows when only some are re-run
         with open(out.with_suffix('.csv')) as fh: old = {r['module']: r for r in csv.DictReader(fh)}
     for module in args.only or list(MODULES):
-        r = run_module(module, workdir, args.max_children)
+        r = run_module(module, workdir, args.max_children, args.sample)
         r['load_average'] = round(os.getloadavg()[0], 2)
         print(f"{module}: {r['killed']}/{r['killed'] + r['survived']} killed (score {r['score']}), {r['no_tests']} without tests, "
               f"{r['seconds']}s, load {r['load_average']}", flush=True)
         old[module] = r
         rows = [old[m] for m in MODULES if m in old]
         with open(out.with_suffix('.csv'), 'w', newline='') as fh:
-            w = csv.DictWriter(fh, fieldnames=list(r)); w.writeheader(); w.writerows(rows)
+            w = csv.DictWriter(fh, fieldnames=list(r), extrasaction='ignore', restval=''); w.writeheader(); w.writerows(rows)
         lines = ['# Mutation testing of the numeric cores (mutmut 3, `make mutation`)', '',
-                 'Score = killed / (killed + survived); timeouts count as killed. Only the listed functions are mutated, and only the',
-                 "module's targeted tests run (tools/mutation.py). Survivors: `cd /tmp/trustml_mutation/<module> && mutmut show <name>`.", '',
-                 '| module | functions | mutants | killed | survived | timeouts | no tests | score | seconds | load |', '|---|---|---|---|---|---|---|---|---|---|']
-        lines += [f"| {x['module']} | {x['functions']} | {x['mutants']} | {x['killed']} | {x['survived']} | {x['timeout']} | {x['no_tests']} | "
-                  f"{x['score']} | {x['seconds']} | {x['load_average']} |" for x in rows]
+                 'Score = killed / (killed + survived); timeouts count as killed (under a loaded machine some are spurious). Only the listed',
+                 "functions are mutated (docstrings and bare string lines excluded), and only the module's targeted tests and its bad-input",
+                 "sweep run (tools/mutation.py). `pool` is every mutant of those functions; `mutants` the fixed sample run (hash order; all",
+                 "when equal), so `score_se` is the sampling standard error. Survivors: `cd /tmp/trustml_mutation/<module> && mutmut show <name>`.", '',
+                 '| module | functions | pool | mutants | killed | survived | timeouts | no tests | score | score_se | seconds | load |',
+                 '|---|---|---|---|---|---|---|---|---|---|---|---|']
+        lines += [f"| {x['module']} | {x['functions']} | {x.get('pool', x['mutants'])} | {x['mutants']} | {x['killed']} | {x['survived']} | {x['timeout']} | "
+                  f"{x['no_tests']} | {x['score']} | {x.get('score_se', '')} | {x['seconds']} | {x['load_average']} |" for x in rows]
         lines += ['', '## Surviving mutants', ''] + [f"- {x['module']}: {x['survivors'] or 'none'}" for x in rows]
         out.with_suffix('.md').write_text('\n'.join(lines) + '\n')
 
