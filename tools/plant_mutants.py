@@ -64,10 +64,10 @@ def _copy(dest: Path):
     os.symlink(ROOT / '.venv', dest / '.venv')
 
 
-def _pytest(where: Path, tests: list, log: Path) -> tuple:
+def _pytest(where: Path, tests: list, log: Path, select: str = '') -> tuple:
     env = {**os.environ, 'PYTHONPATH': str(where), 'TRUSTML_NB_PROGRESS': '0', 'MPLBACKEND': 'Agg'}
     env.pop('TRUSTML_NB_SLOW', None)
-    cmd = [sys.executable, '-m', 'pytest', '-n', '0', '-p', 'no:cacheprovider', '-q', '-x', '--no-header', *tests]
+    cmd = [sys.executable, '-m', 'pytest', '-n', '0', '-p', 'no:cacheprovider', '-q', '-x', '--no-header', *(['-k', select] if select else []), *tests]
     t0 = time.time()
     with open(log, 'w') as fh: rc = subprocess.call(cmd, cwd=where, env=env, stdout=fh, stderr=subprocess.STDOUT)
     tail = [l for l in log.read_text().splitlines() if l.strip()]
@@ -78,6 +78,7 @@ def _pytest(where: Path, tests: list, log: Path) -> tuple:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--only', nargs='*', default=None, help='mutant names (default: all)')
+    ap.add_argument('--select', default='', help="pytest -k expression: run only these tests of each mutant's files (a quick re-check)")
     ap.add_argument('--out', default=str(ROOT / 'benchmarks' / 'results' / 'mutants'), help='results path without extension')
     args = ap.parse_args()
     names = args.only or list(MUTANTS)
@@ -86,7 +87,7 @@ def main():
         work = Path(tmp) / 'repo'
         _copy(work)
         tests = sorted({t for n in names for t in MUTANTS[n][4]})
-        rc, secs, last = _pytest(work, tests, Path(tmp) / 'baseline.log')
+        rc, secs, last = _pytest(work, tests, Path(tmp) / 'baseline.log', args.select)
         print(f"baseline (no mutant): {' '.join(tests)} -> rc={rc} in {secs:.0f}s: {last}", flush=True)
         if rc != 0: sys.exit(f"the unmutated copy fails its tests; fix that first (log: {Path(tmp) / 'baseline.log'})")
         for name in names:
@@ -99,7 +100,7 @@ def main():
                                  first_failure='', seconds=0.0))
                 print(f"{name}: pattern not found ({count} matches)", flush=True); continue
             path.write_text(text.replace(find, repl))
-            try: rc, secs, first = _pytest(work, mtests, Path(tmp) / f'{name}.log')
+            try: rc, secs, first = _pytest(work, mtests, Path(tmp) / f'{name}.log', args.select)
             finally: path.write_text(text)
             status = 'KILLED' if rc == 1 else ('SURVIVED' if rc == 0 else f'error rc={rc}')
             rows.append(dict(mutant=name, module=mod, bug=what, tests=' '.join(mtests), status=status, first_failure=first, seconds=round(secs, 1)))
@@ -110,7 +111,8 @@ def main():
     load = os.getloadavg()
     lines = ['# Planted mutants (issue 15): the default tests against five deliberate bugs', '',
              f'`{Path(sys.executable).relative_to(ROOT) if str(sys.executable).startswith(str(ROOT)) else "python"} tools/plant_mutants.py`; '
-             f'the unmutated copy passed the same tests first. Load average at the end: {load[0]:.2f}.', '',
+             f'the unmutated copy passed the same tests first. Load average at the end: {load[0]:.2f}.'
+             + (f' Only the tests selected by `-k "{args.select}"`.' if args.select else ''), '',
              '| mutant | bug | tests run | result | first failing test | seconds |', '|---|---|---|---|---|---|']
     lines += [f"| {r['mutant']} | {r['bug']} | {r['tests']} | {r['status']} | {r['first_failure']} | {r['seconds']} |" for r in rows]
     killed = sum(r['status'] == 'KILLED' for r in rows)
