@@ -286,6 +286,13 @@ def test_standard_errors_and_intervals_match_the_exact_efficient_se():
             assert lo < t.se[(e, eff)] / exact_se[eff] < hi, (e, eff, t.se[(e, eff)] / exact_se[eff])
             assert lo < (t.ci_high[(e, eff)] - t.ci_low[(e, eff)]) / (2 * zq * exact_se[eff]) < hi, (e, eff)
             assert abs(t.estimate[(e, eff)] - TRUTH_B[eff]) < 3.5 * exact_se[eff], (e, eff)
+    # TV, the plain difference in means: its exact SE from the cells, Var(Y | X=1) / P(X=1) + Var(Y | X=0) / P(X=0), over n
+    px1 = c.prob[c.x == 1].sum()
+    m1, m0 = (np.sum(c.prob[c.x == v] * c.y[c.x == v]) / c.prob[c.x == v].sum() for v in (1, 0))
+    tv_se = np.sqrt((m1 * (1 - m1) / px1 + m0 * (1 - m0) / (1 - px1)) / n)
+    assert abs((m1 - m0) - TRUTH_B['TV']) < 1e-10
+    for e in ('DR', 'SN'):
+        assert 0.95 < t.se[(e, 'TV')] / tv_se < 1.05 and abs(t.estimate[(e, 'TV')] - TRUTH_B['TV']) < 3.5 * tv_se, e
     # the functionals' own SEs (the report's FunctionalEstimate and its functionals table) against the exact EIF's
     f = rep.functionals.set_index(['functional', 'estimator'])
     for name, a in {'E[Y_x1]': (1, 1, 1), 'E[Y_x0]': (0, 0, 0), 'psi(0,0,1)': (0, 0, 1)}.items():
