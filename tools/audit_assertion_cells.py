@@ -7,7 +7,7 @@ one assigned, in this or an earlier cell, by a statement that read a package nam
 reading neither asserts only on values computed without the package: it would pass with the package removed or
 replaced. Such cells are listed; exit status 1 when any is found.
 
-    .venv/bin/python tools/audit_assertion_cells.py            # writes test-output/assertion_cell_audit.md
+    .venv/bin/python tools/audit_assertion_cells.py            # writes benchmarks/results/assertion_cell_audit.md
 """
 import ast
 import builtins
@@ -94,7 +94,7 @@ def main():
     rows, n_cells = [], 0
     for nb in notebooks:
         for i, first in audit(nb, pkg): rows.append(f"| {nb.relative_to(ROOT)} | {i} | `{first}` |")
-    out = ROOT / 'test-output'; out.mkdir(exist_ok=True)
+    out = ROOT / 'benchmarks' / 'results'
     text = ['# Assertion statements in notebooks that read no value computed by package code', '',
             f'{len(rows)} flagged in {len(notebooks)} notebooks (`tools/audit_assertion_cells.py`).', '',
             '| notebook | cell | first line |', '|---|---|---|', *rows]
