@@ -16,13 +16,16 @@ TEST_WORKERS ?= 2
 # JupyterLab refuses to run as root unless told; CI and containers run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: help install kernel lab test test-slow sync-check tour bench
+.PHONY: help install kernel lab test test-slow sync-check tour bench coverage mutation mutants
 
 help:
 	@echo "make lab   - install the lean student set (the lessons extra) if needed and start JupyterLab on tutorials/00_start_here.ipynb (127.0.0.1:$(LAB_PORT))"
 	@echo "make test  - install if needed, then nbdev sync check + notebooks + unit/widget/browser tests"
 	@echo "make tour  - execute every tutorial headless and write HTML copies to tutorials/_html/"
-	@echo "make test-slow - the long studies (tests marked slow: coverage, sweeps)"
+	@echo "make test-slow - the long studies (tests marked slow: coverage, sweeps) and every notebook with its #| slow cells"
+	@echo "make coverage - line coverage of trustml_nb/ over the default suite (test-output/coverage.txt, benchmarks/results/coverage.md)"
+	@echo "make mutation - mutmut over the numeric cores; score per module in benchmarks/results/mutation.md"
+	@echo "make mutants  - the five planted bugs of issue 15 against the default tests (benchmarks/results/mutants.md)"
 	@echo "make bench - run every benchmark in benchmarks/ (ours vs peers); results go to benchmarks/results/"
 
 $(BIN)/python:
@@ -75,8 +78,26 @@ tour: install
 	  --output-dir tutorials/_html tutorials/*.ipynb
 
 test-slow: install
-	@echo ">>> pytest: the long studies (tests marked slow)"
-	$(BIN)/python -m pytest --runslow -m slow $(PYTEST_ARGS)
+	@echo ">>> pytest: the long studies (tests marked slow) and the notebooks with their #| slow cells"
+	TRUSTML_NB_SLOW=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --runslow -m slow $(PYTEST_ARGS)
+
+# The default suite under coverage.py (xdist workers measured through coverage's subprocess patch), one context per test.
+coverage: install
+	@echo ">>> coverage.py over the default suite (notebooks run in-process, so their cells count)"
+	@mkdir -p test-output
+	$(BIN)/python -m coverage erase
+	-$(BIN)/python -m coverage run -m pytest -n $(TEST_WORKERS) --dist loadgroup -p no:cacheprovider $(PYTEST_ARGS)
+	$(BIN)/python -m coverage combine -q
+	$(BIN)/python -m coverage report --skip-empty > test-output/coverage.txt; tail -n 1 test-output/coverage.txt
+	$(BIN)/python tools/coverage_summary.py test-output/coverage.txt benchmarks/results/coverage.md
+
+mutation: install
+	@echo ">>> mutmut over the numeric cores (tools/mutation.py); scratch copies in /tmp/trustml_mutation"
+	nice -n 10 $(BIN)/python tools/mutation.py $(MUTATION_ARGS)
+
+mutants: install
+	@echo ">>> the five planted bugs of issue 15 against the default tests (tools/plant_mutants.py)"
+	$(BIN)/python tools/plant_mutants.py
 
 $(VENV)/.installed-bench: pyproject.toml constraints.txt | $(STAMP)
 	@echo ">>> installing the benchmark-only peers (bench extra)"

@@ -2,7 +2,9 @@
 
 Cells carrying a flag listed in `[tool.nbdev] tst_flags` (pyproject.toml) are skipped, exactly as
 `nbdev-test` does. Tutorials run with their own folder as the working directory, as in JupyterLab.
+`make test-slow` runs `test_notebook_with_slow_cells` (marked slow): every notebook that has `#| slow` cells, with them.
 """
+import json
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,15 @@ def _notebooks():
 NOTEBOOKS = _notebooks()
 
 
+def _has_slow_cells(nb: Path) -> bool:
+    cells = json.loads(nb.read_text())['cells']
+    return any(c['cell_type'] == 'code' and any(l.strip().startswith('#| slow') or l.strip().startswith('#|slow') for l in c['source'])
+               for c in cells)
+
+
+SLOW_NOTEBOOKS = [nb for nb in NOTEBOOKS if _has_slow_cells(nb)]
+
+
 def test_notebooks_found():
     names = {nb.name for nb in NOTEBOOKS}
     assert {"00_core.ipynb", "01_groups.ipynb", "02_data.ipynb", "03_viz.ipynb", "index.ipynb", "00_start_here.ipynb"} <= names
@@ -38,3 +49,12 @@ def test_notebook(nb, monkeypatch):
     monkeypatch.chdir(nb.parent)
     ok, seconds = run_notebook(nb, skip_flags=SKIP_FLAGS)
     assert ok, f"{nb.relative_to(ROOT)} failed after {seconds:.1f}s: the traceback is in the captured stderr above"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("nb", SLOW_NOTEBOOKS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_notebook_with_slow_cells(nb, monkeypatch):
+    "The notebook again, its `#| slow` cells included (only `notest` cells are skipped)."
+    monkeypatch.chdir(nb.parent)
+    ok, seconds = run_notebook(nb, skip_flags=[f for f in SKIP_FLAGS if f != "slow"])
+    assert ok, f"{nb.relative_to(ROOT)} (slow cells included) failed after {seconds:.1f}s: the traceback is in the captured stderr above"

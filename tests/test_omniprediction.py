@@ -276,6 +276,23 @@ def test_finite_sample_guarantee_in_every_group(method):
     assert (m >= 0.9 - 3 * se).all(), (m, se)
 
 
+@pytest.mark.parametrize('method', ['max', 'conditional'])
+def test_conformal_coverage_is_exact_at_the_sharp_sample_size(method):
+    """Split conformal with n = 10 calibration scores and alpha = 0.1 takes the ceil((n + 1)(1 - alpha)) = 10th smallest, so
+    a fresh exchangeable score is covered with probability exactly 10/11 = 0.909 (theory, not the package); dropping the
+    (n + 1) correction takes the 9th and covers 9/11 = 0.818. 150 calibration sets of 10, 50 test rows each."""
+    reps, n_cal, n_te = 150, 10, 50
+    rng = np.random.default_rng(31)
+    p = rng.uniform(size=(reps, n_cal + n_te)); y = (rng.uniform(size=p.shape) < p).astype(int)
+    cov = np.empty(reps)
+    for r in range(reps):
+        gc = GroupConformal(alpha=0.1, method=method, allow_empty=True, seed=r).fit(p[r, :n_cal], y[r, :n_cal])
+        sets = gc.predict(p[r, n_cal:])
+        cov[r] = np.mean(np.where(y[r, n_cal:] == 1, sets.has1, sets.has0))
+    se = cov.std(ddof=1) / np.sqrt(reps)                                    # measured about 0.007
+    assert abs(cov.mean() - 10 / 11) < 4 * se and 4 * se < 0.04, (cov.mean(), se)
+
+
 def test_qr_is_not_guaranteed_with_small_groups():
     # the plain quantile regression under-covers there, which is why 'conditional' exists
     m, se = _mean_coverage_small_calibration('qr')
@@ -292,6 +309,7 @@ def test_group_quantiles_match_brute_force():
         s = np.sort(sc[G[c].to_numpy()]); k = int(np.ceil((len(s) + 1) * 0.9))
         assert gc.report_.table.loc[j, 'group_quantile'] == (s[k - 1] if k <= len(s) else np.inf)
     assert gc.report_.table.loc[2, 'group_quantile'] == np.inf and gc.report_.notes   # 5 rows: too few at alpha = 0.1
+    assert list(gc.report_.table['n_calibration']) == [300, 150, 5]
     sets = gc.predict(p[:10], groups=G[:10])
     assert (sets.loc[:4, 'action'] == ABSTAIN).all()                     # members of 'tiny' always get {0, 1}
 
@@ -357,6 +375,12 @@ def test_no_empty_sets_when_disallowed():
     s = GroupConformal(alpha=0.3, allow_empty=False).fit(syn['p_true'][cal], syn['y'][cal], groups=G[cal]).predict(
         syn['p_true'][~cal], groups=G[~cal].reset_index(drop=True))
     assert (s['has0'] | s['has1']).all() and set(s['action']) <= {0, 1, ABSTAIN}
+    # the same fit with empty sets allowed: exactly the rows whose set was empty now hold the more likely label, alone
+    e = GroupConformal(alpha=0.3, allow_empty=True).fit(syn['p_true'][cal], syn['y'][cal], groups=G[cal]).predict(
+        syn['p_true'][~cal], groups=G[~cal].reset_index(drop=True))
+    empty, top = ~(e['has0'] | e['has1']), syn['p_true'][~cal].to_numpy() >= 0.5
+    assert empty.sum() > 10 and (s['has1'][empty] == top[empty]).all() and (s['has0'][empty] == ~top[empty]).all()
+    assert (s[~empty][['has0', 'has1']] == e[~empty][['has0', 'has1']]).all().all()
 
 
 def test_selective_report_values():
@@ -377,6 +401,7 @@ def test_coverage_report_values():
     check_report(cr)
     assert cr.coverage == 0.75 and cr.mean_set_size == 1.0 and cr.abstain_rate == 0.25 and cr.empty_rate == 0.25
     assert list(cr.table['coverage']) == [0.75, 1.0] and cr.worst_gap == 0.0 and cr.worst_abs_gap == 0.25
+    assert cr.alpha == 0.25 and list(cr.table['group']) == ['all', 'first two'] and list(cr.table['n']) == [4, 2]
     assert coverage_report(y, sets[['has0', 'has1']].to_numpy()).coverage == 0.75
 
 

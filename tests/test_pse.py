@@ -1,12 +1,17 @@
 """Path-specific effects (trustml_nb.pse, trustml_nb.pse_simulator): exact truths, oracle nuisances, double robustness,
 algebraic reductions, self-normalisation, the estimator contract, the statsmodels GLM route, coverage (slow) and input errors."""
+import itertools
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import norm
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import PolynomialFeatures
 
 from contract import check_estimator_contract, check_report
 from trustml_nb.core import NumericalWarning
@@ -206,18 +211,154 @@ def test_segments_collapse_equal_stages():
     assert _segments((1, 1, 1)) == [(1, 0, 3)]
 
 
-def test_effect_identities_exact_and_deterministic():
-    s = sim_oximetry(3_000, seed=8)
-    r1, r2 = _fit(s, estimators=('DR', 'SN', 'weighting', 'regression')), _fit(s, estimators=('DR', 'SN', 'weighting', 'regression'))
-    pd.testing.assert_frame_equal(r1.to_frame(), r2.to_frame())             # same seed, same result
-    t = r1.to_frame()
-    for est in ('DR', 'SN', 'weighting', 'regression'):
-        e = t[t.estimator == est].set_index('effect').estimate
-        assert abs(e['NDE'] + e['NIE'] - e['TE']) < 1e-12
-        f = r1.functionals[r1.functionals.estimator == est].set_index('functional').estimate
-        assert abs((e['NIE'] - e['VDE']) - (f['psi(1,0,1)'] - f['psi(0,0,1)'])) < 1e-12
-    dr = t[t.estimator == 'DR'].set_index('effect')
-    np.testing.assert_allclose(dr.ci_high - dr.ci_low, 2 * 1.959963984540054 * dr.se, rtol=1e-12)
+# The binary generator's population, cell by cell, and the efficient influence function (EIF) of every functional,
+# written from the SCM's definition with densities p(w | x, z), p(v | x, w, z) (not the package's propensity-ratio weights):
+# the exact asymptotic standard error of every effect, a truth the estimator never computes.
+_SF = norm.sf
+
+
+def _binary_cells():
+    "Every cell (z, x, w, v, y) of `sim_binary_sfm` with its probability, from the generator's equations."
+    ez, b = binary_sfm_propensity_z(), (lambda p, t: p if t else 1 - p)
+    rows = [(z, x, w, v, y, b(_SF(0.2), z) * b(ez[z], x) * b(_SF(0.8 - x + z), w) * b(_SF(0.8 - x + z - w), v)
+             * b(_SF(0.5 - x + z - 2 * (w - v)), y)) for z, x, w, v, y in itertools.product((0, 1), repeat=5)]
+    return pd.DataFrame(rows, columns=['z', 'x', 'w', 'v', 'y', 'prob'])
+
+
+def _binary_eif(c, a):
+    "EIF of psi(a_W, a_V, a_Y) at every cell, and psi itself."
+    ez = binary_sfm_propensity_z()
+    z, x, w, v, y = (c[k].to_numpy() for k in 'zxwvy')
+    px = lambda t: np.where(z == 1, ez[1], ez[0]) if t else 1 - np.where(z == 1, ez[1], ez[0])
+    pw = lambda t, ww: np.where(ww == 1, _SF(0.8 - t + z), 1 - _SF(0.8 - t + z))
+    pv = lambda t, ww, vv: np.where(vv == 1, _SF(0.8 - t + z - ww), 1 - _SF(0.8 - t + z - ww))
+    m = lambda t, ww, vv: _SF(0.5 - t + z - 2 * (ww - vv))
+    aw, av, ay = a
+    mu2_at = lambda ww: sum(pv(av, ww, vv) * m(ay, ww, vv) for vv in (0, 1))
+    mu3, mu2 = m(ay, w, v), mu2_at(w)
+    mu1 = sum(pw(aw, ww) * mu2_at(ww) for ww in (0, 1))
+    psi = float(np.sum(c.prob * mu1))
+    w3 = (x == ay) / px(ay) * pw(aw, w) / pw(ay, w) * pv(av, w, v) / pv(ay, w, v)
+    w2 = (x == av) / px(av) * pw(aw, w) / pw(av, w)
+    w1 = (x == aw) / px(aw)
+    return w3 * (y - mu3) + w2 * (mu3 - mu2) + w1 * (mu2 - mu1) + mu1 - psi, psi
+
+
+_EFFECT_TARGETS = {'TE': ((1, 1, 1), (0, 0, 0)), 'NDE': ((0, 0, 1), (0, 0, 0)), 'NIE': ((1, 1, 1), (0, 0, 1)), 'VDE': ((1, 1, 1), (1, 0, 1))}
+
+
+def test_binary_eif_reproduces_the_exact_truth():
+    "The enumeration above is right: its functionals are the generator's closed-form truth and every EIF has mean zero."
+    c = _binary_cells()
+    assert abs(c.prob.sum() - 1) < 1e-12
+    for eff, (p, q) in _EFFECT_TARGETS.items():
+        (fp, vp), (fq, vq) = _binary_eif(c, p), _binary_eif(c, q)
+        assert abs((vp - vq) - TRUTH_B[eff]) < 1e-10 and abs(np.sum(c.prob * (fp - fq))) < 1e-12, eff
+
+
+def _saturated(est):
+    "A model with every interaction of the binary inputs: its fit is the cell means, so the nuisances are consistent."
+    return make_pipeline(PolynomialFeatures(3, interaction_only=True, include_bias=False), est)
+
+
+SATURATED = {'propensity': _saturated(LogisticRegression(C=1e8, max_iter=1000)),
+             'outcome': _saturated(LogisticRegression(C=1e8, max_iter=1000)), 'pseudo': _saturated(LinearRegression())}
+
+
+def test_standard_errors_and_intervals_match_the_exact_efficient_se():
+    """Cross-fitted nuisances (5 folds, saturated learners) on 40,000 draws of the binary generator: every reported standard
+    error and interval half-width of TE, NDE and NIE is within [0.93, 1.10] of the exact efficient SE (measured over seeds
+    0-7: 0.98-1.06); an SE off by 15% fails. VDE's weights are heavy (P(X=1 | w, v, z) reaches 0.996), so its SE is
+    checked only loosely. DR and SN estimates are within 3.5 exact SEs of the closed-form truth."""
+    n = 40_000
+    s = sim_binary_sfm(n, seed=0)
+    est = PathSpecificEffects(x='x', z=['z'], w=['w'], v=['v'], y='y', learners=SATURATED, clip=0.001, star=False, warn=False,
+                              estimators=('DR', 'SN'), seed=0)
+    rep = est.fit(s.data).report_
+    c = _binary_cells()
+    eif = {a: _binary_eif(c, a) for pair in _EFFECT_TARGETS.values() for a in pair}
+    exact_se = {eff: np.sqrt(np.sum(c.prob * (eif[p][0] - eif[q][0]) ** 2) / n) for eff, (p, q) in _EFFECT_TARGETS.items()}
+    t = rep.table.set_index(['estimator', 'effect'])
+    zq = norm.ppf(0.975)
+    for e in ('DR', 'SN'):
+        for eff in _EFFECT_TARGETS:
+            lo, hi = (0.93, 1.10) if eff != 'VDE' else (0.7, 1.5)
+            assert lo < t.se[(e, eff)] / exact_se[eff] < hi, (e, eff, t.se[(e, eff)] / exact_se[eff])
+            assert lo < (t.ci_high[(e, eff)] - t.ci_low[(e, eff)]) / (2 * zq * exact_se[eff]) < hi, (e, eff)
+            assert abs(t.estimate[(e, eff)] - TRUTH_B[eff]) < 3.5 * exact_se[eff], (e, eff)
+    # TV, the plain difference in means: its exact SE from the cells, Var(Y | X=1) / P(X=1) + Var(Y | X=0) / P(X=0), over n
+    px1 = c.prob[c.x == 1].sum()
+    m1, m0 = (np.sum(c.prob[c.x == v] * c.y[c.x == v]) / c.prob[c.x == v].sum() for v in (1, 0))
+    tv_se = np.sqrt((m1 * (1 - m1) / px1 + m0 * (1 - m0) / (1 - px1)) / n)
+    assert abs((m1 - m0) - TRUTH_B['TV']) < 1e-10
+    for e in ('DR', 'SN'):
+        assert 0.95 < t.se[(e, 'TV')] / tv_se < 1.05 and abs(t.estimate[(e, 'TV')] - TRUTH_B['TV']) < 3.5 * tv_se, e
+    # the functionals' own SEs (the report's FunctionalEstimate and its functionals table) against the exact EIF's
+    f = rep.functionals.set_index(['functional', 'estimator'])
+    for name, a in {'E[Y_x1]': (1, 1, 1), 'E[Y_x0]': (0, 0, 0), 'psi(0,0,1)': (0, 0, 1)}.items():
+        se_a = np.sqrt(np.sum(c.prob * eif[a][0] ** 2) / n)
+        assert 0.93 < rep.estimates[name]['DR'].se / se_a < 1.10 and 0.93 < f.se[(name, 'DR')] / se_a < 1.10, name
+        assert abs(f.estimate[(name, 'DR')] - eif[a][1]) < 3.5 * se_a, name
+
+
+class _SpyClassifier(ClassifierMixin, BaseEstimator):
+    "Remembers the row ids (first column) it was fitted on; predicts 0.3 on rows it never saw and 0.9 on its own rows."
+    def fit(self, X, y):
+        self.seen_, self.classes_ = np.unique(np.asarray(X)[:, 0]), np.array([0, 1]); return self
+
+    def predict_proba(self, X):
+        p = np.where(np.isin(np.asarray(X)[:, 0], self.seen_), 0.9, 0.3)
+        return np.column_stack([1 - p, p])
+
+
+class _SpyRegressor(RegressorMixin, BaseEstimator):
+    "The regression twin of `_SpyClassifier`."
+    def fit(self, X, y):
+        self.seen_ = np.unique(np.asarray(X)[:, 0]); return self
+
+    def predict(self, X): return np.where(np.isin(np.asarray(X)[:, 0], self.seen_), 0.9, 0.3)
+
+
+def test_every_nuisance_is_predicted_only_on_rows_its_model_never_saw():
+    "Cross-fitting: learners that recognise their own training rows (by a row id) return only the 'unseen' value."
+    s = sim_oximetry(2_000, seed=22); R = s.roles
+    d = s.data.assign(row_id=np.arange(len(s.data), dtype=float) + 0.5)
+    rep = PathSpecificEffects(x=R['x'], z=['row_id', *R['z']], w=R['w'], v=R['v'], y='vented', warn=False, n_folds=4, star=False,
+                              learners={'propensity': _SpyClassifier(), 'outcome': _SpyClassifier(), 'pseudo': _SpyRegressor()}).fit(d).report_
+    prop = rep.propensity_diagnostics
+    assert len(prop) == 3 and (prop['min'] == 0.3).all() and (prop['max'] == 0.3).all(), prop
+    # every propensity and every regression 0.3 (never 0.9): the DR total effect has a closed form, AIPW with constant nuisances
+    x, y = d[R['x']].to_numpy(), d['vented'].to_numpy()
+    te = np.mean(x * (y - 0.3) / 0.3 + 0.3) - np.mean((1 - x) * (y - 0.3) / 0.7 + 0.3)
+    assert rep.table.set_index(['estimator', 'effect']).estimate[('DR', 'TE')] == pytest.approx(te, abs=1e-12)
+    folds = rep.nuisances.folds                                              # four folds of equal size that cover every row
+    assert sorted(np.bincount(folds)) == [500] * 4
+
+
+class _FixedPropensity(ClassifierMixin, BaseEstimator):
+    "P(X=1 | H) = high where the first covariate is above its median, else low: a propensity model with chosen extremes."
+    def __init__(self, low=0.1, high=0.9):
+        self.low, self.high = low, high
+
+    def fit(self, X, y):
+        self.cut_, self.classes_ = float(np.median(np.asarray(X)[:, 0])), np.array([0, 1]); return self
+
+    def predict_proba(self, X):
+        p = np.where(np.asarray(X)[:, 0] > self.cut_, self.high, self.low)
+        return np.column_stack([1 - p, p])
+
+
+def test_clipping_is_honoured():
+    "Propensities 0.002/0.999 clipped at 0.05 give exactly the estimates of propensities 0.05/0.95 left unclipped."
+    s = sim_oximetry(3_000, seed=23); R = s.roles
+    fit = lambda lo, hi, clip: PathSpecificEffects(
+        x=R['x'], z=R['z'], w=R['w'], v=R['v'], y='vented', clip=clip, warn=False, star=False, estimators=('DR', 'SN', 'weighting'),
+        learners={'propensity': _FixedPropensity(lo, hi), 'outcome': 'glm', 'pseudo': 'glm'}).fit(s.data).report_
+    clipped, same, raw = fit(0.002, 0.999, 0.05), fit(0.05, 0.95, 0.0), fit(0.002, 0.999, 0.0)
+    np.testing.assert_allclose(clipped.table.estimate, same.table.estimate, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(clipped.table.se, same.table.se, rtol=1e-12, atol=1e-12)
+    assert (clipped.propensity_diagnostics.clipped_share > 0.4).all() and (same.propensity_diagnostics.clipped_share == 0).all()
+    assert np.abs(raw.table.estimate - same.table.estimate).max() > 0.01    # the clip matters here
 
 
 # ---------------------------------------------------------------- cross-fitted estimator
@@ -270,8 +411,9 @@ def test_continuous_outcome_and_single_mediator_block():
     R = s.roles
     one = pse_effects(s.data, R['x'], R['z'], [], R['v'], 'vented', learners='glm').to_frame()
     assert set(one.effect) == {'TE', 'NDE', 'NIE', 'TV'}
-    e = one[one.estimator == 'DR'].set_index('effect').estimate
-    assert abs(e['NDE'] + e['NIE'] - e['TE']) < 1e-12
+    e = one[one.estimator == 'DR'].set_index('effect')
+    te = s.truth_for('vented')['TE']                                          # the total effect does not depend on the mediator blocks
+    assert abs(e.estimate['TE'] - te) < 3.5 * e.se['TE']
 
 
 def test_continuous_generator_estimates_and_flags_its_poor_overlap():
@@ -398,16 +540,26 @@ def test_weights_positive_only_on_their_group_and_sn_identity(a, seed):
     R = np.column_stack([mus[:, 1:], y]) - mus
     S = W.mean(0)
     assert abs((sn.estimate - dr.estimate) - np.sum((1 / S - 1) * (W * R).mean(0))) < 1e-9
-    assert abs(dr.influence.mean()) < 1e-12 and abs(sn.influence.mean()) < 1e-9
+    # influence values are the estimate's response to one more copy of a unit: psi(P_n + copy of i) - psi(P_n) = phi_i / (n + 1)
+    # (exactly for DR, to first order for SN), checked against two further fits, not against the formula that built phi
+    for i in rng.choice(n, 3, replace=False):
+        rows = np.append(np.arange(n), i)
+        for r0, nm in ((dr, False), (sn, True)):
+            r1 = gmf_estimate(x[rows], y[rows], [p[rows] for p in props], mus[rows], a, normalize=nm)
+            tol = 1e-9 if not nm else 5 * (1 + np.abs(r0.influence).max()) ** 2 / n ** 2
+            assert abs((r1.estimate - r0.estimate) - r0.influence[i] / (n + 1)) < tol, (nm, i)
 
 
 def test_split_rerun_interval_is_a_labelled_artefact_narrower_than_the_ci():
     s = sim_oximetry(3_000, seed=17)
     R = s.roles
     est = PathSpecificEffects(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y='vented', learners='glm')
-    sr = est.split_rerun_interval(s.data, n_reruns=5, effects=('VDE',))
+    sr = est.split_rerun_interval(s.data, n_reruns=3, effects=('VDE',))
     row = sr.iloc[0]
-    assert row.split_rerun_low <= row['mean'] <= row.split_rerun_high
+    # against three fits the test runs itself through the public estimator, seeds 0, 1, 2
+    runs = np.array([clone(est).set_params(seed=i, star=False, warn=False).fit(s.data).report_.effect('VDE').estimate for i in range(3)])
+    assert row['mean'] == pytest.approx(runs.mean(), abs=1e-12) and row.sd_over_reruns == pytest.approx(runs.std(ddof=1), abs=1e-12)
+    assert row.split_rerun_high - row.split_rerun_low == pytest.approx(2 * 1.96 * runs.std(ddof=1) / np.sqrt(3), abs=1e-12)
     assert row.width_ratio_split_over_eif < 0.5
     with pytest.raises(ValueError, match='n_reruns must be in'): est.split_rerun_interval(s.data, n_reruns=1)
 

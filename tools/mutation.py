@@ -1,0 +1,178 @@
+"""Mutation testing of the numeric cores with mutmut (pinned in the dev extra): `make mutation`.
+
+For every module below, a scratch copy of the repository gets a `[tool.mutmut]` table that mutates only that module and
+runs only its fast targeted tests; `mutmut run` is then limited to the module's numeric core functions (mutant-name
+globs). The score per module (killed / (killed + survived); timeouts count as killed and are listed) goes to
+benchmarks/results/mutation.md and .csv, with every surviving mutant's name so it can be shown with `mutmut show`.
+
+    .venv/bin/python tools/mutation.py                    # every module (tens of minutes on 2 cores)
+    .venv/bin/python tools/mutation.py --only pse omniprediction --max-children 2
+"""
+import argparse
+import csv
+import fnmatch
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+T = 'tests/test_{}.py::{}'.format
+
+# module: (numeric core functions or Class.method names, targeted tests (node ids))
+MODULES = {
+    'pse': (['gmf_weights', '_check_props', 'gmf_estimate', '_segments', '_crossfit', '_effects_tables'],
+            [T('pse', n) for n in ('test_general_weights_equal_propensity_forms', 'test_gmf_xxx_is_aipw', 'test_gmf_001_is_tchetgen_shpitser',
+                                   'test_segments_collapse_equal_stages', 'test_oracle_point_estimate_and_weight_means',
+                                   'test_weights_positive_only_on_their_group_and_sn_identity', 'test_binary_eif_reproduces_the_exact_truth',
+                                   'test_standard_errors_and_intervals_match_the_exact_efficient_se',
+                                   'test_every_nuisance_is_predicted_only_on_rows_its_model_never_saw', 'test_clipping_is_honoured',
+                                   'test_low_level_errors', 'test_boolean_propensities_are_refused')]),
+    'multicalibration': (['_bins', '_weighted_errors', 'mc_table', 'mc_error', 'mc_error_to_truth', '_smece_sigma', '_smooth_ece',
+                          'smooth_ece', 'weighted_smooth_ece'],
+                         [T('multicalibration', n) for n in ('test_mc_error_matches_brute_force', 'test_mc_table_in_group_error_is_the_groups_ece',
+                                                             'test_metrics_take_y_true_y_prob_groups', 'test_smooth_ece_known_values',
+                                                             'test_smooth_ece_matches_its_definition',
+                                                             'test_mc_error_to_truth_brute_force_and_fit_reaches_truth')]),
+    'omniprediction': (['quantile_fit', '_cell_window', '_augmented_quantiles', 'GroupConformal.fit', 'GroupConformal.predict', 'coverage_report'],
+                       [T('omniprediction', n) for n in ('test_group_coverage', 'test_finite_sample_guarantee_in_every_group',
+                                                         'test_conformal_coverage_is_exact_at_the_sharp_sample_size', 'test_qr_is_not_guaranteed_with_small_groups',
+                                                         'test_group_quantiles_match_brute_force', 'test_conditional_thresholds_are_exact_fits',
+                                                         'test_conditional_on_a_partition_is_split_conformal_per_cell', 'test_quantile_fit_matches_sklearn',
+                                                         'test_no_empty_sets_when_disallowed', 'test_coverage_report_values')]),
+    'gam_explain': (['_view', '_gains', 'csr', 'msr', 'mcr', 'cc', 'fr', 'shap_regression', 'shap_classification', '_pmf_int',
+                     '_integer_values', 'csr_tol', 'mcr_tol', 'msr_tol'],
+                    [T('gam_explain', n) for n in ('test_csr_msr_mcr_match_bruteforce_500', 'test_reasons_all_component_kinds', 'test_duality_all_subsets',
+                                                   'test_c5_boundary_case', 'test_one_sided_regression_threshold_equals_classification',
+                                                   'test_cc_matches_bruteforce_500', 'test_shap_regression_matches_bruteforce_500_and_efficiency',
+                                                   'test_shap_classification_matches_bruteforce_500_and_efficiency', 'test_fr_matches_bruteforce_500',
+                                                   'test_tolerance_queries_match_bruteforce_500')]),
+    'fairdice': (['Welfare.__call__', 'Welfare.marginal', 'Welfare.kstar', 'Welfare.conj', 'Divergence.f', 'Divergence.finv', 'Divergence.wstar',
+                  'Divergence.f0star', 'Divergence.divergence', '_mu_of', '_dual_fg', '_dual_init', '_dual_hess', '_newton', '_policy_from_d'],
+                 [T('fairdice', n) for n in ('test_primal_and_dual_agree_to_1e6', 'test_fixed_mu_routes_agree_and_proposition_1',
+                                             'test_nash_optimum_has_mu_equal_one_over_J', 'test_nsw_scale_invariance', 'test_f0star_is_the_conjugate',
+                                             'test_welfare_conjugate_term_and_kstar', 'test_counterexample_regularised_and_beta_table',
+                                             'test_large_beta_returns_the_behaviour_policy', 'test_lbfgs_dual_agrees_with_primal')]),
+    'fedfact': (['fairness_matrices', 'confusion_matrices', 'disparities', 'direct_disparities', 'cost_matrix', '_positivity_shift',
+                 '_project_l1_ball', 'dual_scale', '_smooth_max', '_client_post_grads', '_rprop_step'],
+                [T('fedfact', n) for n in ('test_matrices_reproduce_direct_rates', 'test_randomised_classifier_rates_are_linear',
+                                           'test_binary_dp_constraints_are_negatives', 'test_eop_is_the_papers_per_class_equal_opportunity',
+                                           'test_pairwise_is_subgroup_over_largest_share', 'test_zero_duals_identity_and_shift_invariance',
+                                           'test_binary_reduction_is_a_threshold_rule', 'test_mu_sign_direction', 'test_projection_and_smoothing',
+                                           'test_metrics_from_counts_match_direct', 'test_post_meets_budgets_on_fitted_data')]),
+}
+
+KILLED = {'killed', 'timeout', 'caught by type check'}
+IGNORE = shutil.ignore_patterns('.git', '.venv', '__pycache__', '*.pyc', 'test-output', '_docs', '_html', '.ipynb_checkpoints',
+                                '.pytest_cache', 'mutants', 'benchmarks', 'tutorials')
+
+
+def _glob(module: str, fn: str) -> str:
+    "mutmut 3's mutant-name glob for a function or a Class.method."
+    if '.' in fn:
+        cls, meth = fn.split('.')
+        return f"trustml_nb.{module}.x\u01c1{cls}\u01c1{meth}__mutmut_*"
+    return f"trustml_nb.{module}.x_{fn}__mutmut_*"
+
+
+def _scratch(module: str, tests: list, workdir: Path) -> Path:
+    d = workdir / module
+    if d.exists(): shutil.rmtree(d)
+    shutil.copytree(ROOT, d, ignore=IGNORE, symlinks=True)
+    pyproject = (d / 'pyproject.toml').read_text()
+    pyproject = re.sub(r'\n\[tool\.mutmut\][^\[]*', '\n', pyproject)
+    pyproject += ('\n[tool.mutmut]\nsource_paths = ["trustml_nb"]\n'
+                  f'only_mutate = ["trustml_nb/{module}.py"]\n'
+                  f'pytest_add_cli_args_test_selection = {tests!r}\n'.replace("'", '"') +
+                  'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:xdist", "-q"]\n'
+                  'use_git_change_detection = false\n'
+                  # docstrings (a bare string on its own line) cannot change behaviour: their mutants are equivalent, not scored
+                  + "do_not_mutate_patterns = ['^\\s*\"[^\"]*\"\\s*$', '^\\s*\"\"\"']\n")
+    (d / 'pyproject.toml').write_text(pyproject)
+    return d
+
+
+def run_module(module: str, workdir: Path, max_children: int, sample: int = 0) -> dict:
+    fns, tests = MODULES[module]
+    d = _scratch(module, tests, workdir)
+    env = {**os.environ, 'TRUSTML_NB_PROGRESS': '0', 'MPLBACKEND': 'Agg', 'PYTHONPATH': ''}
+    env.pop('TRUSTML_NB_SLOW', None)
+    mutmut = [str(ROOT / '.venv' / 'bin' / 'mutmut')] if (ROOT / '.venv' / 'bin' / 'mutmut').exists() else [sys.executable, '-m', 'mutmut']
+    t0 = time.time()
+    log = workdir / f'{module}.log'
+    names = [_glob(module, f) for f in fns]
+    if sample:
+        # generate the mutants (and the per-test stats) with a filter that matches nothing, then run a fixed sample of them
+        with open(log, 'w') as fh:
+            subprocess.call([*mutmut, 'run', '--max-children', str(max_children), f'trustml_nb.{module}.x_no_such_function__mutmut_*'],
+                            cwd=d, env=env, stdout=fh, stderr=subprocess.STDOUT)
+        keys = json.loads((d / 'mutants' / 'trustml_nb' / f'{module}.py.meta').read_text())['exit_code_by_key']
+        pool = sorted(k for k in keys if any(fnmatch.fnmatch(k, g) for g in names))
+        pool_size = len(pool)
+        names = sorted(pool, key=lambda k: hashlib.sha256(k.encode()).hexdigest())[:sample]   # deterministic sample
+    with open(log, 'a') as fh:
+        rc = subprocess.call([*mutmut, 'run', '--max-children', str(max_children), *names],
+                             cwd=d, env=env, stdout=fh, stderr=subprocess.STDOUT)
+    secs = time.time() - t0
+    out = subprocess.run([*mutmut, 'results', '--all', 'true'], cwd=d, env=env, capture_output=True, text=True).stdout
+    status = {}
+    for line in out.splitlines():
+        m = re.match(r'\s*(\S+__mutmut_\d+): (.+)$', line)
+        if m and any(fnmatch.fnmatch(m.group(1), g) for g in names): status[m.group(1)] = m.group(2).strip()
+    counts = {}
+    for s in status.values(): counts[s] = counts.get(s, 0) + 1
+    killed = sum(v for k, v in counts.items() if k in KILLED)
+    survived = counts.get('survived', 0)
+    scored = killed + survived
+    se = (killed / scored * (1 - killed / scored) / scored) ** 0.5 if scored else float('nan')
+    return dict(module=module, functions=' '.join(fns), pool=pool_size if sample else len(status), mutants=len(status), killed=killed, survived=survived,
+                timeout=counts.get('timeout', 0), no_tests=counts.get('no tests', 0),
+                other=sum(v for k, v in counts.items() if k not in KILLED | {'survived', 'no tests'}),
+                score=round(killed / scored, 3) if scored else float('nan'), score_se=round(se, 3), seconds=round(secs), mutmut_rc=rc,
+                survivors=' '.join(sorted(k for k, v in status.items() if v == 'survived')))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--only', nargs='*', default=None, choices=list(MODULES))
+    ap.add_argument('--max-children', type=int, default=2)
+    ap.add_argument('--sample', type=int, default=40, help='mutants per module, a fixed hash-ordered sample of the pool (0: every mutant)')
+    ap.add_argument('--workdir', default='/tmp/trustml_mutation')
+    ap.add_argument('--out', default=str(ROOT / 'benchmarks' / 'results' / 'mutation'))
+    args = ap.parse_args()
+    workdir = Path(args.workdir); workdir.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out)
+    rows = []
+    old = {}
+    if out.with_suffix('.csv').exists():          # keep earlier modules' rows when only some are re-run
+        with open(out.with_suffix('.csv')) as fh: old = {r['module']: r for r in csv.DictReader(fh)}
+    for module in args.only or list(MODULES):
+        r = run_module(module, workdir, args.max_children, args.sample)
+        r['load_average'] = round(os.getloadavg()[0], 2)
+        print(f"{module}: {r['killed']}/{r['killed'] + r['survived']} killed (score {r['score']}), {r['no_tests']} without tests, "
+              f"{r['seconds']}s, load {r['load_average']}", flush=True)
+        old[module] = r
+        rows = [old[m] for m in MODULES if m in old]
+        with open(out.with_suffix('.csv'), 'w', newline='') as fh:
+            w = csv.DictWriter(fh, fieldnames=list(r), extrasaction='ignore', restval=''); w.writeheader(); w.writerows(rows)
+        lines = ['# Mutation testing of the numeric cores (mutmut 3, `make mutation`)', '',
+                 'Score = killed / (killed + survived); timeouts count as killed (under a loaded machine some are spurious). Only the listed',
+                 "functions are mutated (docstrings and bare string lines excluded), and only the module's targeted tests run (the bad-input",
+                 "sweeps cannot: they check that errors are raised inside trustml_nb, and mutmut's trampolines are not). `pool` is every",
+                 "mutant of those functions; `mutants` the fixed sample run (hash order; all",
+                 "when equal), so `score_se` is the sampling standard error. Survivors: `cd /tmp/trustml_mutation/<module> && mutmut show <name>`.", '',
+                 '| module | functions | pool | mutants | killed | survived | timeouts | no tests | score | score_se | seconds | load |',
+                 '|---|---|---|---|---|---|---|---|---|---|---|---|']
+        lines += [f"| {x['module']} | {x['functions']} | {x.get('pool', x['mutants'])} | {x['mutants']} | {x['killed']} | {x['survived']} | {x['timeout']} | "
+                  f"{x['no_tests']} | {x['score']} | {x.get('score_se', '')} | {x['seconds']} | {x['load_average']} |" for x in rows]
+        lines += ['', '## Surviving mutants', ''] + [f"- {x['module']}: {x['survivors'] or 'none'}" for x in rows]
+        out.with_suffix('.md').write_text('\n'.join(lines) + '\n')
+
+
+if __name__ == '__main__':
+    main()

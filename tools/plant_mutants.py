@@ -1,0 +1,126 @@
+"""Plant the five deliberate bugs of issue 15 one at a time in a scratch copy of the package and run the default tests.
+
+Each mutant is a one-line edit of a generated module (trustml_nb/*.py) in a copy of the repository under a temporary
+folder; the copy's tests run with the copy first on sys.path (the slow tests stay skipped, as in `make test`). A mutant
+is KILLED when at least one of its tests fails. Before the mutants, the unmutated copy must pass the same tests.
+
+    .venv/bin/python tools/plant_mutants.py            # all five; writes benchmarks/results/mutants.md and .csv
+    .venv/bin/python tools/plant_mutants.py --only pse_se_x085
+
+A pattern that no longer matches (the module was rewritten) is reported as 'pattern not found', never as killed.
+"""
+import argparse
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# name: (module, text to find (must occur exactly once), replacement, what the bug is, the default tests that should see it)
+MUTANTS = {
+    'pse_effect_se_x085': (
+        'trustml_nb/pse.py',
+        "se = float((fp - fq).std() / np.sqrt(n)) if fp is not None and fq is not None else np.nan",
+        "se = float(0.85 * (fp - fq).std() / np.sqrt(n)) if fp is not None and fq is not None else np.nan",
+        'effect standard errors multiplied by 0.85',
+        ['tests/test_pse.py']),
+    'pse_propensity_in_sample': (
+        'trustml_nb/pse.py',
+        "m = clone(L['propensity']).fit(H[k][tr], x[tr])",
+        "m = clone(L['propensity']).fit(H[k], x)",
+        'propensities fitted on every row (in-sample) instead of the training folds',
+        ['tests/test_pse.py']),
+    'pse_clip_ignored': (
+        'trustml_nb/pse.py',
+        "propensities=[np.clip(r, clip, 1 - clip) for r in raw]",
+        "propensities=[np.asarray(r) for r in raw]",
+        'propensity clipping ignored',
+        ['tests/test_pse.py']),
+    'conformal_no_n_plus_1': (
+        'trustml_nb/omniprediction.py',
+        "k = int(np.ceil((len(s) + 1) * (1 - alpha)))",
+        "k = int(np.ceil(len(s) * (1 - alpha)))",
+        "the 'max' conformal quantile without its (n + 1) correction",
+        ['tests/test_omniprediction.py']),
+    'dropped_rows_once_per_line': (
+        'trustml_nb/core.py',
+        "registry = None if every_time else f.f_globals.setdefault('__warningregistry__', {})",
+        "registry = f.f_globals.setdefault('__warningregistry__', {})",
+        "DroppedRowsWarning shown once per line (the package's every-time behaviour removed)",
+        ['tests/test_core.py']),
+}
+
+IGNORE = shutil.ignore_patterns('.git', '.venv', '__pycache__', '*.pyc', 'test-output', '_docs', '_html', '.ipynb_checkpoints',
+                                '.pytest_cache', 'mutants')
+
+
+def _copy(dest: Path):
+    shutil.copytree(ROOT, dest, ignore=IGNORE, symlinks=True)
+    os.symlink(ROOT / '.venv', dest / '.venv')
+
+
+def _pytest(where: Path, tests: list, log: Path, select: str = '') -> tuple:
+    env = {**os.environ, 'PYTHONPATH': str(where), 'TRUSTML_NB_PROGRESS': '0', 'MPLBACKEND': 'Agg'}
+    env.pop('TRUSTML_NB_SLOW', None)
+    cmd = [sys.executable, '-m', 'pytest', '-n', '0', '-p', 'no:cacheprovider', '-q', '-x', '--no-header', *(['-k', select] if select else []), *tests]
+    t0 = time.time()
+    with open(log, 'w') as fh: rc = subprocess.call(cmd, cwd=where, env=env, stdout=fh, stderr=subprocess.STDOUT)
+    tail = [l for l in log.read_text().splitlines() if l.strip()]
+    failed = [l.split(' ')[1] for l in tail if l.startswith('FAILED ')]
+    return rc, time.time() - t0, (failed[0] if failed else (tail[-1] if tail else ''))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--only', nargs='*', default=None, help='mutant names (default: all)')
+    ap.add_argument('--select', default='', help="pytest -k expression: run only these tests of each mutant's files (a quick re-check)")
+    ap.add_argument('--out', default=str(ROOT / 'benchmarks' / 'results' / 'mutants'), help='results path without extension')
+    args = ap.parse_args()
+    names = args.only or list(MUTANTS)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix='trustml_mutants_') as tmp:
+        work = Path(tmp) / 'repo'
+        _copy(work)
+        tests = sorted({t for n in names for t in MUTANTS[n][4]})
+        rc, secs, last = _pytest(work, tests, Path(tmp) / 'baseline.log', args.select)
+        print(f"baseline (no mutant): {' '.join(tests)} -> rc={rc} in {secs:.0f}s: {last}", flush=True)
+        if rc != 0: sys.exit(f"the unmutated copy fails its tests; fix that first (log: {Path(tmp) / 'baseline.log'})")
+        for name in names:
+            mod, find, repl, what, mtests = MUTANTS[name]
+            path = work / mod
+            text = path.read_text()
+            count = text.count(find)
+            if count != 1:
+                rows.append(dict(mutant=name, module=mod, bug=what, tests=' '.join(mtests), status=f'pattern not found ({count} matches)',
+                                 first_failure='', seconds=0.0))
+                print(f"{name}: pattern not found ({count} matches)", flush=True); continue
+            path.write_text(text.replace(find, repl))
+            try: rc, secs, first = _pytest(work, mtests, Path(tmp) / f'{name}.log', args.select)
+            finally: path.write_text(text)
+            status = 'KILLED' if rc == 1 else ('SURVIVED' if rc == 0 else f'error rc={rc}')
+            rows.append(dict(mutant=name, module=mod, bug=what, tests=' '.join(mtests), status=status, first_failure=first, seconds=round(secs, 1)))
+            print(f"{name}: {status} in {secs:.0f}s (first failing test: {first})", flush=True)
+    out = Path(args.out)
+    with open(out.with_suffix('.csv'), 'w', newline='') as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0])); w.writeheader(); w.writerows(rows)
+    load = os.getloadavg()
+    lines = ['# Planted mutants (issue 15): the default tests against five deliberate bugs', '',
+             f'`{Path(sys.executable).relative_to(ROOT) if str(sys.executable).startswith(str(ROOT)) else "python"} tools/plant_mutants.py`; '
+             f'the unmutated copy passed the same tests first. Load average at the end: {load[0]:.2f}.'
+             + (f' Only the tests selected by `-k "{args.select}"`.' if args.select else ''), '',
+             '| mutant | bug | tests run | result | first failing test | seconds |', '|---|---|---|---|---|---|']
+    lines += [f"| {r['mutant']} | {r['bug']} | {r['tests']} | {r['status']} | {r['first_failure']} | {r['seconds']} |" for r in rows]
+    killed = sum(r['status'] == 'KILLED' for r in rows)
+    lines += ['', f'{killed} of {len(rows)} mutants killed.']
+    out.with_suffix('.md').write_text('\n'.join(lines) + '\n')
+    print(f"{killed} of {len(rows)} killed; wrote {out.with_suffix('.md')}")
+    sys.exit(0 if killed == len(rows) else 1)
+
+
+if __name__ == '__main__':
+    main()
