@@ -5,6 +5,8 @@
   `bench_mifpo.dataset`, the same code and data as `bench_mifpo.py`.
 - Multicalibration (issue 20): `Multicalibrator` with the package defaults (`bench_multicalibration.MODELS['ours']`) fitted
   on Adult's calibration split for seeds 0-4 (target <= 10 s per fit).
+- FedFACT (issue 14): `FedFactPost` (defaults, budgets 0.01/0.01, final LP round included) on Adult's 5-client federation
+  of `bench_fedfact_speed.py`, re-using one FedAvg fit; 3 fits (target <= 10 s per fit).
 Run: .venv/bin/python benchmarks/bench_quick_timings.py   (writes benchmarks/results/quick_timings.md)
 """
 import os
@@ -18,6 +20,7 @@ import bench_multicalibration
 from trustml_nb.core import DroppedRowsWarning, quiet
 from trustml_nb.data import adult_task
 from trustml_nb.multicalibration import Multicalibrator
+from trustml_nb.fedfact import FedAvg, FedFactPost, adult_fed_data
 
 OUT = Path(__file__).resolve().parent / 'results'
 
@@ -33,4 +36,9 @@ if __name__ == '__main__':
         t0, c0 = time.perf_counter(), time.process_time()
         Multicalibrator(**bench_multicalibration.MODELS['ours']).fit(cal.score, cal.y, groups=cal.groups)
         lines.append(f"Multicalibrator (defaults), Adult seed {seed}: fit {time.perf_counter() - t0:.2f} s wall, {time.process_time() - c0:.2f} s CPU")
+    with quiet(DroppedRowsWarning): fd = adult_fed_data(n_clients=5, alpha=0.5, seed=0)
+    avg = FedAvg(seed=0, show_progress=False).fit(fd)
+    for run in range(3):
+        rep = FedFactPost(xi_g=0.01, xi_l=0.01, base_model=avg, seed=0, show_progress=False).fit(fd).report_
+        lines.append(f"FedFACT-Post (defaults), Adult 5 clients, run {run}: fit {rep.seconds:.2f} s wall, {rep.cpu_seconds:.2f} s CPU")
     OUT.mkdir(exist_ok=True); (OUT / 'quick_timings.md').write_text('\n'.join(lines) + '\n'); print('\n'.join(lines))
