@@ -135,6 +135,8 @@ def test_cache_equals_live_model_on_a_subsample():
     sub = pd.DataFrame({'family': F['family'][idx], 'prompt': F['prompt'][idx], 'gold': F['gold'][idx],
                         'options': [tuple(o) for o in F['options'][idx]]})
     live = elicit(BlackBoxLM(cache=False, show_progress=False), sub, hidden=True)
-    for key, value in live.items():   # log-probabilities to 1e-5; hidden states (stored as float32) to float32 precision
-        tol = dict(atol=1e-4, rtol=1e-4) if key == 'hidden' else dict(atol=1e-5, rtol=0)
+    # log-probabilities to 1e-4 (float32 kernels differ across CPUs: 1.7e-5 was seen on another machine, while a wrong
+    # prompt, template or model moves them by > 1e-2); hidden states (stored as float32) to float32 precision
+    for key, value in live.items():
+        tol = dict(atol=1e-4, rtol=1e-4) if key == 'hidden' else dict(atol=1e-4, rtol=0)
         np.testing.assert_allclose(value, F['clean_' + key][idx], err_msg=key, **tol)
