@@ -7,6 +7,8 @@ Docs: https://trustml-nb.github.io/trustml_nb/path_specific_effects.html.md"""
 # %% ../nbs/11_path_specific_effects.ipynb #6e6d2766
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 from scipy.linalg import qr
@@ -23,16 +25,17 @@ from statsmodels.genmod.generalized_linear_model import GLM
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
-from .core import (Report, _kind, check_array, check_binary, check_flag, check_is_fitted, check_option, check_probabilities,
+from .core import (Report, _kind, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_option, check_probabilities,
                              check_scalar, make_rng, progress, report, report_numerical)
 from .pse_simulator import population_truth, sim_oximetry
 from .viz import Explorer, explorer, new_figure, plot_estimates
 
 # %% auto #0
 __all__ = ['LEARNER_ROLES', 'LEARNER_PRESETS', 'NESTED_FITS', 'EFFECTS', 'FUNCTIONAL_NAMES', 'ESTIMATORS', 'EFFECT_NAMES',
-           'gmf_weights', 'FunctionalEstimate', 'gmf_estimate', 'GLMClassifier', 'GLMRegressor', 'make_learners',
-           'CrossFitNuisances', 'crossfit_gmf', 'EffectsReport', 'PathSpecificEffects', 'pse_effects', 'plot_effects',
-           'CoverageReport', 'explore_effects', 'pse_explorer']
+           'PSE_BENCHMARK_FILES', 'gmf_weights', 'FunctionalEstimate', 'gmf_estimate', 'GLMClassifier', 'GLMRegressor',
+           'make_learners', 'CrossFitNuisances', 'crossfit_gmf', 'EffectsReport', 'PathSpecificEffects', 'pse_effects',
+           'plot_effects', 'CoverageReport', 'pse_benchmark_results', 'plot_coverage', 'explore_effects',
+           'pse_explorer']
 
 # %% ../nbs/11_path_specific_effects.ipynb #a37b2de9
 def _check_seed(seed)->int:
@@ -891,6 +894,42 @@ def _coverage_study(
                           vde_coverage_dr=float(vde.coverage.iloc[0]) if len(vde) else None)
 
 PathSpecificEffects.coverage_study = _coverage_study
+
+# %% ../nbs/11_path_specific_effects.ipynb #17b95a07
+PSE_BENCHMARK_FILES = ('pse_coverage_nonlinear.csv', 'pse_coverage_nonlinear_draws.csv', 'pse_accuracy.csv', 'pse_parallel.csv', 'pse_coverage.csv')
+
+def pse_benchmark_results(
+    file:str='pse_coverage_nonlinear.csv', # one of PSE_BENCHMARK_FILES
+)->pd.DataFrame:
+    "A results table of the path-specific-effects benchmarks, read from the source checkout's `benchmarks/results` folder."
+    check_option(file, 'file', PSE_BENCHMARK_FILES)
+    import trustml_nb                                  # the package's own folder (this code also runs inside the notebook)
+    path = Path(trustml_nb.__file__).resolve().parents[1] / 'benchmarks' / 'results' / file
+    if not path.exists(): raise FileNotFoundError(f"{path} not found: the benchmark results ship with the source repository; run the pse benchmarks")
+    return pd.read_csv(path)
+
+def plot_coverage(
+    table:pd.DataFrame, # a coverage summary with columns design, n, effect, coverage, coverage_se (the benchmark's pse_coverage_nonlinear.csv)
+    level:float=0.95, # nominal coverage, drawn as a dashed line
+    effects=('TE', 'NDE', 'NIE', 'VDE', 'TV'), # effects on the x axis, in order
+    ax=None, # matplotlib axis (default: a new figure)
+):
+    "Coverage by effect, one marker per design and sample size, with two binomial standard errors."
+    check_columns(table, ['design', 'n', 'effect', 'coverage', 'coverage_se'], 'table')
+    level = float(check_scalar(level, 'level', low=0, high=1, closed='neither'))
+    effects = _check_effects(effects)
+    t = table[table.effect.isin(list(effects))]
+    if t.empty: raise ValueError(f"table has none of the effects {list(effects)}")
+    if ax is None: _, ax = new_figure(figsize=(7, 3.8))
+    groups = list(t.groupby(['design', 'n'], sort=True))
+    for i, ((design, n), g) in enumerate(groups):
+        g = g.set_index('effect').reindex([e for e in effects if e in set(g.effect)])
+        pos = np.array([effects.index(e) for e in g.index]) + (i - (len(groups) - 1) / 2) * 0.8 / max(len(groups), 1)
+        ax.errorbar(pos, g.coverage, yerr=2 * g.coverage_se, fmt='o', ms=4, capsize=2, label=f"{design}, n = {int(n):,}")
+    ax.axhline(level, ls='--', c='k', lw=1)
+    ax.set_xticks(range(len(effects)), effects); ax.set_ylabel(f"coverage of {level:.0%} intervals")
+    ax.legend(fontsize=7, ncols=2, loc='lower left')
+    return ax
 
 # %% ../nbs/11_path_specific_effects.ipynb #5b4e266d
 def _split_rerun_interval(
