@@ -315,3 +315,15 @@ def test_nonlinear_simulator_ok():
               check=lambda out: len(out[0]) == 3 and set(out[1]) == {(1, 0, 1)} and out[1][(1, 0, 1)].shape == (200, 3))
     expect_ok(sim_nonlinear, 300, 'threshold', seed=1, module=M, case='sim_nonlinear: same seed, same table',
               check=lambda s: s.data.equals(sim_nonlinear(300, 'threshold', seed=1).data) and set(s.data.z2) == {0.0, 1.0})
+
+
+@pytest.mark.parametrize('label,fn,kw,arg', [
+    ('results file unknown', 'pse_benchmark_results', dict(file='results.csv'), 'file'),
+    ('coverage table not a frame', 'plot_coverage', dict(table=[1, 2]), 'table'),
+    ('coverage table missing column', 'plot_coverage', dict(table=pd.DataFrame(dict(design=['a'], n=[1], effect=['TE'], coverage=[0.9]))), 'coverage_se'),
+    ('coverage level 1', 'plot_coverage', dict(table=pd.DataFrame(dict(design=['a'], n=[1], effect=['TE'], coverage=[0.9], coverage_se=[0.01])), level=1.0), 'level'),
+    ('coverage effect unknown', 'plot_coverage', dict(table=pd.DataFrame(dict(design=['a'], n=[1], effect=['TE'], coverage=[0.9], coverage_se=[0.01])), effects=('ATE',)), 'effects'),
+])
+def test_coverage_plot_errors(label, fn, kw, arg):
+    import trustml_nb.pse as pse
+    expect_error(getattr(pse, fn), arg=arg, module=M, case=label, **kw)
