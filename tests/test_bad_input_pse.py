@@ -60,7 +60,8 @@ DATA_ERRORS = [
     ('overflowing covariate', dict(data=D.assign(cci=D.cci * 1e200)), 'cci'),
     ('overflowing outcome', dict(data=D.assign(vented=D.vented * 1e40)), 'vented'),
     ('too few rows', dict(data=D.iloc[:30], n_folds=2), 'n_folds'),
-    ('fold too small', dict(data=D.iloc[:120], n_folds=5, min_group_rows=5), 'min_group_rows'),
+    ('fold too small', dict(data=D.iloc[:120], n_folds=5, min_group_rows=5, nested='split'), 'min_group_rows'),
+    ('fold too small, whole folds', dict(data=D.iloc[:120], n_folds=5, min_group_rows=9), 'min_group_rows'),
 ]
 
 
