@@ -6,7 +6,8 @@ joblib workers, sampled every 0.1 s. The load average is recorded beside every t
 Targets (issue 13): same numbers for n_jobs = 1 and 2 (checked: the tables must be identical), the speed-up from 1 to 2
 workers, n = 50,000 in <= 60 s on 2 cores, and the time and peak memory at n = 200,000 and 1,000,000 rows.
 Run: .venv/bin/python benchmarks/bench_pse_parallel.py [n:n_jobs ...]   default: 50000:1 50000:2 200000:2 1000000:2
-(results go to benchmarks/results/pse_parallel.{csv,md}, or to $PSE_BENCH_OUT; rows are appended as they finish)
+(results go to benchmarks/results/pse_parallel.{csv,md}, or to $PSE_BENCH_OUT; rows are written as they finish;
+PSE_BENCH_APPEND=1 keeps the rows already in the CSV)
 """
 import json
 import os
@@ -72,7 +73,8 @@ def write(rows):
 
 
 def main(specs):
-    rows = []
+    prev = OUT / "pse_parallel.csv"
+    rows = pd.read_csv(prev).to_dict('records') if prev.exists() and os.environ.get('PSE_BENCH_APPEND') == '1' else []
     for spec in specs:
         n, j = (int(v) for v in spec.split(':'))
         rows.append(measure(n, j))
