@@ -7,7 +7,7 @@ effects, on one nonlinear design (sim_nonlinear), with four nuisance combination
   EE  both estimated (what the package does)
 
 Exact nuisances: `nonlinear_nuisances` (Bayes' rule on the known densities, Gauss-Hermite quadrature).
-Run: .venv/bin/python benchmarks/bench_pse_coverage_diagnosis.py DESIGN N REPS [nested]   e.g. interact 2000 60 split
+Run: .venv/bin/python benchmarks/bench_pse_coverage_diagnosis.py DESIGN N REPS [nested [clip]]   e.g. interact 2000 60 split
 (results: benchmarks/results/pse_coverage_diagnosis_{DESIGN}_{N}_{nested}.{csv,md}, or under $PSE_BENCH_OUT)
 """
 import os
@@ -26,8 +26,8 @@ from trustml_nb.pse_simulator import WORLDS, nonlinear_nuisances, population_tru
 OUT = Path(os.environ.get("PSE_BENCH_OUT", Path(__file__).parent / "results"))
 
 
-def main(design='interact', n=2_000, reps=60, nested='fold'):
-    n, reps = int(n), int(reps)
+def main(design='interact', n=2_000, reps=60, nested='fold', clip=0.01):
+    n, reps, clip = int(n), int(reps), float(clip)
     T = list(WORLDS.values()); names = {v: k for k, v in WORLDS.items()}
     tr = population_truth('nonlinear', n=2_000_000, design=design)['y'].to_dict()
     rows, t0 = [], time.time()
@@ -35,8 +35,8 @@ def main(design='interact', n=2_000, reps=60, nested='fold'):
         df = sim_nonlinear(n, design, seed=1000 + rep).data
         x, y = df.x.to_numpy(), df.y.to_numpy()
         tp, tm = nonlinear_nuisances(df, design, T)
-        tp = [np.clip(p, 0.01, 0.99) for p in tp]
-        cf = crossfit_gmf(x, y, [df[['z1', 'z2']].to_numpy(), df[['w1', 'w2']].to_numpy(), df[['v']].to_numpy()], T, seed=rep, nested=nested)
+        tp = [np.clip(p, clip, 1 - clip) for p in tp]
+        cf = crossfit_gmf(x, y, [df[['z1', 'z2']].to_numpy(), df[['w1', 'w2']].to_numpy(), df[['v']].to_numpy()], T, seed=rep, nested=nested, clip=clip)
         for combo, P, M in (('TT', tp, tm), ('ET', cf.propensities, tm), ('TE', tp, cf.regressions), ('EE', cf.propensities, cf.regressions)):
             fe = {a: gmf_estimate(x, y, P, M[a], a) for a in T}
             for a, f in fe.items(): rows.append(dict(rep=rep, combo=combo, what=names[a], est=f.estimate, se=f.se, truth=tr[names[a]]))
@@ -52,11 +52,11 @@ def main(design='interact', n=2_000, reps=60, nested='fold'):
     s['bias_over_sd'], s['se_over_sd'] = s.bias / s.sd, s.mean_se / s.sd
     s['coverage_se'] = np.sqrt(s.coverage * (1 - s.coverage) / s.reps)
     OUT.mkdir(exist_ok=True)
-    stem = OUT / f"pse_coverage_diagnosis_{design}_{n}_{nested}"
+    stem = OUT / (f"pse_coverage_diagnosis_{design}_{n}_{nested}" + (f"_clip{clip:g}" if clip != 0.01 else ""))
     s.to_csv(f"{stem}.csv", index=False)
     head = (f"# Coverage diagnosis: design '{design}', n = {n:,}, {reps} replications, nested='{nested}'\n\n"
             "TT exact nuisances; ET estimated propensities; TE estimated regressions; EE both estimated (default learners, 5 folds, "
-            f"clip 0.01). Wall time {time.time() - t0:.0f} s, load average at the end {os.getloadavg()[0]:.1f}.\n\n")
+            f"clip {clip:g}). Wall time {time.time() - t0:.0f} s, load average at the end {os.getloadavg()[0]:.1f}.\n\n")
     Path(f"{stem}.md").write_text(head + markdown_table(s.round(4)) + "\n")
     print(head + s.round(4).to_string(index=False))
 
