@@ -9,8 +9,8 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from badinput import expect_error, expect_ok, finite, with_inf, with_nan
 from trustml_nb.pse import (EffectsReport, GLMClassifier, GLMRegressor, PathSpecificEffects, crossfit_gmf, explore_effects,
                             gmf_estimate, gmf_weights, make_learners, plot_effects, pse_effects, pse_explorer)
-from trustml_nb.pse_simulator import (WORLDS, binary_sfm_nuisances, effects_from_worlds, population_truth, sim_binary_sfm,
-                                      sim_continuous_sfm, sim_oximetry)
+from trustml_nb.pse_simulator import (WORLDS, binary_sfm_nuisances, effects_from_worlds, nonlinear_nuisances, population_truth,
+                                      sim_binary_sfm, sim_continuous_sfm, sim_nonlinear, sim_oximetry)
 
 M = 'pse'
 SIM = sim_oximetry(400, seed=0)
@@ -60,7 +60,8 @@ DATA_ERRORS = [
     ('overflowing covariate', dict(data=D.assign(cci=D.cci * 1e200)), 'cci'),
     ('overflowing outcome', dict(data=D.assign(vented=D.vented * 1e40)), 'vented'),
     ('too few rows', dict(data=D.iloc[:30], n_folds=2), 'n_folds'),
-    ('fold too small', dict(data=D.iloc[:120], n_folds=5, min_group_rows=5), 'min_group_rows'),
+    ('fold too small', dict(data=D.iloc[:120], n_folds=5, min_group_rows=5, nested='split'), 'min_group_rows'),
+    ('fold too small, whole folds', dict(data=D.iloc[:120], n_folds=5, min_group_rows=9), 'min_group_rows'),
 ]
 
 
@@ -116,7 +117,10 @@ SETTING_ERRORS = [
     ('n_folds bool', dict(n_folds=True), 'n_folds'), ('clip negative', dict(clip=-0.1), 'clip'), ('clip 0.5', dict(clip=0.5), 'clip'),
     ('clip NaN', dict(clip=float('nan')), 'clip'), ('clip text', dict(clip='0.1'), 'clip'), ('level 0', dict(level=0), 'level'),
     ('level 1', dict(level=1.0), 'level'), ('level 95', dict(level=95), 'level'), ('min_group_rows 0', dict(min_group_rows=0), 'min_group_rows'),
-    ('n_jobs 0', dict(n_jobs=0), 'n_jobs'), ('n_jobs -1', dict(n_jobs=-1), 'n_jobs'), ('seed -1', dict(seed=-1), 'seed'),
+    ('n_jobs 0', dict(n_jobs=0), 'n_jobs'), ('n_jobs -2', dict(n_jobs=-2), 'n_jobs'), ('n_jobs float', dict(n_jobs=1.5), 'n_jobs'),
+    ('n_repeats 0', dict(n_repeats=0), 'n_repeats'), ('n_repeats float', dict(n_repeats=2.0), 'n_repeats'), ('nested unknown', dict(nested='parts'), 'nested'),
+    ('nested None', dict(nested=None), 'nested'), ('n_boot 1', dict(n_boot=1, estimators=('DR', 'plugin')), 'n_boot'),
+    ('n_boot text', dict(n_boot='200'), 'n_boot'), ('seed -1', dict(seed=-1), 'seed'),
     ('seed 2**40', dict(seed=2 ** 40), 'seed'), ('seed float', dict(seed=1.5), 'seed'), ('seed None', dict(seed=None), 'seed'),
     ('star text', dict(star='yes'), 'star'), ('warn int', dict(warn=1), 'warn'), ('estimators empty', dict(estimators=()), 'estimators'),
     ('estimators unknown', dict(estimators=('TMLE',)), 'estimators'), ('estimators twice', dict(estimators=('DR', 'DR')), 'estimators'),
@@ -285,3 +289,42 @@ def test_simulator_errors_and_results():
               module=M, case='sim_oximetry: n = 2, both groups')
     expect_ok(effects_from_worlds, {**means, 'E[Y_x1]': 0.7}, check=lambda e: e['TE'] == e['NIE'] == e['VDE'] == 0.7 - 0.5 and np.isnan(e['TV']),
               module=M, case='effects_from_worlds: closed form')
+
+
+# ---------------------------------------------------------------- sim_nonlinear / nonlinear_nuisances (issue 13)
+
+NL = sim_nonlinear(200, 'binary', seed=0)
+
+
+@pytest.mark.parametrize('label,fn,kw,arg', [
+    ('n 1', sim_nonlinear, dict(n=1), 'n'), ('n float', sim_nonlinear, dict(n=2.5), 'n'), ('n text', sim_nonlinear, dict(n='100'), 'n'),
+    ('design unknown', sim_nonlinear, dict(n=100, design='linear'), 'design'), ('design None', sim_nonlinear, dict(n=100, design=None), 'design'),
+    ('nuisances data missing v', nonlinear_nuisances, dict(data=NL.data.drop(columns='v'), design='binary'), 'v'),
+    ('nuisances data ndarray', nonlinear_nuisances, dict(data=NL.data.to_numpy(), design='binary'), 'data'),
+    ('nuisances design unknown', nonlinear_nuisances, dict(data=NL.data, design='logit'), 'design'),
+    ('nuisances target too short', nonlinear_nuisances, dict(data=NL.data, design='binary', targets=[(1, 0)]), 'targets[0]'),
+    ('nuisances target not 0/1', nonlinear_nuisances, dict(data=NL.data, design='binary', targets=[(1, 0, 2)]), 'targets[0]'),
+    ('nuisances n_nodes 1', nonlinear_nuisances, dict(data=NL.data, design='binary', n_nodes=1), 'n_nodes'),
+    ('population_truth unknown setting', population_truth, dict(generator='nonlinear', n=1000, overlap=0.5), 'overlap'),
+])
+def test_nonlinear_simulator_errors(label, fn, kw, arg):
+    expect_error(fn, arg=arg, module=M, case=label, **kw)
+
+
+def test_nonlinear_simulator_ok():
+    expect_ok(nonlinear_nuisances, NL.data, 'binary', targets=[(1, 0, 1)], module=M, case='nuisances: one target',
+              check=lambda out: len(out[0]) == 3 and set(out[1]) == {(1, 0, 1)} and out[1][(1, 0, 1)].shape == (200, 3))
+    expect_ok(sim_nonlinear, 300, 'threshold', seed=1, module=M, case='sim_nonlinear: same seed, same table',
+              check=lambda s: s.data.equals(sim_nonlinear(300, 'threshold', seed=1).data) and set(s.data.z2) == {0.0, 1.0})
+
+
+@pytest.mark.parametrize('label,fn,kw,arg', [
+    ('results file unknown', 'pse_benchmark_results', dict(file='results.csv'), 'file'),
+    ('coverage table not a frame', 'plot_coverage', dict(table=[1, 2]), 'table'),
+    ('coverage table missing column', 'plot_coverage', dict(table=pd.DataFrame(dict(design=['a'], n=[1], effect=['TE'], coverage=[0.9]))), 'coverage_se'),
+    ('coverage level 1', 'plot_coverage', dict(table=pd.DataFrame(dict(design=['a'], n=[1], effect=['TE'], coverage=[0.9], coverage_se=[0.01])), level=1.0), 'level'),
+    ('coverage effect unknown', 'plot_coverage', dict(table=pd.DataFrame(dict(design=['a'], n=[1], effect=['TE'], coverage=[0.9], coverage_se=[0.01])), effects=('ATE',)), 'effects'),
+])
+def test_coverage_plot_errors(label, fn, kw, arg):
+    import trustml_nb.pse as pse
+    expect_error(getattr(pse, fn), arg=arg, module=M, case=label, **kw)

@@ -467,7 +467,7 @@ def test_bad_inputs(oxi):
         (TypeError, 'z must be a list of column names', args(z='age')),
         (TypeError, 'data must be a pandas DataFrame', args(data=d.to_numpy())),
         (TypeError, "column 'race' must be numeric", args(data=d.assign(race=np.where(d.race == 1, 'Black', 'White')))),
-        (ValueError, 'has only .* row', args(data=d.iloc[:400], min_group_rows=30)),
+        (ValueError, 'has only .* row', args(data=d.iloc[:400], min_group_rows=30, nested='split')),
         (ValueError, 'too few for n_folds', args(data=d.iloc[:90])),
         (ValueError, "estimators must be one of", args(estimators=('TMLE',))),
         (ValueError, r'clip must be in \[0, 0.5\)', args(clip=0.5)),

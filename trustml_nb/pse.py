@@ -7,6 +7,8 @@ Docs: https://trustml-nb.github.io/trustml_nb/path_specific_effects.html.md"""
 # %% ../nbs/11_path_specific_effects.ipynb #6e6d2766
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 from scipy.linalg import qr
@@ -20,18 +22,20 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import validate_data
 from statsmodels.genmod import families
 from statsmodels.genmod.generalized_linear_model import GLM
+from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
-from .core import (Report, _kind, check_array, check_binary, check_flag, check_is_fitted, check_option, check_probabilities,
+from .core import (Report, _kind, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_option, check_probabilities,
                              check_scalar, make_rng, progress, report, report_numerical)
 from .pse_simulator import population_truth, sim_oximetry
 from .viz import Explorer, explorer, new_figure, plot_estimates
 
 # %% auto #0
-__all__ = ['LEARNER_ROLES', 'LEARNER_PRESETS', 'EFFECTS', 'FUNCTIONAL_NAMES', 'ESTIMATORS', 'EFFECT_NAMES', 'gmf_weights',
-           'FunctionalEstimate', 'gmf_estimate', 'GLMClassifier', 'GLMRegressor', 'make_learners', 'CrossFitNuisances',
-           'crossfit_gmf', 'EffectsReport', 'PathSpecificEffects', 'pse_effects', 'plot_effects', 'CoverageReport',
-           'explore_effects', 'pse_explorer']
+__all__ = ['LEARNER_ROLES', 'LEARNER_PRESETS', 'NESTED_FITS', 'EFFECTS', 'FUNCTIONAL_NAMES', 'ESTIMATORS', 'EFFECT_NAMES',
+           'PSE_BENCHMARK_FILES', 'gmf_weights', 'FunctionalEstimate', 'gmf_estimate', 'GLMClassifier', 'GLMRegressor',
+           'make_learners', 'CrossFitNuisances', 'crossfit_gmf', 'EffectsReport', 'PathSpecificEffects', 'pse_effects',
+           'plot_effects', 'CoverageReport', 'pse_benchmark_results', 'plot_coverage', 'explore_effects',
+           'pse_explorer']
 
 # %% ../nbs/11_path_specific_effects.ipynb #a37b2de9
 def _check_seed(seed)->int:
@@ -321,11 +325,16 @@ def _check_rows(rows, what, fold, min_rows):
         raise ValueError(f"fold {fold}: {what} has only {len(rows)} row(s) (need at least min_group_rows={min_rows}); "
                          "use fewer folds (n_folds), more data, or a smaller min_group_rows")
 
-def _check_crossfit_settings(n_folds, clip, seed, min_group_rows, n_jobs)->tuple:
-    "Validated (n_folds, clip, seed, min_group_rows, n_jobs)."
+NESTED_FITS = ('fold', 'split')
+
+def _check_crossfit_settings(n_folds, clip, seed, min_group_rows, n_jobs, nested='fold', n_repeats=1)->tuple:
+    "Validated (n_folds, clip, seed, min_group_rows, n_jobs, nested, n_repeats); n_jobs None defers to joblib.parallel_config."
+    if n_jobs is not None:
+        n_jobs = int(check_scalar(n_jobs, 'n_jobs', int, low=-1, high=1024))
+        if n_jobs == 0: raise ValueError("n_jobs must be None, -1 (all cores) or a positive number of workers, got 0")
     return (int(check_scalar(n_folds, 'n_folds', int, low=2, high=50)), float(check_scalar(clip, 'clip', low=0, high=0.5, closed='left')),
-            _check_seed(seed), int(check_scalar(min_group_rows, 'min_group_rows', int, low=1)),
-            int(check_scalar(n_jobs, 'n_jobs', int, low=1, high=1024)))
+            _check_seed(seed), int(check_scalar(min_group_rows, 'min_group_rows', int, low=1)), n_jobs,
+            check_option(nested, 'nested', NESTED_FITS), int(check_scalar(n_repeats, 'n_repeats', int, low=1, high=100)))
 
 def crossfit_gmf(
     x, # binary exposure, shape (n,)
@@ -335,10 +344,11 @@ def crossfit_gmf(
     learners='hgb', # preset or dict, see `make_learners`
     n_folds:int=5, # cross-fitting folds
     clip:float=0.01, # propensity clipping level
-    seed:int=0, # seed for the folds and the within-fold splits
+    seed:int=0, # seed for the folds (and, with nested='split', the within-fold splits)
     binary_y:bool|None=None, # None: detect (Y in {0, 1})
     min_group_rows:int=10, # fewest rows with X = a_k any nuisance model may be fitted on
-    n_jobs:int=1, # threads for the learners (1 avoids thread oversubscription on busy machines)
+    n_jobs:int|None=None, # joblib workers for the nuisance fits (None: 1, or what joblib.parallel_config says; -1: all cores)
+    nested:str='fold', # 'fold': every nested regression on the whole training fold; 'split': on disjoint parts (the authors')
 )->CrossFitNuisances:
     "Cross-fitted propensities and nested regressions for each target psi(a)."
     x = check_binary(x, 'x', both_classes=True)
@@ -359,66 +369,95 @@ def crossfit_gmf(
     T = [_check_target(a, f"targets[{i}]") for i, a in enumerate(targets)]
     for i, a in enumerate(T):
         if len(a) != len(B): raise ValueError(f"targets[{i}] = {a} must have {len(B)} entries (one per mediator block plus Y)")
-    settings = _check_crossfit_settings(n_folds, clip, seed, min_group_rows, n_jobs)
+    settings = _check_crossfit_settings(n_folds, clip, seed, min_group_rows, n_jobs, nested)[:6]
     if binary_y is None: binary_y = bool(np.isin(np.unique(y), [0, 1]).all())
     elif check_flag(binary_y, 'binary_y') and not np.isin(np.unique(y), [0, 1]).all():
         raise ValueError("binary_y=True but y holds values other than 0 and 1")
     L = make_learners(learners, binary_y, settings[2])
-    return _crossfit(x, y, B, T, L, binary_y, *settings)
+    return _crossfit(x, y, B, T, L, binary_y, *settings)[0]
 
-def _crossfit(x, y, blocks, targets, L, binary_y, n_folds, clip, seed, min_group_rows, n_jobs)->CrossFitNuisances:
-    "Cross-fitting on validated inputs."
-    n, K1 = len(x), len(blocks)
-    H = [np.column_stack(blocks[:k + 1]) for k in range(K1)]    # H_0 = Z, H_1 = (Z, M_1), ...
-    raw = np.zeros((K1, n)); mus = {tuple(a): np.zeros((n, K1)) for a in targets}
-    folds = np.zeros(n, int)
+def _fold_seed(seed:int, repeat:int)->int:
+    "The fold-split seed of repeat `repeat`: the seed itself for the first, then seeded draws."
+    return seed if repeat == 0 else int(np.random.SeedSequence([seed, repeat]).generate_state(1)[0] % (2**32 - 1))
+
+def _plan(x, y, targets, L, binary_y, K1, n_folds, seed, min_group_rows, nested)->list:
+    "Every fold's rows and every stage's rows, checked before any fitting: [(fold, train, test, {a: [(rows, s, t), ...]})]."
+    n, plan = len(x), []
     kf = KFold(n_folds, shuffle=True, random_state=seed)
     split_rng = make_rng(seed + 1)
-    plan = []                                   # every fold's rows and every stage's rows, checked before any fitting
     for f, (tr, te) in enumerate(kf.split(np.zeros(n))):
-        folds[te] = f
         for grp in (0, 1): _check_rows(tr[x[tr] == grp], f"the training rows with X={grp}", f, min_group_rows)
         stages = {}
         for a in targets:
             segs = _segments(a)
-            parts = np.array_split(split_rng.permutation(tr), len(segs))
+            parts = np.array_split(split_rng.permutation(tr), len(segs)) if nested == 'split' else [tr] * len(segs)
             stages[tuple(a)] = []
-            for i, (val, s, t) in enumerate(reversed(segs)):      # last stage first, on part A
+            for i, (val, s, t) in enumerate(reversed(segs)):      # last stage first
                 rows = parts[i][x[parts[i]] == val]
-                _check_rows(rows, f"part {'ABCDEFGH'[i]} of the training rows with X={val} (stage {s + 1} of psi{tuple(a)})", f, min_group_rows)
+                where = f"part {'ABCDEFGH'[i]} of the training rows" if nested == 'split' else "the training rows"
+                _check_rows(rows, f"{where} with X={val} (stage {s + 1} of psi{tuple(a)})", f, min_group_rows)
                 if t == K1 and binary_y and is_classifier(L['outcome']) and len(np.unique(y[rows])) < 2:
                     raise ValueError(f"fold {f}: the outcome y is constant ({y[rows][0]:g}) among the {len(rows)} rows used for "
                                      f"stage {s + 1} of psi{tuple(a)}; the outcome is too rare for n_folds={n_folds}: use fewer folds or more data")
                 stages[tuple(a)].append((rows, s, t))
         plan.append((f, tr, te, stages))
-    with threadpool_limits(n_jobs):
+    return plan
+
+def _propensity_task(L, H, x, tr, te)->np.ndarray:
+    "One propensity model P(X=1 | H) fitted on the training rows, predicted on the test rows."
+    with threadpool_limits(1):
+        return clone(L['propensity']).fit(H[tr], x[tr]).predict_proba(H[te])[:, 1]
+
+def _chain_task(L, H, y, binary_y, K1, stages, te)->list:
+    "The nested regressions of one target, last stage first, on one training fold; their predictions on the test rows."
+    out, nxt = [], None
+    with threadpool_limits(1):
+        for rows, s, t in stages:
+            if t == K1:
+                target, est = y[rows], L['outcome']
+                proba = binary_y and is_classifier(est)
+            else: target, est, proba = _predict(nxt, H[t][rows], *nxt_kind), L['pseudo'], False
+            model = clone(est).fit(H[s][rows], target)
+            nxt, nxt_kind = model, (proba, binary_y)
+            out.append((s, t, _predict(model, H[s][te], *nxt_kind)))
+    return out
+
+def _crossfit(x, y, blocks, targets, L, binary_y, n_folds, clip, seed, min_group_rows, n_jobs, nested='fold', n_repeats=1)->list:
+    "Cross-fitting on validated inputs, once per repeat (fresh fold splits); one `CrossFitNuisances` per repeat."
+    n, K1 = len(x), len(blocks)
+    H = [np.column_stack(blocks[:k + 1]) for k in range(K1)]    # H_0 = Z, H_1 = (Z, M_1), ...
+    plans = [_plan(x, y, targets, L, binary_y, K1, n_folds, _fold_seed(seed, r), min_group_rows, nested) for r in range(n_repeats)]
+    tasks, keys = [], []
+    for r, plan in enumerate(plans):
         for f, tr, te, stages in plan:
             for k in range(K1):
-                m = clone(L['propensity']).fit(H[k][tr], x[tr])
-                raw[k, te] = m.predict_proba(H[k][te])[:, 1]
+                tasks.append(delayed(_propensity_task)(L, H[k], x, tr, te)); keys.append((r, te, k))
             for a in targets:
-                nxt, out = None, mus[tuple(a)]
-                for rows, s, t in stages[tuple(a)]:
-                    if t == K1:
-                        target, est = y[rows], L['outcome']
-                        proba = binary_y and is_classifier(est)
-                    else:
-                        target, est, proba = _predict(nxt, H[t][rows], *nxt_kind), L['pseudo'], False
-                    model = clone(est).fit(H[s][rows], target)
-                    kind = (proba, binary_y)
-                    pred = _predict(model, H[s][te], *kind)
-                    out[np.ix_(te, range(s, t))] = pred[:, None]          # a run of equal stages shares one regression
-                    nxt, nxt_kind = model, kind
-    bad = [k for k in range(K1) if not np.all(np.isfinite(raw[k]))] + [a for a, m in mus.items() if not np.all(np.isfinite(m))]
-    if bad: raise ValueError(f"the learners returned non-finite predictions for {bad[:3]}: check the input scale, or use learners='hgb'")
-    return CrossFitNuisances(propensities=[np.clip(r, clip, 1 - clip) for r in raw], raw_propensities=list(raw), regressions=mus,
-                             folds=folds, clip=clip, binary_outcome=binary_y)
+                tasks.append(delayed(_chain_task)(L, H, y, binary_y, K1, stages[tuple(a)], te)); keys.append((r, te, tuple(a)))
+    with threadpool_limits(1):                  # one thread per worker: results do not depend on n_jobs
+        results = Parallel(n_jobs=n_jobs)(tasks)
+    raws = [np.zeros((K1, n)) for _ in range(n_repeats)]
+    mus = [{tuple(a): np.zeros((n, K1)) for a in targets} for _ in range(n_repeats)]
+    for (r, te, what), res in zip(keys, results):
+        if isinstance(what, tuple):
+            for s, t, pred in res: mus[r][what][np.ix_(te, range(s, t))] = pred[:, None]   # a run of equal stages shares one regression
+        else: raws[r][what, te] = res
+    out = []
+    for r in range(n_repeats):
+        raw, mu = raws[r], mus[r]
+        bad = [k for k in range(K1) if not np.all(np.isfinite(raw[k]))] + [a for a, m in mu.items() if not np.all(np.isfinite(m))]
+        if bad: raise ValueError(f"the learners returned non-finite predictions for {bad[:3]}: check the input scale, or use learners='hgb'")
+        folds = np.zeros(n, int)
+        for f, tr, te, _ in plans[r]: folds[te] = f
+        out.append(CrossFitNuisances(propensities=[np.clip(q, clip, 1 - clip) for q in raw], raw_propensities=list(raw), regressions=mu,
+                                     folds=folds, clip=clip, binary_outcome=binary_y))
+    return out
 
 # %% ../nbs/11_path_specific_effects.ipynb #e416cad6
 EFFECTS = {'TE': ((1, 1, 1), (0, 0, 0)), 'NDE': ((0, 0, 1), (0, 0, 0)), 'NIE': ((1, 1, 1), (0, 0, 1)),
            'VDE': ((1, 1, 1), (1, 0, 1)), 'NIE*': ((1, 1, 1), 'star')}
 FUNCTIONAL_NAMES = {(1, 1, 1): 'E[Y_x1]', (0, 0, 0): 'E[Y_x0]', (0, 0, 1): 'psi(0,0,1)', (1, 0, 1): 'psi(1,0,1)', 'star': 'psi*(0,1)'}
-ESTIMATORS = ('DR', 'SN', 'weighting', 'regression', 'hybrid pi1*mu2', 'hybrid pi2*mu3')
+ESTIMATORS = ('DR', 'SN', 'weighting', 'regression', 'hybrid pi1*mu2', 'hybrid pi2*mu3', 'plugin')
 EFFECT_NAMES = (*EFFECTS, 'TV')
 _MAX_ABS = 1e100   # larger covariate values are refused: the learners' sums of squares would overflow
 _MAX_ABS_Y = 1e30  # larger outcomes are refused: boosting keeps its gradients in float32 (and goes wrong silently near 1e50)
@@ -518,6 +557,38 @@ def _problems(diag:pd.DataFrame, prop:pd.DataFrame, clip:float)->list:
                        f"max {r.weight_max:.3g} and effective sample size {r.ess:.0f} of {r.eligible:,} units with X={r.a_k}")
     return out
 
+
+def _gformula(x, y, H:list, key:dict, binary_y:bool)->dict:
+    "Parametric g-formula of every functional: iterated conditional expectations on main-effects statsmodels GLMs, fitted on all rows."
+    K1 = len(H)
+    coef, b0, converged, _ = _fit_glm(np.column_stack([x, H[-1]]), y, families.Binomial() if binary_y else families.Gaussian(), 100, 1e-8)
+    lin = lambda a: a * coef[0] + H[-1] @ coef[1:] + b0
+    last = {a: expit(lin(a)) if binary_y else lin(a) for a in (0, 1)}
+    out = {}
+    for name, a in key.items():
+        m = last[a[-1]]
+        for j in range(K1 - 2, -1, -1):                  # E[m | X = a_j, H_j] by a Gaussian GLM on (X, H_j)
+            c, c0, _, _ = _fit_glm(np.column_stack([x, H[j]]), m, families.Gaussian(), 100, 1e-8)
+            m = a[j] * c[0] + H[j] @ c[1:] + c0
+        out[name] = float(m.mean())
+    return out, converged
+
+def _plugin_draws(x, y, blocks:list, key:dict, star_blocks:list|None, binary_y:bool, n_boot:int, seed:int)->dict:
+    "The plug-in estimate of every functional and its bootstrap draws: name -> (estimate, draws)."
+    def once(idx):
+        H = [np.column_stack(blocks[:k + 1])[idx] for k in range(len(blocks))]
+        est, conv = _gformula(x[idx], y[idx], H, key, binary_y)
+        if star_blocks is not None:
+            Hs = [np.column_stack(star_blocks[:k + 1])[idx] for k in range(2)]
+            est.update(_gformula(x[idx], y[idx], Hs, {'star': (0, 1)}, binary_y)[0])
+        return est, conv
+    n, rng = len(x), np.random.default_rng([seed, 2])
+    with threadpool_limits(1):                  # small GLMs: BLAS threads only fight each other
+        point, converged = once(np.arange(n))
+        draws = [once(rng.integers(0, n, n))[0] for _ in range(n_boot)]
+    if not converged: report_numerical("the plug-in's outcome GLM did not converge in 100 IRLS iterations: its estimates are approximate")
+    return {name: (val, np.array([d[name] for d in draws])) for name, val in point.items()}
+
 # %% ../nbs/11_path_specific_effects.ipynb #56154fcd
 @report
 class EffectsReport(Report):
@@ -539,6 +610,8 @@ class EffectsReport(Report):
     n_folds: int # cross-fitting folds
     clip: float # propensity clipping level
     level: float # confidence level of the intervals
+    n_repeats: int # cross-fitting repeats combined by the median (1: a single fold split)
+    repeat_tables: pd.DataFrame # every repeat's effects table (column repeat); `table` combines them
     total_effect: float # TE by the first estimator
     v_specific_effect: float|None # VDE by the first estimator (None without a w block)
     notes: tuple = () # weak positivity and caveats a reader must see
@@ -571,18 +644,24 @@ class PathSpecificEffects(BaseEstimator):
                  level:float=0.95, # confidence level of the Wald intervals
                  star:bool=True, # also estimate NIE* (v as the sole mediator, w ignored): a contrast, not a causal effect
                  min_group_rows:int=10, # fewest rows of a group any nuisance model may be fitted on
-                 n_jobs:int=1, # threads for the learners
+                 n_jobs:int|None=None, # joblib workers for the nuisance fits (None: 1, or what joblib.parallel_config says; -1: all cores)
                  warn:bool=True, # warn (NumericalWarning) when positivity is weak (the report's notes say it either way)
-                 seed:int=0, # seed for folds, within-fold splits and the boosting learners
+                 seed:int=0, # seed for folds, within-fold splits, the boosting learners and the plug-in bootstrap
+                 n_repeats:int=1, # cross-fitting repeats on fresh fold splits: median estimate, between-split spread added to the variance
+                 nested:str='fold', # 'fold': nested regressions on whole training folds; 'split': on disjoint parts (the authors')
+                 n_boot:int=200, # bootstrap resamples of the 'plugin' estimator's standard errors
                 ):
         self.x, self.z, self.w, self.v, self.y = x, z, w, v, y
         self.learners, self.estimators, self.n_folds, self.clip, self.level = learners, estimators, n_folds, clip, level
         self.star, self.min_group_rows, self.n_jobs, self.warn, self.seed = star, min_group_rows, n_jobs, warn, seed
+        self.n_repeats, self.nested, self.n_boot = n_repeats, nested, n_boot
 
     def _checked_settings(self)->dict:
         "Every setting validated (roles aside)."
-        n_folds, clip, seed, min_group_rows, n_jobs = _check_crossfit_settings(self.n_folds, self.clip, self.seed, self.min_group_rows, self.n_jobs)
-        return dict(n_folds=n_folds, clip=clip, seed=seed, min_group_rows=min_group_rows, n_jobs=n_jobs,
+        n_folds, clip, seed, min_group_rows, n_jobs, nested, n_repeats = _check_crossfit_settings(
+            self.n_folds, self.clip, self.seed, self.min_group_rows, self.n_jobs, self.nested, self.n_repeats)
+        return dict(n_folds=n_folds, clip=clip, seed=seed, min_group_rows=min_group_rows, n_jobs=n_jobs, nested=nested, n_repeats=n_repeats,
+                    n_boot=int(check_scalar(self.n_boot, 'n_boot', int, low=2, high=100_000)),
                     level=float(check_scalar(self.level, 'level', low=0, high=1, closed='neither')),
                     estimators=_check_estimators(self.estimators), star=check_flag(self.star, 'star'), warn=check_flag(self.warn, 'warn'))
 
@@ -605,23 +684,32 @@ class PathSpecificEffects(BaseEstimator):
                                  f"min_group_rows={s['min_group_rows']} (need at least {2 * s['min_group_rows']})")
         has_w = Wm.shape[1] > 0
         crossfit = lambda blocks, targets: _crossfit(xa, ya, blocks, targets, learners, binary_y, s['n_folds'], s['clip'], s['seed'],
-                                                     s['min_group_rows'], s['n_jobs'])
+                                                     s['min_group_rows'], s['n_jobs'], s['nested'], s['n_repeats'])
         if has_w:
             blocks, targets = [Z, Wm, V], [(1, 1, 1), (0, 0, 0), (0, 0, 1), (1, 0, 1)]
             key = {t: t for t in targets}
         else:  # one mediator block: psi(a_V, a_Y); map onto the names of the two-block targets
             blocks, targets = [Z, V], [(1, 1), (0, 0), (0, 1)]
             key = {(1, 1, 1): (1, 1), (0, 0, 0): (0, 0), (0, 0, 1): (0, 1)}
-        cf = crossfit(blocks, targets)
-        fits = {name3: {e: gmf_estimate(xa, ya, cf.propensities, cf.regressions[t], t, normalize=(e == 'SN')) for e in ('DR', 'SN')}
-                for name3, t in key.items()}
+        star = has_w and s['star']
+        plugin = None
+        if 'plugin' in s['estimators']:
+            plugin = _plugin_draws(xa, ya, blocks, key, [Z, V] if star else None, binary_y, s['n_boot'], s['seed'])
+        cf_runs = crossfit(blocks, targets)
+        star_runs = crossfit([Z, V], [(0, 1)]) if star else [None] * s['n_repeats']
+        tables, functional_tables, all_fits = [], [], []
+        for cf, cfs in zip(cf_runs, star_runs):
+            fits = {name3: {e: gmf_estimate(xa, ya, cf.propensities, cf.regressions[t], t, normalize=(e == 'SN')) for e in ('DR', 'SN')}
+                    for name3, t in key.items()}
+            if cfs is not None:
+                fits['star'] = {e: gmf_estimate(xa, ya, cfs.propensities, cfs.regressions[(0, 1)], (0, 1), normalize=(e == 'SN')) for e in ('DR', 'SN')}
+            t_, f_ = _effects_tables(fits, xa, ya, s['estimators'], s['level'], truth, plugin)
+            tables.append(t_); functional_tables.append(f_); all_fits.append(fits)
+        table, functionals = _combine_repeats(tables, s['level']), _combine_repeats(functional_tables, None)
+        cf, cfs, fits = cf_runs[0], star_runs[0], all_fits[0]
         prop_names = ['P(X=1 | Z)'] + (['P(X=1 | Z, W)'] if has_w else []) + ['P(X=1 | Z, W, V)' if has_w else 'P(X=1 | Z, V)']
-        raw_all, names_all, cfs = list(cf.raw_propensities), list(prop_names), None
-        if has_w and s['star']:
-            cfs = crossfit([Z, V], [(0, 1)])
-            fits['star'] = {e: gmf_estimate(xa, ya, cfs.propensities, cfs.regressions[(0, 1)], (0, 1), normalize=(e == 'SN')) for e in ('DR', 'SN')}
-            raw_all.append(cfs.raw_propensities[1]); names_all.append('P(X=1 | Z, V)')
-        table, functionals = _effects_tables(fits, xa, ya, s['estimators'], s['level'], truth)
+        raw_all, names_all = list(cf.raw_propensities), list(prop_names)
+        if cfs is not None: raw_all.append(cfs.raw_propensities[1]); names_all.append('P(X=1 | Z, V)')
         diag = pd.DataFrame([r for nm, f in fits.items() for r in _stage_diagnostics(FUNCTIONAL_NAMES[nm], f['DR'].weights, key.get(nm, (0, 1)))])
         prop = pd.DataFrame({'model': names_all, 'clipped_share': [float(np.mean((r < s['clip']) | (r > 1 - s['clip']))) for r in raw_all],
                              'min': [float(r.min()) for r in raw_all], 'max': [float(r.max()) for r in raw_all]})
@@ -639,27 +727,44 @@ class PathSpecificEffects(BaseEstimator):
             estimates={FUNCTIONAL_NAMES[k]: v for k, v in fits.items()}, exposure=roles['x'], outcome=roles['y'],
             outcome_kind='binary' if binary_y else 'continuous', n_rows=n, n_exposed=int(xa.sum()), estimators=s['estimators'],
             learners=self.learners if isinstance(self.learners, str) else 'custom', n_folds=s['n_folds'], clip=s['clip'], level=s['level'],
+            n_repeats=s['n_repeats'], repeat_tables=pd.concat([t_.assign(repeat=r) for r, t_ in enumerate(tables)], ignore_index=True),
             total_effect=float(first['TE']), v_specific_effect=float(first['VDE']) if 'VDE' in first else None, notes=tuple(notes))
         return self
 
-def _effects_tables(fits:dict, xa, ya, estimators:tuple, level:float, truth:dict)->tuple:
-    "The effects table and the functionals table from the DR/SN fits of every functional."
+def _combine_repeats(tables:list, level:float|None)->pd.DataFrame:
+    "One table from the tables of several cross-fitting repeats: median estimate, se^2 = median(se_r^2 + (est_r - median)^2) (DoubleML's rule)."
+    if len(tables) == 1: return tables[0]
+    est = np.column_stack([t_.estimate.to_numpy() for t_ in tables]); se = np.column_stack([t_.se.to_numpy() for t_ in tables])
+    out = tables[0].copy()
+    out['estimate'] = med = np.median(est, axis=1)
+    out['se'] = np.sqrt(np.median(se ** 2 + (est - med[:, None]) ** 2, axis=1))
+    if level is not None:
+        zq = norm.ppf(0.5 + level / 2)
+        out['ci_low'], out['ci_high'] = out.estimate - zq * out.se, out.estimate + zq * out.se
+    return out
+
+def _effects_tables(fits:dict, xa, ya, estimators:tuple, level:float, truth:dict, plugin:dict|None=None)->tuple:
+    "The effects table and the functionals table from the DR/SN fits of every functional (and the plug-in's bootstrap draws)."
     n = len(xa)
-    def functional(name, est):
+    def functional(name, est):   # (estimate, influence values or None, bootstrap draws or None)
+        if est == 'plugin': return (plugin[name][0], None, plugin[name][1]) if name in plugin else (np.nan, None, None)
         f = fits[name]
-        if est in ('DR', 'SN'): return f[est].estimate, f[est].influence
-        return f['DR'].sub_estimates.get(est, np.nan), None
+        if est in ('DR', 'SN'): return f[est].estimate, f[est].influence, None
+        return f['DR'].sub_estimates.get(est, np.nan), None, None
+    def spread(phi, draws):
+        if phi is not None: return float(phi.std() / np.sqrt(n))
+        return float(np.std(draws, ddof=1)) if draws is not None else np.nan
     zq = norm.ppf(0.5 + level / 2)
     rows, frows = [], []
     for est in estimators:
         for name3 in fits:
-            val, phi = functional(name3, est)
-            frows.append(dict(functional=FUNCTIONAL_NAMES[name3], estimator=est, estimate=val,
-                              se=float(phi.std() / np.sqrt(n)) if phi is not None else np.nan, truth=truth.get(FUNCTIONAL_NAMES[name3], np.nan)))
+            val, phi, draws = functional(name3, est)
+            frows.append(dict(functional=FUNCTIONAL_NAMES[name3], estimator=est, estimate=val, se=spread(phi, draws),
+                              truth=truth.get(FUNCTIONAL_NAMES[name3], np.nan)))
         for eff, (p, q) in EFFECTS.items():
             if p not in fits or q not in fits: continue
-            (vp, fp), (vq, fq) = functional(p, est), functional(q, est)
-            se = float((fp - fq).std() / np.sqrt(n)) if fp is not None and fq is not None else np.nan
+            (vp, fp, dp), (vq, fq, dq) = functional(p, est), functional(q, est)
+            se = spread(fp - fq if fp is not None and fq is not None else None, dp - dq if dp is not None and dq is not None else None)
             rows.append(dict(effect=eff, estimator=est, estimate=vp - vq, se=se))
         m1, m0, p1 = ya[xa == 1].mean(), ya[xa == 0].mean(), xa.mean()
         phi_tv = xa * (ya - m1) / p1 - (1 - xa) * (ya - m0) / (1 - p1)
@@ -789,6 +894,42 @@ def _coverage_study(
                           vde_coverage_dr=float(vde.coverage.iloc[0]) if len(vde) else None)
 
 PathSpecificEffects.coverage_study = _coverage_study
+
+# %% ../nbs/11_path_specific_effects.ipynb #17b95a07
+PSE_BENCHMARK_FILES = ('pse_coverage_nonlinear.csv', 'pse_coverage_nonlinear_draws.csv', 'pse_accuracy.csv', 'pse_parallel.csv', 'pse_coverage.csv')
+
+def pse_benchmark_results(
+    file:str='pse_coverage_nonlinear.csv', # one of PSE_BENCHMARK_FILES
+)->pd.DataFrame:
+    "A results table of the path-specific-effects benchmarks, read from the source checkout's `benchmarks/results` folder."
+    check_option(file, 'file', PSE_BENCHMARK_FILES)
+    import trustml_nb                                  # the package's own folder (this code also runs inside the notebook)
+    path = Path(trustml_nb.__file__).resolve().parents[1] / 'benchmarks' / 'results' / file
+    if not path.exists(): raise FileNotFoundError(f"{path} not found: the benchmark results ship with the source repository; run the pse benchmarks")
+    return pd.read_csv(path)
+
+def plot_coverage(
+    table:pd.DataFrame, # a coverage summary with columns design, n, effect, coverage, coverage_se (the benchmark's pse_coverage_nonlinear.csv)
+    level:float=0.95, # nominal coverage, drawn as a dashed line
+    effects=('TE', 'NDE', 'NIE', 'VDE', 'TV'), # effects on the x axis, in order
+    ax=None, # matplotlib axis (default: a new figure)
+):
+    "Coverage by effect, one marker per design and sample size, with two binomial standard errors."
+    check_columns(table, ['design', 'n', 'effect', 'coverage', 'coverage_se'], 'table')
+    level = float(check_scalar(level, 'level', low=0, high=1, closed='neither'))
+    effects = _check_effects(effects)
+    t = table[table.effect.isin(list(effects))]
+    if t.empty: raise ValueError(f"table has none of the effects {list(effects)}")
+    if ax is None: _, ax = new_figure(figsize=(7, 3.8))
+    groups = list(t.groupby(['design', 'n'], sort=True))
+    for i, ((design, n), g) in enumerate(groups):
+        g = g.set_index('effect').reindex([e for e in effects if e in set(g.effect)])
+        pos = np.array([effects.index(e) for e in g.index]) + (i - (len(groups) - 1) / 2) * 0.8 / max(len(groups), 1)
+        ax.errorbar(pos, g.coverage, yerr=2 * g.coverage_se, fmt='o', ms=4, capsize=2, label=f"{design}, n = {int(n):,}")
+    ax.axhline(level, ls='--', c='k', lw=1)
+    ax.set_xticks(range(len(effects)), effects); ax.set_ylabel(f"coverage of {level:.0%} intervals")
+    ax.legend(fontsize=7, ncols=2, loc='lower left')
+    return ax
 
 # %% ../nbs/11_path_specific_effects.ipynb #5b4e266d
 def _split_rerun_interval(

@@ -18,9 +18,10 @@ from scipy.stats import norm
 from .core import _kind, check_binary, check_columns, check_option, check_scalar, make_rng
 
 # %% auto #0
-__all__ = ['MAX_SIM_ROWS', 'WORLDS', 'OXI_Z', 'OXI_W', 'OXI_V', 'effects_from_worlds', 'SimData', 'sim_binary_sfm',
-           'binary_sfm_propensity_z', 'binary_sfm_nuisances', 'binary_sfm_truth', 'continuous_sfm_coefficients',
-           'sim_continuous_sfm', 'sim_oximetry', 'population_truth']
+__all__ = ['MAX_SIM_ROWS', 'WORLDS', 'OXI_Z', 'OXI_W', 'OXI_V', 'NONLINEAR_DESIGNS', 'effects_from_worlds', 'SimData',
+           'sim_binary_sfm', 'binary_sfm_propensity_z', 'binary_sfm_nuisances', 'binary_sfm_truth',
+           'continuous_sfm_coefficients', 'sim_continuous_sfm', 'sim_oximetry', 'sim_nonlinear', 'nonlinear_nuisances',
+           'population_truth']
 
 # %% ../nbs/10_pse_simulator.ipynb #b13fab16
 MAX_SIM_ROWS = 20_000_000  # one draw at most (population_truth draws larger samples in chunks)
@@ -243,22 +244,102 @@ def sim_oximetry(
     params = dict(n=n, device_bias=device_bias, reliance=reliance, overlap=overlap, nonlinear=nonlinear, n_noise_w=n_noise_w)
     return SimData(data, roles, truth, {k: pd.DataFrame(v) for k, v in cf.items()}, params)
 
+# %% ../nbs/10_pse_simulator.ipynb #42294a18
+NONLINEAR_DESIGNS = {
+ 'interact': dict(z2='normal', sv=1.0, binary=False,
+    px=lambda z1, z2: expit(-0.2 + 0.6 * z1 - 0.4 * z2 + 0.3 * z1 * z2),
+    mw=lambda z1, z2, x: (0.6 * x + 0.4 * z1 + 0.3 * z2 ** 2 - 0.3, -0.4 * x + 0.5 * np.tanh(z2) + 0.3 * x * z1),
+    mv=lambda z1, z2, w1, w2, x: 0.4 * x + 0.4 * w1 - 0.3 * w2 + 0.2 * x * w1 + 0.2 * z1,
+    my=lambda z1, z2, w1, w2, v, x: 0.5 * x + np.sin(1.5 * v) + 0.3 * w1 * w2 + 0.4 * x * v + 0.3 * z1 + 0.2 * z2 ** 2),
+ 'binary': dict(z2='normal', sv=0.7, binary=True,
+    px=lambda z1, z2: expit(0.3 - 0.5 * z1 + 0.5 * np.sin(2 * z2)),
+    mw=lambda z1, z2, x: (0.5 * x + 0.5 * z1 + 0.3 * np.sin(2 * z2), -0.5 * x + 0.4 * z2 + 0.1 * z1 ** 2),
+    mv=lambda z1, z2, w1, w2, x: -0.4 * x + 0.5 * w1 + 0.2 * w1 * w2 + 0.3 * z2,
+    my=lambda z1, z2, w1, w2, v, x: -0.5 + 0.6 * x + 0.9 * np.cos(1.2 * v) + 0.5 * x * v + 0.4 * w1 - 0.3 * np.maximum(w2, 0) + 0.3 * z1),
+ 'threshold': dict(z2='binary', sv=1.0, binary=False,
+    px=lambda z1, z2: expit(-0.5 + 0.7 * z1 + 0.6 * z2 - 0.3 * z1 * z2),
+    mw=lambda z1, z2, x: (0.5 * x + 0.3 * z1 + 0.5 * z2 + 0.3 * x * z2, 0.4 * x + 0.5 * np.maximum(z1, 0)),
+    mv=lambda z1, z2, w1, w2, x: 0.6 * x - 0.5 * np.abs(w1) + 0.4 * w2 + 0.3 * z2,
+    my=lambda z1, z2, w1, w2, v, x: 0.4 * x + 1.5 * v * np.exp(-0.25 * v ** 2) + 0.5 * x * w1 + 0.2 * z1 ** 2 - 0.3 * z2),
+}  # px: P(X=1 | Z); mw, mv: means of W | Z, X (unit-variance noise) and V | Z, W, X (noise sd sv); my: E[Y | ...] (log-odds if binary)
+
+def _nl_world(d:dict, z1, z2, ew, ev, aw, av, ay)->tuple:
+    "W, V and E[Y | U] in the world where X is aw for W, av for V and ay for Y."
+    w1, w2 = (m + e for m, e in zip(d['mw'](z1, z2, aw), ew))
+    v = d['mv'](z1, z2, w1, w2, av) + d['sv'] * ev
+    m = d['my'](z1, z2, w1, w2, v, ay)
+    return w1, w2, v, (expit(m) if d['binary'] else m)
+
+def sim_nonlinear(
+    n:int=5_000, # number of units
+    design:str='interact', # 'interact', 'binary' or 'threshold' (see NONLINEAR_DESIGNS)
+    seed=0, # int or numpy Generator
+)->SimData:
+    "A nonlinear SCM (z1, z2 -> x -> w1, w2 -> v -> y) with exact counterfactual truth (same noise in every world)."
+    n = check_scalar(n, 'n', int, low=2, high=MAX_SIM_ROWS)
+    check_option(design, 'design', tuple(NONLINEAR_DESIGNS))
+    d, rng = NONLINEAR_DESIGNS[design], make_rng(seed)
+    z1 = (rng.gamma(2.0, 1.0, n) - 2.0) / np.sqrt(2.0)            # skewed, mean 0, sd 1
+    z2 = rng.standard_normal(n) if d['z2'] == 'normal' else (rng.random(n) < 0.4).astype(float)
+    ux, ew, ev = rng.random(n), rng.standard_normal((2, n)), rng.standard_normal(n)
+    uy = rng.random(n) if d['binary'] else rng.standard_normal(n)
+    x = (ux < d['px'](z1, z2)).astype(int)
+    w1, w2, v, my = _nl_world(d, z1, z2, ew, ev, x, x, x)
+    y = (uy < my).astype(float) if d['binary'] else my + uy
+    data = pd.DataFrame(dict(z1=z1, z2=z2, x=x, w1=w1, w2=w2, v=v, y=y))
+    cf = {'y': {k: _nl_world(d, z1, z2, ew, ev, *a)[3] for k, a in WORLDS.items()}}
+    roles = dict(x='x', z=['z1', 'z2'], w=['w1', 'w2'], v=['v'], outcomes=['y'])
+    return SimData(data, roles, _truth_table(cf, x, {'y': my}), {'y': pd.DataFrame(cf['y'])}, dict(n=n, design=design))
+
+def nonlinear_nuisances(
+    data:pd.DataFrame, # a `sim_nonlinear` table (columns z1, z2, w1, w2, v)
+    design:str='interact', # the design that drew it
+    targets=tuple(WORLDS.values()), # tuples (a_W, a_V, a_Y)
+    n_nodes:int=12, # Gauss-Hermite nodes per integrated dimension
+)->tuple: # ([P(X=1|Z), P(X=1|Z,W), P(X=1|Z,W,V)], {a: (n, 3) array of mu_1, mu_2, mu_3})
+    "Exact propensities (Bayes' rule on the known densities) and nested regressions (Gauss-Hermite quadrature) of a nonlinear design."
+    check_option(design, 'design', tuple(NONLINEAR_DESIGNS))
+    check_columns(data, ['z1', 'z2', 'w1', 'w2', 'v'], 'data')
+    n_nodes = check_scalar(n_nodes, 'n_nodes', int, low=2, high=60)
+    d = NONLINEAR_DESIGNS[design]
+    z1, z2, w1, w2, v = (data[c].to_numpy(float) for c in ('z1', 'z2', 'w1', 'w2', 'v'))
+    e0 = d['px'](z1, z2)
+    dens_w = lambda a: np.prod([np.exp(-0.5 * (w - m) ** 2) for w, m in zip((w1, w2), d['mw'](z1, z2, a))], axis=0)
+    dens_v = lambda a: np.exp(-0.5 * ((v - d['mv'](z1, z2, w1, w2, a)) / d['sv']) ** 2)
+    e1 = e0 * dens_w(1) / (e0 * dens_w(1) + (1 - e0) * dens_w(0))
+    e2 = e0 * dens_w(1) * dens_v(1) / (e0 * dens_w(1) * dens_v(1) + (1 - e0) * dens_w(0) * dens_v(0))
+    t, wt = np.polynomial.hermite_e.hermegauss(n_nodes); wt = wt / wt.sum()
+    link = expit if d['binary'] else (lambda u: u)
+    mu3 = lambda a3, W1, W2, V: link(d['my'](z1, z2, W1, W2, V, a3))
+    def mu2(a2, a3, W1, W2):                            # E[mu3 | Z, W, X = a2]: V ~ N(mv, sv^2)
+        m = d['mv'](z1, z2, W1, W2, a2)
+        return sum(wi * mu3(a3, W1, W2, m + d['sv'] * ti) for ti, wi in zip(t, wt))
+    def mu1(a1, a2, a3):                                # E[mu2 | Z, X = a1]: W ~ N(mw, I)
+        m1, m2 = d['mw'](z1, z2, a1)
+        return sum(wi * wj * mu2(a2, a3, m1 + ti, m2 + tj) for ti, wi in zip(t, wt) for tj, wj in zip(t, wt))
+    mus = {}
+    for i, a in enumerate(targets):
+        a = tuple(int(q) for q in a)
+        if len(a) != 3 or any(q not in (0, 1) for q in a): raise ValueError(f"targets[{i}] must be a tuple (a_W, a_V, a_Y) of 0/1 values, got {a!r}")
+        mus[a] = np.column_stack([mu1(*a), mu2(a[1], a[2], w1, w2), mu3(a[2], w1, w2, v)])
+    return [e0, e1, e2], mus
+
 # %% ../nbs/10_pse_simulator.ipynb #93196500
 def population_truth(
-    generator:str='oximetry', # 'oximetry', 'binary' or 'continuous'
+    generator:str='oximetry', # 'oximetry', 'binary', 'continuous' or 'nonlinear'
     n:int=1_000_000, # Monte Carlo size (ignored for 'binary', which is exact)
     seed:int=12345, # Monte Carlo seed
-    **params, # settings passed to the generator (e.g. device_bias=0.5)
+    **params, # settings passed to the generator (e.g. device_bias=0.5, or design='binary' for 'nonlinear')
 )->pd.DataFrame:
     "Population counterfactual means and effects (one column per outcome) by closed form or a large seeded sample."
-    check_option(generator, 'generator', ('oximetry', 'binary', 'continuous'))
+    check_option(generator, 'generator', ('oximetry', 'binary', 'continuous', 'nonlinear'))
     if generator == 'binary':
         if params: raise ValueError(f"the binary generator takes no settings, got {sorted(params)}")
         return pd.DataFrame({'y': binary_sfm_truth()})
-    allowed = ('device_bias', 'reliance', 'overlap', 'nonlinear', 'n_noise_w') if generator == 'oximetry' else ()
+    allowed = {'oximetry': ('device_bias', 'reliance', 'overlap', 'nonlinear', 'n_noise_w'), 'nonlinear': ('design',)}.get(generator, ())
     unknown = [k for k in params if k not in allowed]
     if unknown: raise ValueError(f"the {generator} generator takes the settings {list(allowed)}, got unknown {unknown}")
-    sim = sim_oximetry if generator == 'oximetry' else sim_continuous_sfm
+    sim = {'oximetry': sim_oximetry, 'nonlinear': sim_nonlinear}.get(generator, sim_continuous_sfm)
     parts, left, rng = [], check_scalar(n, 'n', int, low=2), make_rng(seed)
     while left > 0:  # chunks keep memory small
         m = min(left, 250_000); parts.append((m, sim(m, seed=rng, **params).truth)); left -= m
