@@ -27,6 +27,7 @@ from threadpoolctl import threadpool_limits
 
 from .core import (Report, _kind, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_option, check_probabilities,
                              check_scalar, make_rng, progress, report, report_numerical)
+from .data import benchmark_result
 from .pse_simulator import population_truth, sim_oximetry
 from .viz import Explorer, explorer, new_figure, plot_estimates
 
@@ -901,12 +902,9 @@ PSE_BENCHMARK_FILES = ('pse_coverage_nonlinear.csv', 'pse_coverage_nonlinear_dra
 def pse_benchmark_results(
     file:str='pse_coverage_nonlinear.csv', # one of PSE_BENCHMARK_FILES
 )->pd.DataFrame:
-    "A results table of the path-specific-effects benchmarks, read from the source checkout's `benchmarks/results` folder."
+    "A results table of the path-specific-effects benchmarks (a source checkout's `benchmarks/results`, else the wheel's copy)."
     check_option(file, 'file', PSE_BENCHMARK_FILES)
-    import trustml_nb                                  # the package's own folder (this code also runs inside the notebook)
-    path = Path(trustml_nb.__file__).resolve().parents[1] / 'benchmarks' / 'results' / file
-    if not path.exists(): raise FileNotFoundError(f"{path} not found: the benchmark results ship with the source repository; run the pse benchmarks")
-    return pd.read_csv(path)
+    return pd.read_csv(benchmark_result(file))
 
 def plot_coverage(
     table:pd.DataFrame, # a coverage summary with columns design, n, effect, coverage, coverage_se (the benchmark's pse_coverage_nonlinear.csv)
