@@ -104,3 +104,19 @@ def check_estimator_contract(est, fit, output=None, fitted_methods=('predict', '
         again = pickle.loads(pickle.dumps(est))
         assert _same(output(again), first), f"{name}: a pickled and restored estimator computes something else"
     CHECKED.append(name)
+
+
+OPTIONAL_MODULES = {'fedfact_flower'}   # modules that need an optional extra to import
+
+
+def package_modules():
+    """Every public module of trustml_nb (those needing a missing optional extra are left out)."""
+    import importlib, pkgutil
+    import trustml_nb
+    out = []
+    for m in pkgutil.iter_modules(trustml_nb.__path__):
+        if m.name.startswith('_'): continue
+        try: out.append(importlib.import_module(f'trustml_nb.{m.name}'))
+        except ImportError:
+            if m.name not in OPTIONAL_MODULES: raise
+    return out

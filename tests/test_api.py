@@ -9,23 +9,16 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
+from contract import package_modules
 from sklearn.base import BaseEstimator
 
 import trustml_nb
 from trustml_nb.core import Report
 
 ROOT = Path(__file__).resolve().parents[1]
-OPTIONAL = {'fedfact_flower'}   # modules that need an optional extra to import
 
 
-def _modules():
-    out = []
-    for m in pkgutil.iter_modules(trustml_nb.__path__):
-        if m.name.startswith('_'): continue
-        try: out.append(importlib.import_module(f'trustml_nb.{m.name}'))
-        except ImportError:
-            if m.name not in OPTIONAL: raise
-    return out
+_modules = package_modules
 
 
 def _classes(base):

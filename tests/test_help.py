@@ -10,22 +10,15 @@ import sys
 import textwrap
 
 import pytest
+from contract import package_modules
 from fastcore.docments import docments
 
 import trustml_nb
 from trustml_nb.core import document_parameters, param_docs
 
-OPTIONAL = {'fedfact_flower'}   # needs the `fl` extra to import
 
 
-def _modules():
-    out = []
-    for m in pkgutil.iter_modules(trustml_nb.__path__):
-        if m.name.startswith('_'): continue
-        try: out.append(importlib.import_module(f'trustml_nb.{m.name}'))
-        except ImportError:
-            if m.name not in OPTIONAL: raise
-    return out
+_modules = package_modules
 
 
 def _own_init(cls)->bool:
