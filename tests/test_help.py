@@ -53,6 +53,36 @@ def test_help_lists_every_parameter_with_its_meaning(name):
     assert not missing, f"help({name}) does not describe: {missing}"
 
 
+def _public_methods():
+    "Public methods with parameters that trustml_nb wrote (not ones another library generated, e.g. matplotlib's Artist.set)."
+    found = {}
+    for mod in _modules():
+        for cname, cls in vars(mod).items():
+            if cname.startswith('_') or getattr(cls, '__module__', None) != mod.__name__ or not isinstance(cls, type) \
+                    or issubclass(cls, BaseException): continue
+            for mname, meth in vars(cls).items():
+                fn = getattr(meth, '__func__', meth)
+                if mname.startswith('_') or not inspect.isfunction(fn) or fn.__module__ != mod.__name__: continue
+                if any(p not in ('self', 'cls') for p in inspect.signature(fn).parameters): found[f"{mod.__name__}.{cname}.{mname}"] = fn
+    return found
+
+
+METHODS = _public_methods()
+
+
+def test_there_are_many_public_methods():
+    assert len(METHODS) > 150, len(METHODS)
+
+
+@pytest.mark.parametrize('name', sorted(METHODS))
+def test_help_on_a_method_lists_every_parameter_with_its_meaning(name):
+    fn = METHODS[name]
+    params = [p for p in inspect.signature(fn).parameters if p not in ('self', 'cls')]
+    text = pydoc.render_doc(fn, renderer=pydoc.plaintext)
+    missing = [p for p in params if not re.search(rf"^[\s|]*{re.escape(p)} : (?!\(undocumented\))\S", text, re.M)]
+    assert not missing, f"help({name}) does not describe: {missing}"
+
+
 def _write_module(tmp_path, monkeypatch, source):
     path = tmp_path / 'docs_demo_mod.py'
     path.write_text(textwrap.dedent(source))

@@ -430,7 +430,10 @@ class PrefitClassifier(ClassifierMixin, BaseEstimator):
                 ):
         self.proba_fn, self.classes = proba_fn, classes
 
-    def fit(self, X=None, y=None):
+    def fit(self,
+            X=None, # ignored: the scoring function is fixed (accepted so peers can call fit)
+            y=None, # ignored, as X
+           ):
         "Nothing to learn: record the classes (so peers see a fitted estimator) and return self."
         if self.proba_fn is not None and not callable(self.proba_fn):
             raise TypeError(f"proba_fn must be callable or None, got {type(self.proba_fn).__name__}")
@@ -440,7 +443,9 @@ class PrefitClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         return self
 
-    def predict_proba(self, X)->np.ndarray:
+    def predict_proba(self,
+                      X, # what proba_fn reads; without proba_fn, P(y = 1) per row or as X's last column
+                     )->np.ndarray:
         "Class probabilities, shape (n, n_classes)."
         check_is_fitted(self, 'classes_')
         if self.proba_fn is None:
@@ -453,7 +458,9 @@ class PrefitClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"proba_fn(X) must have shape (n, {len(self.classes_)}), got {P.shape}")
         return P
 
-    def predict(self, X)->np.ndarray:
+    def predict(self,
+                X, # as in predict_proba
+               )->np.ndarray:
         "The most probable class of every row."
         P = self.predict_proba(X)
         return self.classes_[P.argmax(1)]
@@ -635,8 +642,14 @@ def document_parameters(
                     and _add_section(init, add(name, param_docs(obj))): done.append(name)
             for mname, meth in vars(obj).items():
                 fn = getattr(meth, '__func__', meth)
-                if mname.startswith('_') or not inspect.isfunction(fn): continue
+                # skip methods another library generated on the class (matplotlib writes a `set` for every Artist subclass)
+                if mname.startswith('_') or not inspect.isfunction(fn) or fn.__module__ != module_name: continue
                 docs = add(f"{name}.{mname}", param_docs(fn))
+                for base in obj.__mro__[1:]:   # an override inherits what the method it overrides says of the same parameter
+                    bfn = getattr(vars(base).get(mname), '__func__', vars(base).get(mname))
+                    if not inspect.isfunction(bfn): continue
+                    bdocs = add(f"{base.__name__}.{mname}", param_docs(bfn)) if base.__module__ == module_name else param_docs(bfn)
+                    docs.update({k: v for k, v in bdocs.items() if v and not docs.get(k) and k in docs})
                 if any(docs.get(n) for n in docs if n not in ('self', 'cls', 'return')) and _add_section(fn, docs): done.append(f"{name}.{mname}")
     return done
 

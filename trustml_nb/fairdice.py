@@ -79,7 +79,9 @@ class Welfare:
         if self.kind == 'utilitarian': return float(k.sum())
         return float(k.min())
 
-    def marginal(self, k)->np.ndarray:
+    def marginal(self,
+                 k, # returns per objective, shape (I,), all > 0 for the log-based welfares
+                )->np.ndarray:
         "u_i'(k_i): the optimal dual weights mu* = u'(J*) (not defined for max-min)."
         k = np.asarray(k, float)
         if self.kind in ('nsw', 'weighted_nsw'): return self._w(k) / k
@@ -87,13 +89,17 @@ class Welfare:
         if self.kind == 'utilitarian': return np.ones_like(k)
         raise ValueError("max-min welfare is not differentiable: its weights come from the solver")
 
-    def kstar(self, mu):
+    def kstar(self,
+              mu, # dual weights per objective, shape (I,), > 0 (numpy array or torch tensor)
+             ):
         "k*(mu) = (u')^{-1}(mu), the return demanded at dual weight mu."
         if self.kind in ('nsw', 'weighted_nsw'): return self._w(mu) / mu
         if self.kind == 'alpha': return mu ** (-1 / self.alpha)
         raise ValueError(f"{self.kind} welfare has no k*(mu)")
 
-    def conj(self, mu):
+    def conj(self,
+             mu, # dual weights per objective, shape (I,), > 0 (numpy array or torch tensor)
+            ):
         "sum_i c_i(mu_i) with c(mu) = max_k [u(k) - mu k] (0 for utilitarian/max-min on their domain)."
         xp = _xp(mu)
         if self.kind == 'nsw': return (-xp.log(mu) - 1).sum()
@@ -158,7 +164,9 @@ class Divergence:
     def __init__(self, kind:str='softchi'): # 'chi2', 'kl' or 'softchi'
         self.kind = check_option(kind, 'divergence', ('chi2', 'kl', 'softchi'))
 
-    def f(self, x):
+    def f(self,
+          x, # density ratios d / d_D, >= 0 (numpy array or torch tensor)
+         ):
         "The generator f(x), x >= 0."
         xp = _xp(x)
         xlogx = x * xp.log(xp.clip(x, 1e-30, None))
@@ -166,25 +174,34 @@ class Divergence:
         if self.kind == 'kl': return xlogx
         return xp.where(x < 1, xlogx - x + 1, 0.5 * (x - 1) ** 2)
 
-    def finv(self, y):
+    def finv(self,
+             y, # points where (f')^{-1} is evaluated (numpy array or torch tensor)
+            ):
         "(f')^{-1}(y)."
         xp = _xp(y)
         if self.kind == 'chi2': return y + 1
         if self.kind == 'kl': return xp.exp(y - 1)
         return xp.where(y < 0, xp.exp(xp.clip(y, None, 0)), y + 1)
 
-    def wstar(self, y):
+    def wstar(self,
+              y, # scaled advantages e / beta (numpy array or torch tensor)
+             ):
         "Closed-form importance weight w*(y) = max(0, (f')^{-1}(y))."
         return _xp(y).clip(self.finv(y), 0, None)
 
-    def f0star(self, y):
+    def f0star(self,
+               y, # points where the conjugate is evaluated (numpy array or torch tensor)
+              ):
         "Conjugate on x >= 0: f0*(y) = max_{x >= 0} x y - f(x)."
         xp = _xp(y)
         if self.kind == 'chi2': return xp.where(y >= -1, 0.5 * y ** 2 + y, -0.5 + 0 * y)
         if self.kind == 'kl': return xp.exp(y - 1)
         return xp.where(y < 0, xp.exp(xp.clip(y, None, 0)) - 1, 0.5 * y ** 2 + y)
 
-    def divergence(self, d, dD)->float:
+    def divergence(self,
+                   d, # a distribution over state-action pairs (any shape)
+                   dD, # the data's distribution, same shape as d
+                  )->float:
         "D_f(d || d_D) = sum d_D f(d / d_D) over the support of d_D."
         d, dD = np.asarray(d, float), np.asarray(dD, float)
         m = dD > 0
@@ -805,9 +822,13 @@ class FairDICENetwork(nn.Module):
         self.mu_raw = nn.Parameter(torch.full((n_objectives,), 1.0 if self.weight_parametrisation == 'raw' else 0.0))
         self.register_buffer('nu_start', torch.zeros(n_states))   # fixed starting values: nu(s) = nu_start(s) + the learned part
 
-    def onehot(self, s): return nn.functional.one_hot(s, self.S).float()
+    def onehot(self,
+               s, # state indices, shape (B,), int64 tensor
+              ): return nn.functional.one_hot(s, self.S).float()
 
-    def nu(self, s:torch.Tensor)->torch.Tensor:
+    def nu(self,
+           s:torch.Tensor, # state indices, shape (B,), int64 tensor
+          )->torch.Tensor:
         "nu(s), shape (B,)."
         if self.value_model == 'tabular':   # in units of 1 / (1 - gamma), the values' scale, with a shared level (as an MLP's bias)
             return self.nu_start[s] + (self.nu_table[s] + self.nu_level) / (1 - self.gamma)
@@ -820,13 +841,27 @@ class FairDICENetwork(nn.Module):
         if self.weight_parametrisation == 'softmax': return torch.softmax(self.mu_raw, 0)
         return self.mu_raw
 
-    def advantage(self, s, r, s2, done, mu=None):
+    def advantage(self,
+                  s, # states, shape (B,)
+                  r, # reward vectors, shape (B, I)
+                  s2, # next states, shape (B,)
+                  done, # 1.0 where the transition ends the episode, shape (B,)
+                  mu=None, # objective weights, shape (I,) (None: the network's current mu)
+                 ):
         "e = mu . r + gamma (1 - done) nu(s') - nu(s) (no mask with terminal='official'), shape (B,)."
         mu = self.mu() if mu is None else mu
         nxt = self.nu(s2) if self.terminal == 'official' else (1 - done) * self.nu(s2)
         return r @ mu + self.gamma * nxt - self.nu(s)
 
-    def nu_mu_loss(self, s, r, s2, done, s0, p0_weight=None, usable=None)->tuple:
+    def nu_mu_loss(self,
+                   s, # states, shape (B,)
+                   r, # reward vectors, shape (B, I)
+                   s2, # next states, shape (B,)
+                   done, # 1.0 where the transition ends the episode, shape (B,)
+                   s0, # initial states drawn from p0, shape (B0,)
+                   p0_weight=None, # probability of each s0 (None: s0 is a sample and its mean is used)
+                   usable=None, # 0/1 per row: 0 where no occupancy may flow (None: every row)
+                  )->tuple:
         "The FairDICE dual loss on a batch, and diagnostics (`usable`: 0/1 per row, 0 where no occupancy may flow, d = 0 there)."
         mu = self.mu()
         e = self.advantage(s, r, s2, done, mu)
@@ -851,7 +886,13 @@ class FairDICENetwork(nn.Module):
         return loss, {'loss': float(loss.detach()), 'mean_density_ratio': float(w.detach().mean()),
                       **{f'weight_{i}': float(v) for i, v in enumerate(mu.detach())}}
 
-    def policy_weights(self, s, r, s2, done, usable=None)->torch.Tensor:
+    def policy_weights(self,
+                       s, # states, shape (B,)
+                       r, # reward vectors, shape (B, I)
+                       s2, # next states, shape (B,)
+                       done, # 1.0 where the transition ends the episode, shape (B,)
+                       usable=None, # 0/1 per row, weight 0 where 0 (None: every row)
+                      )->torch.Tensor:
         "Stop-gradient BC weights (0 on rows that are not `usable`), normalised by their batch mean, shape (B,)."
         with torch.no_grad():
             e = self.advantage(s, r, s2, done)
@@ -860,7 +901,14 @@ class FairDICENetwork(nn.Module):
             if usable is not None: w = w * usable
             return w / (w.mean() + 1e-8)
 
-    def policy_loss(self, s, a, r, s2, done, usable=None)->torch.Tensor:
+    def policy_loss(self,
+                    s, # states, shape (B,)
+                    a, # actions taken, shape (B,), int64
+                    r, # reward vectors, shape (B, I)
+                    s2, # next states, shape (B,)
+                    done, # 1.0 where the transition ends the episode, shape (B,)
+                    usable=None, # 0/1 per row, weight 0 where 0 (None: every row)
+                   )->torch.Tensor:
         "Weighted behaviour cloning with w* weights."
         w = self.policy_weights(s, r, s2, done, usable)
         logp = torch.log_softmax(self.pi_net(self.onehot(s)), -1).gather(1, a[:, None]).squeeze(1)

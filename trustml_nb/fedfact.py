@@ -399,7 +399,10 @@ class FedData:
 
     @property
     def counts(self)->np.ndarray: return fl_counts(self.y, self.a, self.k, *self.shape)
-    def client(self, c:int, split:str='train')->dict:
+    def client(self,
+               c:int, # client index, 0 .. n_clients - 1
+               split:str='train', # 'train' or 'test'
+              )->dict:
         "Client c's rows as a dict X, y, a (train or test)."
         check_scalar(c, 'c', int, low=0, high=self.shape[2] - 1); check_option(split, 'split', ('train', 'test'))
         if split == 'train': s = self.k == c; return dict(X=self.X[s], y=self.y[s], a=self.a[s])
@@ -473,9 +476,22 @@ class FedProtocol:
     "Base class: a federated algorithm as server/client steps exchanging dicts of numpy arrays."
     name = 'protocol'
     n_rounds = 1
-    def init_server(self, prev:dict)->dict: return dict(prev)
-    def client_round(self, rnd:int, cid:int, payload:dict, state:dict, data:dict, seed:int)->tuple: return {}, state
-    def server_round(self, rnd:int, payload:dict, replies:list)->dict: return payload
+    def init_server(self,
+                    prev:dict, # the previous stage's final payload ({} for the first stage)
+                   )->dict: return dict(prev)
+    def client_round(self,
+                     rnd:int, # round number, from 0
+                     cid:int, # client index
+                     payload:dict, # the server's broadcast for this round
+                     state:dict, # the client's private state, kept between rounds
+                     data:dict, # the client's rows: X, y, a (and the test rows)
+                     seed:int, # the stage's seed (local randomness derives from seed, rnd and cid)
+                    )->tuple: return {}, state
+    def server_round(self,
+                     rnd:int, # round number, from 0
+                     payload:dict, # the server's payload sent this round
+                     replies:list, # every client's reply dict, in client order
+                    )->dict: return payload
 
 @dataclass
 class FedRun:
@@ -766,18 +782,29 @@ class FedFactPostProtocol(FedProtocol):
     def init_server(self, prev):
         z = np.zeros((2, self.Ug))
         return {**prev, 'lam': z, 'lam_avg': z, 'lam_prev': z, 'lam_step': z + self.max_step / 5}
-    def M_k(self, cid, lam, mu_k):
+    def M_k(self,
+            cid, # client index
+            lam, # global duals, shape (2, U_g)
+            mu_k, # client cid's local duals, shape (2, U_l)
+           ):
         Bk = np.zeros((self.G, self.m, self.m))
         if self.Dg is not None: Bk += np.einsum('u,uaij->aij', lam[0] - lam[1], self.Dg[:, cid])
         if self.Dl is not None: Bk += np.einsum('u,uaij->aij', mu_k[0] - mu_k[1], self.Dl[cid])
         return np.eye(self.m) - Bk / self.p_ak[cid][:, None, None]
-    def logits(self, payload, X):
+    def logits(self,
+               payload, # the server's payload (shared model weights)
+               X, # features, shape (n, d)
+              ):
         "Base logits: the shared model's, or the log of the known scores (score_fn)."
         if self.score_fn is None: return model_logits(set_weights(self.model_fn(), payload), X)
         P = check_probabilities(self.score_fn(X), 'base_model.predict_proba(X)', rows_sum_to_one=True)
         if P.ndim != 2 or P.shape[1] != self.m: raise ValueError(f"base_model.predict_proba(X) must have shape (n, {self.m}), got {P.shape}")
         return np.log(np.clip(P, 1e-300, 1.0))
-    def client_eta(self, payload, state, data):
+    def client_eta(self,
+                   payload, # the server's payload
+                   state, # the client's state (its calibration)
+                   data, # the client's rows: X and a
+                  ):
         logits = self.logits(payload, data['X'])
         eta = np.zeros_like(logits)
         for g in range(self.G):
@@ -831,7 +858,12 @@ class FedFactPostProtocol(FedProtocol):
         "Weight of round rnd's iterate in the running average over the last half of the rounds (1: restart)."
         start = max(1, (self._T - 1) // 2)
         return 1.0 if rnd <= start else 1.0 / (rnd - start + 1)
-    def scores(self, cid, payload, state, data):
+    def scores(self,
+               cid, # client index
+               payload, # the server's final payload
+               state, # the client's final state
+               data, # rows to score: X and a
+              ):
         "Cost-weighted calibrated scores z = eta M(a, k) of the dual rule (averaged duals if `average`)."
         eta = self.client_eta(payload, state, data)
         lam, mu = (payload['lam_avg'], state['mu_avg']) if self.average else (payload['lam'], state['mu'])
@@ -856,7 +888,12 @@ class FedFactPostProtocol(FedProtocol):
         cnt = np.stack([r['cand_counts'] for r in replies]); gain = np.stack([r['cand_gain'] for r in replies])
         mix, status = _mixture_lp(cnt, gain, self.counts, self.Dg, self.Dl, self.xi_g, self.xi_l, per_cell=True, fallback=2)
         return {**payload, 'mix': mix, '_log': {'lp_ok': float(status == 0)}}
-    def predict_dist(self, cid, payload, state, data)->np.ndarray:
+    def predict_dist(self,
+                     cid, # client index
+                     payload, # the server's final payload
+                     state, # the client's final state
+                     data, # rows to predict: X and a
+                    )->np.ndarray:
         "Exact prediction distribution (n, m) of the rule: the LP mixture of thresholds (randomised at ties), or the dual rule's argmax."
         z, _ = self.scores(cid, payload, state, data)
         if not self.polish or 'mix' not in payload: return np.eye(self.m)[z.argmax(1)]
@@ -867,7 +904,12 @@ class FedFactPostProtocol(FedProtocol):
             p1[sel] = sum(mix[g, j] * _prob_one(s[sel], state['tau'][g, j], state['q'][g, j]) for j in range(mix.shape[1]) if mix[g, j] > 0)
         p1 = np.clip(p1, 0, 1)
         return np.column_stack([1 - p1, p1])
-    def predict(self, cid, payload, state, data):
+    def predict(self,
+                cid, # client index
+                payload, # the server's final payload
+                state, # the client's final state
+                data, # rows to predict: X and a
+               ):
         "The fitted rule on client cid's rows: seeded draws from `predict_dist` (same seed, client and split: same draws)."
         P = self.predict_dist(cid, payload, state, data)
         if not self.polish or 'mix' not in payload: return P.argmax(1)
@@ -936,13 +978,21 @@ class FedFactInProtocol(FedProtocol):
         elif not w: w = get_weights(self.model())
         z = np.zeros((2, self.Ug))
         return {**prev, **w, 'lam': z, 'lam_prev': z, 'lam_step': z + self.max_step / 5}
-    def Mbar_k(self, cid, lam, mu_k):
+    def Mbar_k(self,
+               cid, # client index
+               lam, # global duals, shape (2, U_g)
+               mu_k, # client cid's local duals, shape (2, U_l)
+              ):
         Bk = np.zeros((self.G, self.m, self.m))
         if self.Dg is not None: Bk += np.einsum('u,uaij->aij', lam[0] - lam[1], self.Dg[:, cid])
         if self.Dl is not None: Bk += np.einsum('u,uaij->aij', mu_k[0] - mu_k[1], self.Dl[cid])
         M = np.eye(self.m) - Bk / self.p_ak[cid][:, None, None]
         return _positivity_shift(M[None], self.kappa_eps, 'row')[0]
-    def ensemble_proba(self, payload, state, X):
+    def ensemble_proba(self,
+                       payload, # the server's payload (shared weights theta)
+                       state, # the client's state (personal weights phi, mixing w)
+                       X, # features, shape (n, d)
+                      ):
         "Probabilities of the last iterate's ensemble w f_theta + (1 - w) f_phi."
         return self._proba(payload, state['phi'], state['w'], X)
     def _proba(self, theta_w, phi_w, w, X):
@@ -952,7 +1002,10 @@ class FedFactInProtocol(FedProtocol):
             Xt = torch.as_tensor(np.asarray(X, float))
             pt, pp = torch.softmax(theta(Xt), 1).numpy(), torch.softmax(phi(Xt), 1).numpy()
         return float(w) * pt + (1 - float(w)) * pp
-    def rules(self, payload, state)->list:
+    def rules(self,
+              payload, # the server's final payload
+              state, # the client's final state
+             )->list:
         "The last N_h personalised rules (theta, phi, w), oldest first; the last one is the final iterate."
         out, H = [], state.get('hist')
         if self.n_history > 1 and H is not None:
@@ -961,7 +1014,12 @@ class FedFactInProtocol(FedProtocol):
                 out.append(({k: H['theta.' + k][j] for k in keys}, {k: H['phi.' + k][j] for k in keys}, float(np.atleast_1d(H['w'])[j])))
         out.append(({k: v for k, v in payload.items() if k.startswith('w.')}, state['phi'], float(state['w'])))
         return out[-self.n_history:]
-    def rule_predictions(self, cid, payload, state, data)->np.ndarray:
+    def rule_predictions(self,
+                         cid, # client index
+                         payload, # the server's final payload
+                         state, # the client's final state
+                         data, # rows to predict: X
+                        )->np.ndarray:
         "Hard predictions of each of the last N_h rules, shape (N_h, n) (oldest first)."
         return np.stack([self._proba(t, p, w, data['X']).argmax(1) for t, p, w in self.rules(payload, state)])
     def _remember(self, state, theta_w, phi_w, w, C):
@@ -1030,18 +1088,33 @@ class FedFactInProtocol(FedProtocol):
                                                                       self.sg, self.bound, step_max=self.max_step)
             out['_log'] = {'max_global_violation': float(np.abs(disp).max() - self.xi_g)}
         return out
-    def candidate_predictions(self, cid, payload, state, data)->np.ndarray:
+    def candidate_predictions(self,
+                              cid, # client index
+                              payload, # the server's final payload
+                              state, # the client's final state
+                              data, # rows to predict: X
+                             )->np.ndarray:
         "Predictions (J, n) of the final LP's candidates: the last N_h rules, then one constant rule per class (zero disparity)."
         P = self.rule_predictions(cid, payload, state, data)
         return np.concatenate([P, np.repeat(np.arange(self.m)[:, None], P.shape[1], 1)])
-    def predict_dist(self, cid, payload, state, data)->np.ndarray:
+    def predict_dist(self,
+                     cid, # client index
+                     payload, # the server's final payload
+                     state, # the client's final state
+                     data, # rows to predict: X
+                    )->np.ndarray:
         "Exact prediction distribution (n, m): the LP's mixture of the candidates, or the uniform share of the last N_h rules."
         if self.mixture == 'lp' and 'mix' in payload:
             P = self.candidate_predictions(cid, payload, state, data); w = np.asarray(payload['mix'])[cid, 0]
             return np.stack([((P == j) * w[:, None]).sum(0) for j in range(self.m)], 1)
         P = self.rule_predictions(cid, payload, state, data)
         return np.stack([(P == j).mean(0) for j in range(self.m)], 1)
-    def predict(self, cid, payload, state, data):
+    def predict(self,
+                cid, # client index
+                payload, # the server's final payload
+                state, # the client's final state
+                data, # rows to predict: X
+               ):
         "Randomised personalised rule (attribute-blind): each row's rule is drawn (seeded) from the LP mixture, or uniformly from the last N_h rules."
         rng = _rng_for(int(state.get('seed', 0)), 7919, cid, int(data.get('stream', 0)))   # same seed, client, split -> same draws
         if self.mixture == 'lp' and 'mix' in payload:
@@ -1468,7 +1541,9 @@ class FedAvg(ClassifierMixin, _FedEstimator, BaseEstimator):
         return FedAvgProtocol(fd.X.shape[1], fd.shape[0], self.n_rounds, self.local_steps, self.lr, self.batch_size, self.hidden,
                               self.weight_decay, self.init_seed)
 
-    def fit(self, fd:FedData):
+    def fit(self,
+            fd:FedData, # the federation: a FedData (e.g. from federate or load_federation)
+           ):
         "Train the shared model on the federation `fd`; `report_` holds its accuracy and disparities."
         runner = self._check_common(fd)
         proto = self._protocol(fd)
@@ -1501,7 +1576,11 @@ class FedAvg(ClassifierMixin, _FedEstimator, BaseEstimator):
         p = np.exp(z - z.max(1, keepdims=True))
         return p / p.sum(1, keepdims=True)
 
-    def predict(self, X, sensitive=None, clients=None)->np.ndarray:
+    def predict(self,
+                X, # features, shape (n, d)
+                sensitive=None, # ignored: the shared model is attribute-blind (accepted for a common signature)
+                clients=None, # ignored, as sensitive
+               )->np.ndarray:
         "The most probable class (code 0..m-1) of every row."
         check_is_fitted(self)
         return self._logits(self._check_X(X)).argmax(1)
@@ -1956,6 +2035,7 @@ _document_parameters(__name__, extra={
                           'init_weights': "None (fresh weights from init_seed) or a dict from get_weights that starts the shared model, e.g. FedAvg's",
                           **_same(FedFactIn, ['notion', 'xi_g', 'xi_l', 'n_rounds', 'local_steps', 'lr', 'batch_size', 'dual_lr', 'max_step', 'eta_w',
                                               'bound', 'kappa_eps', 'optimizer', 'n_history', 'dual_audit', 'mixture'])},
+    'FedAvgProtocol.predict': {k: _CLIENT[k] for k in ('cid', 'payload', 'state', 'data')},   # attached after the class: no signature comments
     'client_counts': {'proto': 'the protocol whose predict labels the rows', **{k: _CLIENT[k] for k in ('cid', 'payload', 'state', 'data')},
                       'shape': '(m, G, N): classes, groups, clients'},
 })  # help() on every public name of this module lists its parameters (from the comments beside them)

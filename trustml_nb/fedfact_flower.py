@@ -79,7 +79,9 @@ class FedFactStrategy:
         if kind == 'evaluate': self.states = [from_record(r.content['state']) for r in replies]
         return [from_record(r.content['reply']) for r in replies]
 
-    def start(self, grid:Grid):
+    def start(self,
+              grid:Grid, # Flower's Grid, which sends messages to the clients' nodes
+             ):
         "Run every protocol's rounds, then a final evaluation round; results land in payload, log, evals and states."
         t0 = time.monotonic()
         while len(list(grid.get_node_ids())) < self.min_nodes:

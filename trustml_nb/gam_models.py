@@ -27,9 +27,15 @@ class Domain:
     "Base class of feature domains."
     kind = 'abstract'
     discrete = True
-    def contains(self, v)->bool: raise NotImplementedError
-    def contains_all(self, v)->np.ndarray: raise NotImplementedError
-    def points(self, max_points:int=1_000_000)->np.ndarray: raise NotImplementedError
+    def contains(self,
+                 v, # one value
+                )->bool: raise NotImplementedError
+    def contains_all(self,
+                     v, # an array of values
+                    )->np.ndarray: raise NotImplementedError
+    def points(self,
+               max_points:int=1_000_000, # refuse to enumerate more points than this (ValueError)
+              )->np.ndarray: raise NotImplementedError
 
 class EnumerableDomain(Domain):
     "A small explicit set of values (the paper's enumerable discrete domain)."
@@ -69,7 +75,9 @@ class GridDomain(Domain):
         self.lo, self.step = float(lo), float(step)
         self.n_steps = int(math.floor(steps + 1e-9))
         self.hi, self.size = self.lo + self.n_steps * self.step, self.n_steps + 1
-    def point(self, k): return self.lo + np.asarray(k) * self.step
+    def point(self,
+              k, # grid index (int or int array), 0 .. n_points - 1
+             ): return self.lo + np.asarray(k) * self.step
     def contains(self, v)->bool:
         k = (v - self.lo) / self.step
         return bool(-1e-9 <= k <= self.n_steps + 1e-9 and abs(k - round(k)) < 1e-7)
@@ -77,12 +85,16 @@ class GridDomain(Domain):
         "Elementwise `contains` for an array of values."
         k = (np.asarray(v, float) - self.lo) / self.step
         return (k >= -1e-9) & (k <= self.n_steps + 1e-9) & (np.abs(k - np.round(k)) < 1e-7)
-    def k_ceil(self, a)->int:
+    def k_ceil(self,
+               a, # a value (may lie outside the grid)
+              )->int:
         "Index of the first grid point >= a (clipped to the grid)."
         if a == -math.inf: return 0
         if a == math.inf: return self.n_steps + 1
         return int(min(max(math.ceil((a - self.lo) / self.step - 1e-9), 0), self.n_steps + 1))
-    def k_floor(self, b)->int:
+    def k_floor(self,
+                b, # a value (may lie outside the grid)
+               )->int:
         "Index of the last grid point <= b (clipped; -1 if none)."
         if b == math.inf: return self.n_steps
         if b == -math.inf: return -1
@@ -136,18 +148,27 @@ class Component:
     def __call__(self, v): raise NotImplementedError
     def _check_domain(self, domain):
         if not isinstance(domain, Domain): raise TypeError(f"domain must be an EnumerableDomain, GridDomain or IntervalDomain, got {type(domain).__name__}")
-    def extremes(self, domain)->tuple:
+    def extremes(self,
+                 domain, # the feature's Domain
+                )->tuple:
         "(min, max) of the component over the domain."
         self._check_domain(domain)
         if domain.kind == 'enumerable': y = self(domain.values); return float(y.min()), float(y.max())
         return self._extremes(domain)
-    def mean(self, domain, dist=None)->float:
+    def mean(self,
+             domain, # the feature's Domain
+             dist=None, # None (uniform on the domain) or probabilities over its enumerable points
+            )->float:
         "Expectation of the component under `dist` (default uniform) on the domain."
         self._check_domain(domain)
         if domain.kind == 'enumerable': return float(self(domain.values) @ _enum_probs(domain, dist))
         if dist is not None: raise ValueError(f"dist={dist!r} is only supported on enumerable domains for a {self.kind} component")
         return self._mean(domain)
-    def values(self, domain, dist=None, max_points:int=1_000_000)->tuple:
+    def values(self,
+               domain, # the feature's Domain
+               dist=None, # None (uniform on the domain) or probabilities over its enumerable points
+               max_points:int=1_000_000, # refuse to enumerate more points than this
+              )->tuple:
         "Finite distribution of f(v), v ~ dist: (distinct values, probabilities)."
         self._check_domain(domain)
         if domain.kind == 'enumerable': return _finite_values(self(domain.values), _enum_probs(domain, dist))
@@ -157,7 +178,10 @@ class Component:
             return _finite_values(self(pts), np.full(len(pts), 1.0 / len(pts)))
         raise ValueError(f"a {self.kind} component on {domain!r} takes a continuum of values; counting needs a finite distribution "
                          "(discretise the domain, or use a step component)")
-    def image(self, domain, max_points:int=1_000_000)->tuple:
+    def image(self,
+              domain, # the feature's Domain
+              max_points:int=1_000_000, # refuse to enumerate more points than this
+             )->tuple:
         "The set of values f takes on the domain: ('set', sorted values) or ('interval', (min, max)) for a continuum."
         self._check_domain(domain)
         if domain.kind == 'interval':
@@ -540,14 +564,23 @@ class GAM:
             seen = set(); dup = sorted({f for f in self.feature_names if f in seen or seen.add(f)})
             raise ValueError(f"feature_names has duplicate name(s) {dup[:10]}")
         self._ranges = None
-    def check_features(self, S, name:str='S')->list:
+    def check_features(self,
+                       S, # feature indices or names (a list, tuple, set, range or 1-D integer array)
+                       name:str='S', # the argument name errors quote
+                      )->list:
         "Validate a feature subset (indices or names): sorted distinct indices (see `check_features`)."
         return check_features(S, self.n, self.feature_names, name)
-    def feature_index(self, i, name:str='i')->int:
+    def feature_index(self,
+                      i, # one feature: its index or name
+                      name:str='i', # the argument name errors quote
+                     )->int:
         "Validate one feature, given by index or name; return its index."
         if isinstance(i, str) or _is_int(i): return check_features([i], self.n, self.feature_names, name)[0]
         raise TypeError(f"{name} must be a feature index (int) or name (str), got {type(i).__name__} {i!r:.40}")
-    def check_x(self, x, name:str='x')->np.ndarray:
+    def check_x(self,
+                x, # one instance: n feature values
+                name:str='x', # the argument name errors quote
+               )->np.ndarray:
         "Validate one instance: n numbers, each inside its feature's domain."
         x = check_array(x, name, ndim=1)
         if len(x) != self.n: raise ValueError(f"{name} must have {self.n} features (one per component), got {len(x)}")
@@ -555,7 +588,10 @@ class GAM:
         for i, (v, d) in enumerate(zip(x, self.domains)):
             if not d.contains(v): raise ValueError(f"{name}[{i}] = {v:g} is outside feature {i} ({self.feature_names[i]})'s domain {d!r}")
         return x
-    def check_X(self, X, name:str='X')->np.ndarray:
+    def check_X(self,
+                X, # instances, shape (N, n)
+                name:str='X', # the argument name errors quote
+               )->np.ndarray:
         "Validate a matrix of instances: one column per feature, every value inside its feature's domain."
         X = check_array(X, name, ndim=2).astype(float)
         if X.shape[1] != self.n: raise ValueError(f"{name} must have {self.n} columns (one per component), got {X.shape[1]}")
@@ -568,17 +604,23 @@ class GAM:
             raise ValueError(f"{name}[{r}, {i}] = {X[r, i]:g} is outside feature {i} ({self.feature_names[i]})'s domain {self.domains[i]!r} "
                              f"({int(outside.sum())} value(s) outside)")
         return X
-    def contributions(self, x)->np.ndarray:
+    def contributions(self,
+                      x, # one instance: n feature values, each in its domain
+                     )->np.ndarray:
         "c_i = beta_i f_i(x_i) for one instance."
         x = self.check_x(x)
         return self.betas * np.array([c._scalar(v) if isinstance(c, TableComponent) else float(c(v)) for c, v in zip(self.components, x)])
-    def score(self, X)->np.ndarray|float:
+    def score(self,
+              X, # one instance (n values) or instances, shape (N, n)
+             )->np.ndarray|float:
         "s(x) = beta0 + sum_i c_i for one instance (float) or a matrix of instances (array)."
         X = check_array(X, 'X', ndim=(1, 2))
         if X.ndim == 1: return self.beta0 + float(self.contributions(X).sum())
         X = self.check_X(X)
         return self.beta0 + sum(b * c(X[:, i]) for i, (b, c) in enumerate(zip(self.betas, self.components)))
-    def predict(self, X):
+    def predict(self,
+                X, # one instance (n values) or instances, shape (N, n)
+               ):
         "Regression: the score. Classification: step(score) in {0, 1}."
         s = self.score(X)
         if self.task == 'regression': return s
@@ -590,7 +632,9 @@ class GAM:
             lo, hi = self.betas * ext[:, 0], self.betas * ext[:, 1]
             self._ranges = (np.minimum(lo, hi), np.maximum(lo, hi))
         return self._ranges
-    def check_dist(self, dist)->list:
+    def check_dist(self,
+                   dist, # None (uniform), 'data' (EBM bin weights) or one distribution per feature
+                  )->list:
         "Per-feature distributions from `dist`: None (uniform), 'data' (EBM bin weights), or one entry per feature."
         if dist is None or isinstance(dist, str): return [check_option(dist, 'dist', (None, 'data'))] * self.n
         if not isinstance(dist, (list, tuple)):
@@ -599,11 +643,16 @@ class GAM:
         for j, p in enumerate(dist):
             if isinstance(p, str): check_option(p, f"dist[{j}]", (None, 'data'))
         return list(dist)
-    def means(self, dist=None)->np.ndarray:
+    def means(self,
+              dist=None, # None (uniform), 'data' (EBM bin weights) or one distribution per feature
+             )->np.ndarray:
         "mu_i = E[beta_i f_i(z_i)] under `dist` (None: uniform; 'data'; or a list with one entry per feature)."
         dl = self.check_dist(dist)
         return self.betas * np.array([c.mean(d, p) for c, d, p in zip(self.components, self.domains, dl)])
-    def value_dists(self, dist=None, max_points:int=1_000_000)->list:
+    def value_dists(self,
+                    dist=None, # None (uniform), 'data' (EBM bin weights) or one distribution per feature
+                    max_points:int=1_000_000, # refuse to enumerate more points than this per feature
+                   )->list:
         "Per feature: (distinct values of beta_i f_i, probabilities) under `dist` (default uniform)."
         dl = self.check_dist(dist)
         out = []

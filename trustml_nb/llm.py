@@ -156,14 +156,18 @@ class BlackBoxLM:
         "The settings that change answers (part of every cache key)."
         return {'model': MODEL_NAME, 'system_prompt': self.system_prompt, 'temperature': self.temperature}
 
-    def render(self, conversation)->str:
+    def render(self,
+               conversation, # a prompt (str) or a list of {'role', 'content'} turns
+              )->str:
         "The chat-formatted text the model reads, ending where the assistant's next turn starts."
         turns = _check_turns(conversation)
         msgs = [] if self.system_prompt is None else [{'role': 'system', 'content': self.system_prompt}]
         msgs += [{'role': 'user' if i % 2 == 0 else 'assistant', 'content': t} for i, t in enumerate(turns)]
         return load_tokenizer().apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
 
-    def render_prefix(self, conversation)->str|None:
+    def render_prefix(self,
+                      conversation, # a prompt (str) or a list of {'role', 'content'} turns
+                     )->str|None:
         "The text of `conversation` up to its last user turn (the part follow-ups share), or None for a single prompt."
         turns = _check_turns(conversation)
         if len(turns) < 3: return None

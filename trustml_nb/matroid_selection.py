@@ -403,7 +403,9 @@ class OnlineSelector:
     order_model = 'adversarial' # the arrival orders its guarantee is for: 'adversarial' (every order), 'random' (uniform) or 'offline'
     families = None # the matroid families it applies to (None: every matroid)
 
-    def check(self, matroid:Matroid)->Matroid:
+    def check(self,
+              matroid:Matroid, # the matroid the selector will run on
+             )->Matroid:
         "Check the matroid and the selector's settings against it."
         _check_matroid(matroid); matroid._refuse_loops('matroid')
         if self.families is not None and matroid.family not in self.families:
@@ -416,15 +418,22 @@ class OnlineSelector:
         if getattr(matroid, '_arboricity', None) is None: matroid._arboricity = arboricity(matroid, show_progress=False).arboricity
         return matroid._arboricity
 
-    def bound(self, matroid:Matroid)->float:
+    def bound(self,
+              matroid:Matroid, # the matroid the selector runs on
+             )->float:
         "The fairness factor f it guarantees on `matroid`: every element accepted with probability >= 1/f (inf: none)."
         return math.inf
 
-    def colours_allowed(self, matroid:Matroid)->int:
+    def colours_allowed(self,
+                        matroid:Matroid, # the matroid the selector runs on
+                       )->int:
         "How many colour classes it draws the accepted one from (0: not a colouring selector)."
         return 0
 
-    def colouring(self, matroid:Matroid, order)->np.ndarray|None:
+    def colouring(self,
+                  matroid:Matroid, # the matroid the selector runs on
+                  order, # the arrival order: a permutation of the element indices
+                 )->np.ndarray|None:
         "The colour of every element for this arrival order (0: never colourable), or None if it does not colour."
         return None
 

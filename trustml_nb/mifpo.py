@@ -585,18 +585,27 @@ class FairRepresentation(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         return self._encode(*assign_bins(self.bins_, X, sensitive))
 
-    def predict_proba(self, X, sensitive=None)->np.ndarray:
+    def predict_proba(self,
+                      X, # features, shape (n, d)
+                      sensitive=None, # group of every row (needed when the representation was fitted attribute-aware)
+                     )->np.ndarray:
         "P(y = 0 | Z), P(y = 1 | Z), mixed over each row's atoms."
         check_is_fitted(self)
         q = self.transform(X, sensitive) @ self.atom_rate_
         return np.column_stack([1 - q, q])
 
-    def decision_probability(self, X, sensitive=None)->np.ndarray:
+    def decision_probability(self,
+                             X, # features, shape (n, d)
+                             sensitive=None, # group of every row (needed when the representation was fitted attribute-aware)
+                            )->np.ndarray:
         "P(yhat = 1 | row) of the classifier on top of Z (each atom's majority label)."
         check_is_fitted(self)
         return self.transform(X, sensitive) @ self.atom_label_
 
-    def predict(self, X, sensitive=None)->np.ndarray:
+    def predict(self,
+                X, # features, shape (n, d)
+                sensitive=None, # group of every row (needed when the representation was fitted attribute-aware)
+               )->np.ndarray:
         "Randomised predictions drawn from `decision_probability` with the estimator's seed."
         check_is_fitted(self)
         d = self.decision_probability(X, sensitive)

@@ -62,23 +62,32 @@ class TabularMOMDP:
     n_actions = property(lambda self: self.T.shape[1])
     n_objectives = property(lambda self: self.R.shape[2])
 
-    def check_policy(self, pi, name='pi')->np.ndarray:
+    def check_policy(self,
+                     pi, # a policy: (S, A) action probabilities per state
+                     name='pi', # the argument name errors quote
+                    )->np.ndarray:
         "Check that `pi` is an (S, A) row-stochastic matrix; return it as floats."
         pi = check_array(pi, name, shape=(self.n_states, self.n_actions)).astype(float)
         return check_probabilities(pi, name, rows_sum_to_one=True)
 
-    def state_values(self, pi)->np.ndarray:
+    def state_values(self,
+                     pi, # a policy: (S, A) action probabilities per state
+                    )->np.ndarray:
         "Per-objective state values V_i^pi(s), shape (S, I), by solving the Bellman equations exactly."
         pi = self.check_policy(pi)
         P = np.einsum('sa,sat->st', pi, self.T)
         r = np.einsum('sa,sai->si', pi, self.R)
         return np.linalg.solve(np.eye(self.n_states) - self.gamma * P, r)
 
-    def returns(self, pi)->np.ndarray:
+    def returns(self,
+                pi, # a policy: (S, A) action probabilities per state
+               )->np.ndarray:
         "Normalised returns J_i = (1 - gamma) E_{p0}[V_i], shape (I,)."
         return (1 - self.gamma) * self.p0 @ self.state_values(pi)
 
-    def occupancy(self, pi)->np.ndarray:
+    def occupancy(self,
+                  pi, # a policy: (S, A) action probabilities per state
+                 )->np.ndarray:
         "Discounted state-action occupancy d^pi(s, a) (sums to 1 over all states, absorbing included)."
         pi = self.check_policy(pi)
         P = np.einsum('sa,sat->st', pi, self.T)
@@ -367,7 +376,9 @@ class OfflineDataset:
         ids, first = np.unique(self.traj, return_index=True)
         return self.states[first][np.searchsorted(ids, self.traj)]
 
-    def subset(self, mask)->'OfflineDataset':
+    def subset(self,
+               mask, # boolean array of length N: the transitions to keep
+              )->'OfflineDataset':
         "The transitions where `mask` is True (a boolean array of length N)."
         m = check_array(mask, 'mask', shape=(len(self),)).astype(bool)
         pick = lambda x: None if x is None else x[m]

@@ -87,7 +87,9 @@ class SigningKey:
         else: self._key = ed.Ed25519PrivateKey.from_private_bytes(_check_bytes(private_bytes, 'private_bytes', 32))
         self.public = self._key.public_key().public_bytes_raw()
 
-    def sign(self, message:bytes)->bytes:
+    def sign(self,
+             message:bytes, # the bytes to sign
+            )->bytes:
         "The Ed25519 signature of `message`."
         return self._key.sign(_check_bytes(message, 'message'))
 
@@ -157,7 +159,9 @@ class Message:
         return json.dumps({'type': type(self).__name__, **{f.name: _encode(getattr(self, f.name)) for f in fields(self)}})
 
     @classmethod
-    def from_json(cls, text:str):
+    def from_json(cls,
+                  text:str, # a message's to_json() output
+                 ):
         "Rebuild a message from `to_json` output; refuses other message types and missing or extra fields."
         if not isinstance(text, (str, bytes)): raise TypeError(f"text must be JSON text, got {type(text).__name__}")
         try: d = json.loads(text)
@@ -277,7 +281,9 @@ class Client:
         self.alphas = (fresh_bytes(ALPHA_BYTES), fresh_bytes(ALPHA_BYTES))
         self.coins = fresh_bytes(COIN_BYTES)
 
-    def request(self, query_id:int)->ServiceRequest:
+    def request(self,
+                query_id:int, # the query's position in the client's query list, from 0
+               )->ServiceRequest:
         "The signed request for the `query_id`-th query."
         check_scalar(query_id, 'query_id', int, low=0, high=2**63 - 1)
         unsigned = ServiceRequest(int(query_id), self.query, self.group, self.alphas[self.group], self.coins, self.key.public, b'')
@@ -341,7 +347,9 @@ class Provider:
             self._rows = {k: [v] for k, v in self._cache.items()}
         return self._cache
 
-    def features(self, pos)->np.ndarray:
+    def features(self,
+                 pos, # positions in the log (int array)
+                )->np.ndarray:
         "The features of the logged queries at positions `pos`."
         st = self.state; t, r = st['table'][pos], st['row'][pos]
         out = np.empty((len(pos), self._tables[0].shape[1]))
@@ -400,7 +408,9 @@ class Provider:
         self._cache, self._last, self._n, self._last_id = None, L[-1].tobytes(), self._n + k, int(ids[-1])
         return dict(outcomes=o, provider_coins=pc, commitments=C, links=L, signed=signed, signatures=sigs)
 
-    def serve(self, request:ServiceRequest)->ServiceResponse:
+    def serve(self,
+              request:ServiceRequest, # a client's signed ServiceRequest
+             )->ServiceResponse:
         "Answer one signed request: check the client's signature, answer, commit, chain and sign."
         if not isinstance(request, ServiceRequest): raise TypeError(f"request must be a ServiceRequest, got {type(request).__name__}")
         if not verify_signature(request.client_key, request.signature, request.signed_bytes()):
@@ -487,7 +497,9 @@ class Auditor:
         for name, v in (('ends', ends + self._n), ('provider_signatures', PS), ('client_keys', CK), ('client_signatures', CS)): self._blocks[name].append(v)
         self._cache, self._last, self._n, self._last_id = None, L[-1].tobytes(), self._n + k, int(ids[-1])
 
-    def record(self, receipt:Receipt):
+    def record(self,
+               receipt:Receipt, # the Receipt a client got for one query
+              ):
         "Check and record one client's receipt."
         if not isinstance(receipt, Receipt): raise TypeError(f"receipt must be a Receipt, got {type(receipt).__name__}")
         u8 = lambda b, n: np.frombuffer(_check_bytes(b, 'receipt', n), np.uint8)
@@ -1005,7 +1017,9 @@ class RemoteProvider:
         if self._public is None: self._public = base64.b64decode(json.loads(self._call('/public_key'))['public_key'])
         return self._public
 
-    def serve(self, request:ServiceRequest)->ServiceResponse:
+    def serve(self,
+              request:ServiceRequest, # a client's signed ServiceRequest
+             )->ServiceResponse:
         "Send one signed request; return the provider's response."
         if not isinstance(request, ServiceRequest): raise TypeError(f"request must be a ServiceRequest, got {type(request).__name__}")
         return ServiceResponse.from_json(self._call('/serve', request.to_json()))
@@ -1014,7 +1028,9 @@ class RemoteProvider:
         "The provider's signed claims."
         return AuditClaims.from_json(self._call('/claims'))
 
-    def open(self, query_ids)->Openings:
+    def open(self,
+             query_ids, # the sampled query ids to open (ints)
+            )->Openings:
         "The provider's signed openings of the sampled queries."
         ids = check_array(query_ids, 'query_ids', ndim=1, min_rows=0).astype(np.int64)
         return Openings.from_json(self._call('/open', json.dumps({'query_ids': ids.tolist()})))

@@ -212,7 +212,10 @@ class GLMClassifier(ClassifierMixin, _GLM):
         tags.classifier_tags.multi_class = False
         return tags
 
-    def fit(self, X, y):
+    def fit(self,
+            X, # covariates, shape (n, d) (an intercept is added)
+            y, # binary labels, shape (n,)
+           ):
         "Fit the binomial GLM by maximum likelihood; returns self."
         X, y = _validated(self, X, y)
         check_classification_targets(y)
@@ -223,28 +226,39 @@ class GLMClassifier(ClassifierMixin, _GLM):
             raise ValueError(f"GLMClassifier.fit: y must contain 2 classes, got 1 class ({self.classes_[0]!r})")
         return self._fit_family(X, yb, families.Binomial())
 
-    def decision_function(self, X)->np.ndarray:
+    def decision_function(self,
+                          X, # covariates, shape (n, d)
+                         )->np.ndarray:
         "The linear predictor (log-odds of the second class)."
         return self._linear(X, 'decision_function(X)')
 
-    def predict_proba(self, X)->np.ndarray:
+    def predict_proba(self,
+                      X, # covariates, shape (n, d)
+                     )->np.ndarray:
         "Class probabilities, shape (n, 2)."
         p = expit(self._linear(X, 'predict_proba(X)'))
         return np.column_stack([1 - p, p])
 
-    def predict(self, X)->np.ndarray:
+    def predict(self,
+                X, # covariates, shape (n, d)
+               )->np.ndarray:
         "The more probable class of every row."
         positive = self._linear(X, 'predict(X)') > 0                # checks that the model is fitted first
         return self.classes_[positive.astype(int)]
 
 class GLMRegressor(RegressorMixin, _GLM):
     "Linear regression as a statsmodels Gaussian GLM (identity link, no penalty) behind scikit-learn's API."
-    def fit(self, X, y):
+    def fit(self,
+            X, # covariates, shape (n, d) (an intercept is added)
+            y, # outcomes, shape (n,)
+           ):
         "Fit the Gaussian GLM (ordinary least squares); returns self."
         X, y = _validated(self, X, y)
         return self._fit_family(X, y, families.Gaussian())
 
-    def predict(self, X)->np.ndarray:
+    def predict(self,
+                X, # covariates, shape (n, d)
+               )->np.ndarray:
         "Predicted means."
         return self._linear(X, 'predict(X)')
 

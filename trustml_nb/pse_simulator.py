@@ -49,7 +49,9 @@ class SimData:
     counterfactuals:dict # outcome -> DataFrame of per-unit E[Y^a | U] for each world in `WORLDS`
     params:dict = field(default_factory=dict) # the generator's settings
 
-    def truth_for(self, outcome:str|None=None)->dict:
+    def truth_for(self,
+                  outcome:str|None=None, # an outcome column of the truth table (None: the first outcome)
+                 )->dict:
         "The truth for one outcome (default: the first) as a dict."
         outcome = self.roles['outcomes'][0] if outcome is None else outcome
         check_option(outcome, 'outcome', list(self.truth.columns))

@@ -277,7 +277,10 @@ class QueReProbe(ClassifierMixin, BaseEstimator):
                 ):
         self.C, self.max_iter = C, max_iter
 
-    def fit(self, X, y):
+    def fit(self,
+            X, # QueRE features, shape (n, d)
+            y, # 0/1 labels, shape (n,)
+           ):
         "Fit the probe on features `X` (n, d) and 0/1 labels `y`; returns self."
         check_scalar(self.C, 'C', float, low=1e-8, high=1e8)
         check_scalar(self.max_iter, 'max_iter', int, low=1)
@@ -300,7 +303,9 @@ class QueReProbe(ClassifierMixin, BaseEstimator):
                                    coefficients=tuple(float(c) for c in self.model_.coef_[0]), notes=notes)
         return self
 
-    def predict_proba(self, X)->np.ndarray:
+    def predict_proba(self,
+                      X, # QueRE features, shape (n, d)
+                     )->np.ndarray:
         "P(label 0), P(label 1) per row."
         check_is_fitted(self)
         X = check_array(X, 'X', ndim=2)
@@ -308,7 +313,9 @@ class QueReProbe(ClassifierMixin, BaseEstimator):
             raise ValueError(f"X must have {self.n_features_in_} columns (as in fit), got {X.shape[1]}")
         return self.model_.predict_proba((X - self.mean_) / self.scale_)
 
-    def predict(self, X)->np.ndarray:
+    def predict(self,
+                X, # QueRE features, shape (n, d)
+               )->np.ndarray:
         "The more probable label per row."
         return (self.predict_proba(X)[:, 1] > 0.5).astype(int)
 

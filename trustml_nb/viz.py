@@ -194,12 +194,16 @@ class Explorer(widgets.VBox):
         self.status.value = ''
         return res
 
-    def on_change(self, change):
+    def on_change(self,
+                  change, # the traitlets change dict of the control that moved
+                 ):
         "Handler for control changes: re-render, or mark stale when there is a Run button."
         if self.run_button is None: self.refresh()
         else: self.status.value = '<i>settings changed: press Run to update</i>'
 
-    def on_run(self, _button=None):
+    def on_run(self,
+               _button=None, # the Run button that was clicked (unused; None when called directly)
+              ):
         "Handler for the Run button."
         return self.refresh()
 
