@@ -59,6 +59,7 @@ extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.mathjax"]
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "lessons/_html"]
 source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
 master_doc = root_doc = "index"
+smartquotes_action = "D"  # only dashes (the field lists use --): keep quotes and "..." of docstrings and lessons as written
 
 # MyST: $...$ and $$...$$ as in JupyterLab; the MathJax settings are ours (below), not MyST's MathJax 3 ones.
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
@@ -68,7 +69,7 @@ myst_heading_anchors = 3
 # Execution: once per lesson, cached by jupyter-cache until the notebook changes.
 nb_execution_mode = os.environ.get("TRUSTML_SITE_EXECUTE", "cache")
 nb_execution_cache_path = os.environ.get("TRUSTML_SITE_CACHE", str(DOCS / "_build" / ".jupyter_cache"))
-nb_execution_timeout = 600  # per cell; the slowest lesson takes about two minutes in all on a loaded machine
+nb_execution_timeout = 300  # per cell (the slowest lesson takes about two minutes in all under load): a hung kernel fails fast and tools/build_site.py retries
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 _only = [s.strip() for s in os.environ.get("TRUSTML_SITE_EXECUTE_ONLY", "").split(",") if s.strip()]
@@ -108,13 +109,17 @@ def _widget_notes(app, doctree):
     app_name = f"apps/{Path(docname).name}.ipynb"
     for raw in list(doctree.findall(nodes.raw)):
         if WIDGET_VIEW not in raw.astext(): continue
-        has_app = (ROOT / app_name).exists()
-        text = ("Interactive explorer: it needs a running Python kernel, so this static page cannot show it. "
-                + (f"Serve the code-free app with `make apps` and open {app_name}, or run this lesson in JupyterLab (`make lab`)."
-                   if has_app else "Run this lesson in JupyterLab (`make lab`)."))
+        para = nodes.paragraph()
+        para += nodes.Text("Interactive explorer: it needs a running Python kernel, so this static page cannot show it. ")
+        if (ROOT / app_name).exists():
+            para += [nodes.Text("Serve the code-free app with "), nodes.literal(text="make apps"),
+                     nodes.Text(" and open "), nodes.literal(text=app_name), nodes.Text(", or run this lesson in JupyterLab (")]
+        else:
+            para += nodes.Text("Run this lesson in JupyterLab (")
+        para += [nodes.literal(text="make lab"), nodes.Text(").")]
         note = nodes.admonition(classes=["note", "trustml-widget-note"])
         note += nodes.title(text="Needs a kernel")
-        note += nodes.paragraph(text=text)
+        note += para
         raw.replace_self(note)
 
 

@@ -111,8 +111,9 @@ def test_api_pages_show_the_docments(site):
 
 
 def _serve(folder: Path):
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
-    handler.log_message = lambda *a, **k: None
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args): pass
+    handler = functools.partial(Quiet, directory=str(folder))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"
@@ -146,7 +147,8 @@ def _visit(page, base: str, shots: Path) -> dict:
     out["api_text"] = page.evaluate("() => document.body.innerText")
     page.screenshot(path=str(shots / "api_pse.png"))
     page.goto(f"{base}/search.html?q=arboricity", wait_until="load", timeout=60_000)
-    page.wait_for_function("() => document.querySelectorAll('#search-results li').length > 0", timeout=60_000)
+    page.wait_for_function("() => (document.querySelector('#search-results') || {innerText: ''}).innerText.includes('Search finished')",
+                           timeout=60_000)
     out["search"] = page.evaluate("() => [...document.querySelectorAll('#search-results li a')].map(a => a.getAttribute('href'))")
     page.screenshot(path=str(shots / "search.png"))
     return out
