@@ -122,6 +122,7 @@ def _drive_app(page, base_url: str, shots: Path, name: str) -> dict:
     page.wait_for_function(IMG_READY, timeout=60_000)
     after = page.evaluate(OUTPUT_TEXT)
     page.screenshot(path=str(shots / "app_after.png"), timeout=30_000)
+    page.screenshot(path=str(shots / "app_after_full_page.png"), full_page=True, timeout=30_000)
     return {"before": before, "after": after, "title": title, "body": body, "errors": errors,
             "ready": lesson.ready_text, "want": lesson.after_text}
 
