@@ -159,7 +159,7 @@ def _skip_foreign(app, what, name, obj, skip, options):
     "Leave out what scikit-learn generates on our estimators (set_*_request) and members defined elsewhere."
     if name.startswith("set_") and name.endswith("_request"): return True
     mod = getattr(obj, "__module__", None)
-    if what == "module" and mod and not mod.startswith("trustml_nb"): return True
+    if mod and not mod.startswith("trustml_nb"): return True   # e.g. matplotlib's generated Figure.set
     return None
 
 
