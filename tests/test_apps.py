@@ -5,8 +5,8 @@ Each test starts a fresh Voila server on 127.0.0.1 (free port) with the reposito
 window in which every request that does not go to 127.0.0.1 is aborted (the app must work offline), waits for the
 explorer's first render, pushes the first slider to its maximum (End key; Run where the explorer has one) and waits
 for the output to change. Screenshots go to test-output/apps/<app>/. Every wait has a timeout; a failed attempt is
-retried once with a fresh server; the server is stopped even on failure. The default suite opens the first lesson's
-app; `--runslow` opens all twelve.
+retried once with a fresh server; the server is stopped even on failure. The default suite opens the list of apps
+and the first lesson's app; `--runslow` opens all twelve.
 """
 import json
 import os
@@ -168,12 +168,26 @@ def _shots(test_output_dir: Path, name: str) -> Path:
     return shots
 
 
+def _drive_tree(page, base_url, shots, name):
+    "The page `make apps` opens on: the list of apps."
+    page.goto(f"{base_url}/", timeout=60_000, wait_until="networkidle")
+    page.wait_for_function("() => document.body.innerText.includes('00_start_here')", timeout=60_000)
+    text = page.evaluate("() => document.body.innerText")
+    page.screenshot(path=str(shots / "app_list.png"), timeout=30_000)
+    return {"list": text}
+
+
+def _drive_list_then_app(page, base_url, shots, name):
+    "The default suite's run: the list page, then the first lesson's app, with one server (saves a Voila start)."
+    return {**_drive_tree(page, base_url, shots, name), **_drive_app(page, base_url, shots, name)}
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[] if n == FAST else [pytest.mark.slow]) for n in _apps()])
 def test_voila_app_responds_offline_in_chromium(name, tmp_path, test_output_dir):
     _require_chromium()
     shots = _shots(test_output_dir, name)
-    out = _run(name, tmp_path, shots, _drive_app)
+    out = _run(name, tmp_path, shots, _drive_list_then_app if name == FAST else _drive_app)
     (shots / "texts.json").write_text(json.dumps(out, indent=1))
     md = nbformat.read(APPS / f"{name}.ipynb", as_version=4).cells[0].source
     assert out["title"].strip().rstrip("¶#").strip() == md.splitlines()[0][2:].strip()
@@ -185,21 +199,6 @@ def test_voila_app_responds_offline_in_chromium(name, tmp_path, test_output_dir)
     assert all("cdn" not in u for u in out["blocked"]), f"the app page asked a CDN: {out['blocked']}"
     for shot in ("app_before.png", "app_after.png"):
         assert (shots / shot).stat().st_size > 5000, f"{shot} missing or empty"
-
-
-def _drive_tree(page, base_url, shots, name):
-    page.goto(f"{base_url}/", timeout=60_000, wait_until="networkidle")
-    page.wait_for_function("() => document.body.innerText.includes('00_start_here')", timeout=60_000)
-    text = page.evaluate("() => document.body.innerText")
-    page.screenshot(path=str(shots / "app_list.png"), timeout=30_000)
-    return {"text": text}
-
-
-@pytest.mark.browser
-def test_voila_lists_the_apps_offline(tmp_path, test_output_dir):
-    "`make apps` opens on a list of the apps; that page asks nothing of the network either."
-    _require_chromium()
-    shots = _shots(test_output_dir, "_list")
-    out = _run("_list", tmp_path, shots, _drive_tree)
-    for name in _apps(): assert f"{name}.ipynb" in out["text"], name
-    assert out["blocked"] == [], f"the list page asked the network: {out['blocked']}"
+    if name == FAST:   # `make apps` opens on a list of every app; that page asks nothing of the network either
+        for app in _apps(): assert f"{app}.ipynb" in out["list"], app
+        assert out["blocked"] == [], f"the list or app page asked the network: {out['blocked']}"
