@@ -69,7 +69,7 @@ myst_heading_anchors = 3
 # Execution: once per lesson, cached by jupyter-cache until the notebook changes.
 nb_execution_mode = os.environ.get("TRUSTML_SITE_EXECUTE", "cache")
 nb_execution_cache_path = os.environ.get("TRUSTML_SITE_CACHE", str(DOCS / "_build" / ".jupyter_cache"))
-nb_execution_timeout = 600  # per cell: 20_fedfact took 694 s in all at load 12 (about 2 min quiet); a failed lesson is retried by tools/build_site.py
+nb_execution_timeout = 600  # per cell: 20_fedfact took 129 s in all at load 12, and once 694 s (its kernel stalled); tools/build_site.py retries a failed build
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 _only = [s.strip() for s in os.environ.get("TRUSTML_SITE_EXECUTE_ONLY", "").split(",") if s.strip()]
@@ -104,14 +104,14 @@ WIDGET_VIEW = 'type="application/vnd.jupyter.widget-view+json"'
 
 
 def _widget_notes(app, doctree):
-    "Replace each widget view (it needs a live kernel) by a plain note naming the lesson's Voila app."
+    "Replace each widget view (it needs a live kernel) by a plain note; the lesson's first explorer is its Voila app."
     docname = app.env.docname
     app_name = f"apps/{Path(docname).name}.ipynb"
-    for raw in list(doctree.findall(nodes.raw)):
-        if WIDGET_VIEW not in raw.astext(): continue
+    views = [raw for raw in doctree.findall(nodes.raw) if WIDGET_VIEW in raw.astext()]
+    for i, raw in enumerate(views):
         para = nodes.paragraph()
         para += nodes.Text("Interactive explorer: it needs a running Python kernel, so this static page cannot show it. ")
-        if (ROOT / app_name).exists():
+        if i == 0 and (ROOT / app_name).exists():
             para += [nodes.Text("Serve the code-free app with "), nodes.literal(text="make apps"),
                      nodes.Text(" and open "), nodes.literal(text=app_name), nodes.Text(", or run this lesson in JupyterLab (")]
         else:
