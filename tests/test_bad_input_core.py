@@ -209,6 +209,13 @@ def test_plots_bad():
     err(viz.Explorer, 3, {'n': None}, arg='render')
     err(viz.Explorer, lambda n: n, {}, arg='controls')
     err(viz.explorer, lambda n: n, n=3, arg="control 'n'")
+    fig, ax = viz.new_figure()
+    err(viz.readability, ax, arg='fig')
+    err(viz.readability, fig, display_width=0, arg='display_width')
+    err(viz.readability, fig, min_px=-1, arg='min_px')
+    ok(viz.readability, fig, check=lambda r: r.ok and r.scale == 1)
+    err(viz.legend_outside, fig, arg='ax')
+    ok(viz.legend_outside, ax, check=lambda leg: leg is None)   # nothing labelled: no legend
 
 
 def test_course_help_and_results_bad(tmp_path):
