@@ -114,6 +114,7 @@ def plot_group_metric(
     hue:str|None=None, # optional column splitting the bars (e.g. model or client)
     reference:float|None=None, # draw a horizontal reference line (e.g. the overall rate)
     reference_label:str='reference', # what the reference line is, written at its right end
+    bar_labels:bool=True, # write each bar's value above it
     ax:Axes|None=None, # axis to draw on
 )->Axes:
     "Bar chart of a metric per sensitive group, optionally split by `hue`; the legend and the line's label sit outside the bars."
@@ -125,7 +126,7 @@ def plot_group_metric(
         ax.axhline(reference, color='grey', ls='--', lw=1, zorder=1)
         ax.annotate(f"{reference_label} {reference:.2f}", xy=(1, reference), xycoords=ax.get_yaxis_transform(), xytext=(4, 0),
                     textcoords='offset points', va='center', ha='left', fontsize='small', color='dimgrey', annotation_clip=False)
-    for c in ax.containers:   # a white box under each value: a reference line passing behind it cannot strike the digits
+    for c in (ax.containers if bar_labels else []):   # a white box under each value: a reference line passing behind it cannot strike the digits
         ax.bar_label(c, fmt='%.2f', fontsize='small', padding=2, zorder=3, bbox=dict(facecolor='white', edgecolor='none', pad=0.5, alpha=0.85))
     if hue: legend_outside(ax, title=hue)
     return ax
@@ -156,7 +157,7 @@ def plot_tradeoff(
     if hue: legend_outside(ax, title=hue)
     return ax
 
-# %% ../nbs/03_viz.ipynb #30c3bb07
+# %% ../nbs/03_viz.ipynb #de17d637
 @report
 class Readability(Report):
     "How a figure reads at a display width: its smallest text in screen pixels and any legend drawn over data."
@@ -236,7 +237,9 @@ class Explorer(widgets.VBox):
                  run_button:bool=False, # True: wait for a Run click instead of re-rendering on every change
                  title:str|None=None, # heading shown above the controls
                  render_now:bool=True, # render once immediately with the initial values
+                 columns:int=1, # lay the controls out in this many columns (2 keeps a long list of controls short)
                 ):
+        if not isinstance(columns, int) or isinstance(columns, bool) or columns < 1: raise ValueError(f"columns must be an int >= 1, got {columns!r}")
         if not callable(render): raise TypeError(f"render must be callable, got {type(render).__name__}")
         if not isinstance(controls, dict) or not controls: raise ValueError("controls must be a non-empty dict of name -> widget")
         for k, w in controls.items():
@@ -249,8 +252,10 @@ class Explorer(widgets.VBox):
         for w in self.controls.values(): w.observe(self.on_change, names='value')
         if self.run_button: self.run_button.on_click(self.on_run)
         top = [widgets.HTML(f"<h4>{title}</h4>")] if title else []
-        ctrl = list(self.controls.values()) + ([self.run_button] if self.run_button else [])
-        super().__init__(children=top + [widgets.VBox(ctrl), self.status, self.output])
+        ctrl = list(self.controls.values())
+        box = widgets.VBox(ctrl) if columns == 1 else widgets.GridBox(ctrl, layout=widgets.Layout(grid_template_columns=f"repeat({columns}, max-content)", grid_gap='2px 24px'))
+        self.controls_box = box
+        super().__init__(children=top + [box] + ([self.run_button] if self.run_button else []) + [self.status, self.output])
         self.add_class('trustml-explorer')
         if render_now: self.refresh()
 
@@ -287,9 +292,9 @@ class Explorer(widgets.VBox):
         return self.refresh()
 
 # %% ../nbs/03_viz.ipynb #616c0ce5
-def explorer(render, run_button:bool=False, title:str|None=None, **controls)->Explorer:
+def explorer(render, run_button:bool=False, title:str|None=None, columns:int=1, **controls)->Explorer:
     "Build an `Explorer`: `explorer(render, threshold=FloatSlider(...), group=Dropdown(...))`."
-    return Explorer(render, controls, run_button=run_button, title=title)
+    return Explorer(render, controls, run_button=run_button, title=title, columns=columns)
 
 # %% ../nbs/03_viz.ipynb #55f0c8e7
 from .core import document_parameters as _document_parameters, param_docs as _param_docs
