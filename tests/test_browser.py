@@ -37,7 +37,7 @@ class Lesson:
 # Every tutorial with a widget gets an entry here.
 LESSONS = [
     Lesson("00_start_here.ipynb", ready_text="demographic parity gap", after_text="threshold 0.95"),
-    Lesson("40_fairdice.ipynb", ready_text="quality 0.00", after_text="quality 1.00"),
+    Lesson("40_fairdice.ipynb", ready_text="quality 0.00", after_text="quality 1.00", press_run=True),
     Lesson("20_fedfact.ipynb", ready_text="FedFACT-Post, DP", after_text="xi_g=0.100", press_run=True),
     Lesson("10_path_specific_effects.ipynb", ready_text="device bias 1.00", after_text="device bias 2.00", press_run=True),
     Lesson("30_explaining_gams.ipynb", ready_text="n = 6 features", after_text="n = 12 features"),

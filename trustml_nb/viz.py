@@ -238,6 +238,7 @@ class Explorer(widgets.VBox):
                  title:str|None=None, # heading shown above the controls
                  render_now:bool=True, # render once immediately with the initial values
                  columns:int=1, # lay the controls out in this many columns (2 keeps a long list of controls short)
+                 slow:tuple=(), # names of controls whose changes wait for Run (a Run button appears); the others re-render at once
                 ):
         if not isinstance(columns, int) or isinstance(columns, bool) or columns < 1: raise ValueError(f"columns must be an int >= 1, got {columns!r}")
         if not callable(render): raise TypeError(f"render must be callable, got {type(render).__name__}")
@@ -245,6 +246,11 @@ class Explorer(widgets.VBox):
         for k, w in controls.items():
             if not hasattr(w, 'value'): raise TypeError(f"control {k!r} must be a widget with a value, got {type(w).__name__}")
         self.render, self.controls = render, dict(controls)
+        slow = (slow,) if isinstance(slow, str) else tuple(slow)
+        for k in slow:
+            if k not in self.controls: raise ValueError(f"slow names {k!r}, which is not a control (controls: {list(self.controls)})")
+        self.slow = slow
+        run_button = run_button or bool(slow)
         self.output = widgets.Output(layout=widgets.Layout(min_height='60px'))
         self.status = widgets.HTML(value='')
         self.run_button = widgets.Button(description='Run', button_style='primary', icon='play') if run_button else None
@@ -283,18 +289,19 @@ class Explorer(widgets.VBox):
         return res
 
     def on_change(self, change):
-        "Handler for control changes: re-render, or mark stale when there is a Run button."
-        if self.run_button is None: self.refresh()
-        else: self.status.value = '<i>settings changed: press Run to update</i>'
+        "Handler for control changes: re-render, or mark stale when the control waits for Run."
+        waits = self.run_button is not None and (not self.slow or any(change.get('owner') is self.controls[k] for k in self.slow))
+        if waits: self.status.value = '<i>settings changed: press Run to update</i>'
+        else: self.refresh()
 
     def on_run(self, _button=None):
         "Handler for the Run button."
         return self.refresh()
 
 # %% ../nbs/03_viz.ipynb #616c0ce5
-def explorer(render, run_button:bool=False, title:str|None=None, columns:int=1, **controls)->Explorer:
+def explorer(render, run_button:bool=False, title:str|None=None, columns:int=1, slow:tuple=(), **controls)->Explorer:
     "Build an `Explorer`: `explorer(render, threshold=FloatSlider(...), group=Dropdown(...))`."
-    return Explorer(render, controls, run_button=run_button, title=title, columns=columns)
+    return Explorer(render, controls, run_button=run_button, title=title, columns=columns, slow=slow)
 
 # %% ../nbs/03_viz.ipynb #55f0c8e7
 from .core import document_parameters as _document_parameters, param_docs as _param_docs
