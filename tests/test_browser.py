@@ -133,7 +133,7 @@ def test_tutorial_widget_renders_and_responds_in_chromium(lesson, tmp_path, test
                 with sync_playwright() as p:
                     browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS, timeout=60_000)
                     try:
-                        page = browser.new_page(viewport={"width": 1440, "height": 900})   # a 13-inch laptop
+                        page = browser.new_page(viewport={"width": 1280, "height": 800})   # a small laptop: figures must read here (issue 16)
                         page.set_default_timeout(60_000)
                         texts = _run_tutorial(page, base_url, shots, lesson)
                     except (PlaywrightError, AssertionError, TimeoutError) as e:
