@@ -66,7 +66,10 @@ def _start_lab(root_dir: Path, tmp: Path, log):
            "--ServerApp.port_retries=0", "--IdentityProvider.token=", "--ServerApp.password=",
            "--ServerApp.allow_root=True", "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root_dir}",
            "--LabApp.expose_app_in_browser=True", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
-    proc = subprocess.Popen(cmd, env=isolated_jupyter_env(tmp), stdout=log, stderr=subprocess.STDOUT,
+    env = isolated_jupyter_env(tmp)   # render every cell, not only those in view: explorer screenshots are otherwise blank
+    tracker = tmp / "lab-settings" / "@jupyterlab" / "notebook-extension"; tracker.mkdir(parents=True, exist_ok=True)
+    (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
     return proc, f"http://127.0.0.1:{port}"
 

@@ -2,6 +2,12 @@
 
     python tools/run_tour.py                              # every tutorials/*.ipynb -> tutorials/_html/
     python tools/run_tour.py 20_fedfact.ipynb --runs 3    # one lesson three times (to look for hangs); --no-html skips the copies
+    python tools/run_tour.py --audit test-output/figures  # also save every figure as PNG and measure it (viz.readability)
+
+With `--audit DIR`, every matplotlib figure a lesson displays is measured by `trustml_nb.viz.readability` at 1,100 px
+(the output area of a 1280 x 800 window): smallest text in screen pixels and legends over data. DIR/<lesson>/ gets
+each figure as cellNN_K.png and readability.csv (one row per figure); a figure that fails is listed on the console.
+Figures an explorer draws are measured too (rows with no PNG file: they live in the widget; the browser test screenshots them).
 
 Each cell gets `--timeout` seconds (default 240: the slowest lesson cell takes well under a minute on a quiet
 machine, so this is a few minutes, not the 900 s `make tour` used before). A lesson whose run fails (a cell timed out,
@@ -29,6 +35,26 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernel
 from nbclient.util import ensure_async
 
 ROOT = Path(__file__).resolve().parents[1]
+AUDIT_MARK = '# run_tour audit'
+AUDIT_HOOK = AUDIT_MARK + r'''
+import io as _io
+from matplotlib.figure import Figure as _Figure
+from trustml_nb.viz import readability as _readability
+_AUDIT = []
+def _audit_png(fig):
+    r = _readability(fig)
+    _AUDIT.append(dict(execution_count=get_ipython().execution_count, width_px=round(r.width_px, 1), scale=round(r.scale, 3),
+                       min_text_px=round(r.min_text_px, 2), small_texts=' | '.join(r.small_texts), legend_overlaps=' | '.join(r.legend_overlaps), ok=r.ok))
+    buf = _io.BytesIO(); fig.savefig(buf, format='png', bbox_inches='tight'); return buf.getvalue()
+get_ipython().display_formatter.formatters['image/png'].for_type(_Figure, _audit_png)
+import trustml_nb.viz as _viz
+_show = _viz._show
+def _show_audited(obj):   # explorers draw through viz._show: measure their figures too (they are not saved as files)
+    if isinstance(obj, _Figure): _audit_png(obj)
+    return _show(obj)
+_viz._show = _show_audited
+'''
+AUDIT_DUMP = AUDIT_MARK + "\nimport json as _json; print('@@AUDIT@@' + _json.dumps(_AUDIT))"
 
 
 class WatchfulClient(NotebookClient):
@@ -78,9 +104,10 @@ def _reply_from_outputs(msg_id:str, cell)->dict:
     return {'parent_header': {'msg_id': msg_id}, 'header': {'msg_type': 'execute_reply'}, 'content': content, 'metadata': {}}
 
 
-def run_once(path:Path, timeout:int, grace:float)->tuple:
+def run_once(path:Path, timeout:int, grace:float, audit:bool=False)->tuple:
     "Execute one notebook in a fresh kernel: (executed notebook or None, seconds, error text, cells finished without a reply)."
     nb = nbformat.read(path, as_version=4)
+    if audit: nb.cells = [nbformat.v4.new_code_cell(AUDIT_HOOK)] + nb.cells + [nbformat.v4.new_code_cell(AUDIT_DUMP)]
     client = WatchfulClient(nb, timeout=timeout, kernel_name='python3', resources={'metadata': {'path': str(path.parent)}})
     client.reply_grace = grace
     t0 = time.perf_counter()
@@ -90,6 +117,24 @@ def run_once(path:Path, timeout:int, grace:float)->tuple:
     except (CellExecutionError, CellTimeoutError, DeadKernelError, RuntimeError) as e:
         first = str(e).strip().splitlines()
         return None, time.perf_counter() - t0, f"{type(e).__name__}: {first[0] if first else ''}"[:300], client.lost_replies
+
+
+def save_audit(nb, folder:Path)->list:
+    "Write the figures (cellNN_K.png) and readability.csv of an audited run; drop the audit cells; return the failing rows."
+    import base64, json
+    import pandas as pd
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for o in nb.cells[-1].get('outputs', []):
+        if o.get('name') == 'stdout' and '@@AUDIT@@' in o.get('text', ''): rows = json.loads(o['text'].split('@@AUDIT@@')[1])
+    nb.cells = [c for c in nb.cells if not c.source.startswith(AUDIT_MARK)]
+    for i, c in enumerate(nb.cells):
+        pngs = [o['data']['image/png'] for o in c.get('outputs', []) if 'image/png' in o.get('data', {})]
+        for k, b64 in enumerate(pngs): (folder / f"cell{i:02d}_{k}.png").write_bytes(base64.b64decode(b64))
+    cell_of = {c.get('execution_count'): i for i, c in enumerate(nb.cells) if c.cell_type == 'code'}
+    for r in rows: r['cell'] = cell_of.get(r['execution_count'])
+    pd.DataFrame(rows).to_csv(folder / 'readability.csv', index=False)
+    return [r for r in rows if not r['ok']]
 
 
 def main(argv=None)->int:
@@ -102,6 +147,7 @@ def main(argv=None)->int:
     parser.add_argument('--attempts', type=int, default=2, help='tries per lesson, each in a fresh kernel')
     parser.add_argument('--runs', type=int, default=1, help='run each lesson this many times (looking for hangs)')
     parser.add_argument('--no-html', action='store_true', help='do not write HTML copies')
+    parser.add_argument('--audit', default=None, help='folder: save every figure and its readability (see above)')
     args = parser.parse_args(argv)
     folder = Path(args.lessons)
     paths = [folder / n for n in args.names] if args.names else sorted(folder.glob('[0-9]*.ipynb'))
@@ -111,10 +157,14 @@ def main(argv=None)->int:
         for run in range(1, args.runs + 1):
             for attempt in range(1, args.attempts + 1):
                 load = os.getloadavg()[0]
-                nb, sec, err, lost = run_once(p, args.timeout, args.reply_grace)
+                nb, sec, err, lost = run_once(p, args.timeout, args.reply_grace, audit=bool(args.audit))
                 tag = f"{p.stem} run {run} attempt {attempt}: {sec:.1f} s, load {load:.1f}, replies lost {len(lost)}"
                 if nb is not None:
                     print(f"{tag}: ok", flush=True)
+                    if args.audit:
+                        for r in save_audit(nb, Path(args.audit) / p.stem):
+                            print(f"    figure in cell {r['cell']}: small text [{r['small_texts']}] (min {r['min_text_px']} px), "
+                                  f"legend over data [{r['legend_overlaps']}]", flush=True)
                     if not args.no_html:
                         from nbconvert import HTMLExporter
                         html, _ = HTMLExporter().from_notebook_node(nb)
