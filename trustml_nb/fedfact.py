@@ -18,7 +18,7 @@ from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
 
-from .core import (NumericalWarning, PrefitClassifier, Report, _kind, check_array, check_binary, check_flag,
+from .core import (NumericalWarning, PrefitClassifier, Report, _kind, _warn_at_user, check_array, check_binary, check_flag,
                              check_is_fitted, check_numbers, check_option, check_probabilities, check_same_length, check_scalar, make_rng, progress, report,
                              report_numerical, require)
 from .groups import check_sensitive
@@ -1793,7 +1793,7 @@ def _say_once(caught:list, what:str, points:list)->str:
         for x in w:
             if issubclass(x.category, NumericalWarning) and 'budget not met' in str(x.message): continue
             key = (x.category, str(x.message))
-            if key not in seen: seen.add(key); warnings.warn(x.message, x.category, stacklevel=3)
+            if key not in seen: seen.add(key); _warn_at_user(x.message, x.category)   # at the user's line, however deep the call
     return msg
 
 def tradeoff_curve(
