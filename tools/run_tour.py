@@ -46,7 +46,9 @@ def _audit_png(fig):
     _AUDIT.append(dict(execution_count=get_ipython().execution_count, width_px=round(r.width_px, 1), scale=round(r.scale, 3),
                        min_text_px=round(r.min_text_px, 2), small_texts=' | '.join(r.small_texts), legend_overlaps=' | '.join(r.legend_overlaps), ok=r.ok))
     buf = _io.BytesIO(); fig.savefig(buf, format='png', bbox_inches='tight'); return buf.getvalue()
-get_ipython().display_formatter.formatters['image/png'].for_type(_Figure, _audit_png)
+def _register(*_):   # before every cell: `%matplotlib inline` in a lesson re-registers its own PNG formatter for figures
+    get_ipython().display_formatter.formatters['image/png'].for_type(_Figure, _audit_png)
+_register(); get_ipython().events.register('pre_run_cell', _register)
 import trustml_nb.viz as _viz
 _show = _viz._show
 def _show_audited(obj):   # explorers draw through viz._show: measure their figures too (they are not saved as files)
