@@ -29,7 +29,7 @@ from .core import (Report, _kind, check_array, check_binary, check_columns, chec
                              check_scalar, make_rng, progress, report, report_numerical)
 from .data import benchmark_result
 from .pse_simulator import population_truth, sim_oximetry
-from .viz import Explorer, explorer, new_figure, plot_estimates
+from .viz import Explorer, explorer, legend_outside, new_figure, plot_estimates
 
 # %% auto #0
 __all__ = ['LEARNER_ROLES', 'LEARNER_PRESETS', 'NESTED_FITS', 'EFFECTS', 'FUNCTIONAL_NAMES', 'ESTIMATORS', 'EFFECT_NAMES',
@@ -926,7 +926,7 @@ def plot_coverage(
         ax.errorbar(pos, g.coverage, yerr=2 * g.coverage_se, fmt='o', ms=4, capsize=2, label=f"{design}, n = {int(n):,}")
     ax.axhline(level, ls='--', c='k', lw=1)
     ax.set_xticks(range(len(effects)), effects); ax.set_ylabel(f"coverage of {level:.0%} intervals")
-    ax.legend(fontsize=7, ncols=2, loc='lower left')
+    legend_outside(ax)   # beside the plot: inside it covered the error bars
     return ax
 
 # %% ../nbs/11_path_specific_effects.ipynb #5b4e266d
