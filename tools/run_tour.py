@@ -4,8 +4,8 @@
     python tools/run_tour.py 20_fedfact.ipynb --runs 3    # one lesson three times (to look for hangs); --no-html skips the copies
     python tools/run_tour.py --audit test-output/figures  # also save every figure as PNG and measure it (viz.readability)
 
-With `--audit DIR`, every matplotlib figure a lesson displays is measured by `trustml_nb.viz.readability` at 1,100 px
-(the output area of a 1280 x 800 window): smallest text in screen pixels and legends over data. DIR/<lesson>/ gets
+With `--audit DIR`, every matplotlib figure a lesson displays is measured by `trustml_nb.viz.readability` at 850 px
+(the output area of a 1280 x 800 JupyterLab window with the file browser open): smallest text in screen pixels and legends over data. DIR/<lesson>/ gets
 each figure as cellNN_K.png and readability.csv (one row per figure); a figure that fails is listed on the console.
 Figures an explorer draws are measured too (rows with no PNG file: they live in the widget; the browser test screenshots them).
 

@@ -188,7 +188,7 @@ def _covers(box, artist, renderer)->bool:
 
 def readability(
     fig:Figure, # the figure as it will be shown (call after all drawing)
-    display_width:float=1100, # pixels available to it (JupyterLab's output area at a 1280-px window: about 1,100)
+    display_width:float=850, # pixels available to it (JupyterLab's output area at 1280 x 800 with the file browser open: 848, measured)
     min_px:float=9.0, # smallest text size allowed, in screen pixels
 )->Readability:
     "Measure a figure at a display width: smallest text in screen pixels and legends over data (bars, lines, markers, labels)."
