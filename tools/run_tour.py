@@ -43,10 +43,12 @@ from trustml_nb.viz import readability as _readability
 _AUDIT = []
 def _audit_png(fig):
     r = _readability(fig)
-    _AUDIT.append(dict(execution_count=get_ipython().execution_count, width_px=round(r.width_px, 1), scale=round(r.scale, 3),
+    _AUDIT.append(dict(execution_count=_CELL[0], width_px=round(r.width_px, 1), scale=round(r.scale, 3),
                        min_text_px=round(r.min_text_px, 2), small_texts=' | '.join(r.small_texts), legend_overlaps=' | '.join(r.legend_overlaps), ok=r.ok))
     buf = _io.BytesIO(); fig.savefig(buf, format='png', bbox_inches='tight'); return buf.getvalue()
+_CELL = [None]
 def _register(*_):   # before every cell: `%matplotlib inline` in a lesson re-registers its own PNG formatter for figures
+    _CELL[0] = get_ipython().execution_count - 1   # already advanced when pre_run_cell fires (IPython 9): this cell's number
     get_ipython().display_formatter.formatters['image/png'].for_type(_Figure, _audit_png)
 _register(); get_ipython().events.register('pre_run_cell', _register)
 import trustml_nb.viz as _viz
