@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 AUDIT_MARK = '# run_tour audit'
 AUDIT_HOOK = AUDIT_MARK + r'''
 import io as _io
+import matplotlib.pyplot as _plt   # activates the inline backend now: its first activation (e.g. inside pandas plotting) re-registers its formatter
 from matplotlib.figure import Figure as _Figure
 from trustml_nb.viz import readability as _readability
 _AUDIT = []
