@@ -38,7 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 AUDIT_MARK = '# run_tour audit'
 AUDIT_HOOK = AUDIT_MARK + r'''
 import io as _io
-import matplotlib.pyplot as _plt   # activates the inline backend now: its first activation (e.g. inside pandas plotting) re-registers its formatter
+import matplotlib.pyplot as _plt
+_plt.close(_plt.figure())   # resolve pyplot's backend now: the inline backend's first use (e.g. inside pandas plotting) re-registers its formatter
 from matplotlib.figure import Figure as _Figure
 from trustml_nb.viz import readability as _readability
 _AUDIT = []
