@@ -1,5 +1,6 @@
 """Bad-input sweep of the shared modules (core, groups, data, viz): every call ends in a clear trustml_nb error that
 names the argument, or in a correct result. See tests/badinput.py."""
+import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 import pytest
@@ -209,6 +210,15 @@ def test_plots_bad():
     err(viz.Explorer, 3, {'n': None}, arg='render')
     err(viz.Explorer, lambda n: n, {}, arg='controls')
     err(viz.explorer, lambda n: n, n=3, arg="control 'n'")
+    err(viz.explorer, lambda n: n, columns=0, n=widgets.IntText(), arg='columns')
+    err(viz.explorer, lambda n: n, slow=('m',), n=widgets.IntText(), arg='slow')
+    fig, ax = viz.new_figure()
+    err(viz.readability, ax, arg='fig')
+    err(viz.readability, fig, display_width=0, arg='display_width')
+    err(viz.readability, fig, min_px=-1, arg='min_px')
+    ok(viz.readability, fig, check=lambda r: r.ok and r.scale == 1)
+    err(viz.legend_outside, fig, arg='ax')
+    ok(viz.legend_outside, ax, check=lambda leg: leg is None)   # nothing labelled: no legend
 
 
 def test_course_help_and_results_bad(tmp_path):

@@ -283,6 +283,7 @@ def test_metrics_and_counts():
 
 def test_noise_floor_and_calibration():
     err(dp_noise_floor, C4, n_sim=0, arg='n_sim'); err(dp_noise_floor, C4, budget=-0.1, arg='budget')
+    err(dp_noise_floor, C4, form='both', arg='form')
     err(dp_noise_floor, C4 * 0.3, arg='counts must hold row counts'); err(dp_noise_floor, C4, fit_counts=C4[:1], arg='fit_counts')
     rng = np.random.default_rng(0); lg = rng.normal(size=(50, 2)); yy = rng.integers(0, 2, 50)
     err(fit_calibration, lg, yy + 1, arg='y must hold codes'); err(fit_calibration, lg[:, 0], yy, arg='logits must have 2')

@@ -37,7 +37,7 @@ class Lesson:
 # Every tutorial with a widget gets an entry here.
 LESSONS = [
     Lesson("00_start_here.ipynb", ready_text="demographic parity gap", after_text="threshold 0.95"),
-    Lesson("40_fairdice.ipynb", ready_text="quality 0.00", after_text="quality 1.00"),
+    Lesson("40_fairdice.ipynb", ready_text="quality 0.00", after_text="quality 1.00", press_run=True),
     Lesson("20_fedfact.ipynb", ready_text="FedFACT-Post, DP", after_text="xi_g=0.100", press_run=True),
     Lesson("10_path_specific_effects.ipynb", ready_text="device bias 1.00", after_text="device bias 2.00", press_run=True),
     Lesson("30_explaining_gams.ipynb", ready_text="n = 6 features", after_text="n = 12 features"),
@@ -66,7 +66,10 @@ def _start_lab(root_dir: Path, tmp: Path, log):
            "--ServerApp.port_retries=0", "--IdentityProvider.token=", "--ServerApp.password=",
            "--ServerApp.allow_root=True", "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root_dir}",
            "--LabApp.expose_app_in_browser=True", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
-    proc = subprocess.Popen(cmd, env=isolated_jupyter_env(tmp), stdout=log, stderr=subprocess.STDOUT,
+    env = isolated_jupyter_env(tmp)   # render every cell, not only those in view: explorer screenshots are otherwise blank
+    tracker = tmp / "lab-settings" / "@jupyterlab" / "notebook-extension"; tracker.mkdir(parents=True, exist_ok=True)
+    (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
     return proc, f"http://127.0.0.1:{port}"
 
@@ -133,7 +136,7 @@ def test_tutorial_widget_renders_and_responds_in_chromium(lesson, tmp_path, test
                 with sync_playwright() as p:
                     browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS, timeout=60_000)
                     try:
-                        page = browser.new_page(viewport={"width": 1440, "height": 900})   # a 13-inch laptop
+                        page = browser.new_page(viewport={"width": 1280, "height": 800})   # a small laptop: figures must read here (issue 16)
                         page.set_default_timeout(60_000)
                         texts = _run_tutorial(page, base_url, shots, lesson)
                     except (PlaywrightError, AssertionError, TimeoutError) as e:

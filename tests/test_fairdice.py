@@ -567,6 +567,8 @@ def test_explorer_responds_to_its_controls():
     ex.controls["beta"].value = 1.0
     assert ex.report.beta == pytest.approx(1.0) and ex.error is None
     ex.controls["quality"].value = ex.controls["quality"].max            # what the browser test does (End on the first slider)
+    assert ex.report.quality == 0.0 and "press Run" in ex.status.value   # a new dataset takes seconds: it waits for Run
+    ex.on_run()
     assert ex.report.quality == 1.0 and ex.error is None
 
 

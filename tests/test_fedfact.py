@@ -12,6 +12,7 @@ import pytest
 from contract import check_estimator_contract
 
 from trustml_nb.core import DroppedRowsWarning, NumericalWarning, quiet
+from trustml_nb.viz import readability
 from sklearn.base import clone
 
 from trustml_nb.fedfact import (NOTIONS, FedAvg, FedFactIn, FedFactPost, InProcessRunner, adult_fed_data,
@@ -424,21 +425,44 @@ def test_explicit_runner_repr_and_clone(tiny):
     assert fitted.report_.runner == 'in-process' and 'runner=InProcessRunner()' in repr(fitted)
 
 
-def test_explorer_draws_fedavg_from_its_counts_and_xi_l_over_the_subgroup_form():
-    "explore_fedfact: FedAvg's numbers are its fit's test counts; the right panel shows the subgroup-form gaps, with xi_l drawn over them."
+def test_explorer_draws_fitted_gaps_as_bars_and_test_gaps_with_their_noise_band():
+    "explore_fedfact: FedAvg's numbers are its fit's counts; bars are training-row gaps (FedFACT-Post's within xi_l), diamonds test gaps, whiskers the noise band."
     with quiet(DroppedRowsWarning, NumericalWarning):
         rep, fig = explore_fedfact(xi_g=0.02, xi_l=0.03, max_rows=3000, n_clients=3)
     fd, base = _explorer_base(0.5, 3000, 3, 0)
     again = metrics_from_counts(prediction_counts(fd.y_test, base.predict(fd.X_test), fd.a_test, fd.k_test, fd.shape))
     assert (rep.fedavg_accuracy, rep.fedavg_global_gap, rep.fedavg_worst_local_gap) == (again['accuracy'], again['global_pairwise'], again['local_pairwise'])
-    ax2 = fig.axes[1]
-    assert [list(line.get_ydata()) for line in ax2.lines] == [[0.03, 0.03]] and 'subgroup' in ax2.get_ylabel()
-    heights = sorted(round(b.get_height(), 9) for b in ax2.patches if b.get_height() > 0)
+    fit_avg = metrics_from_counts(prediction_counts(fd.y, base.predict(fd.X), fd.a, fd.k, fd.shape))
+    assert abs(rep.fedavg_train_worst_local_gap - fit_avg['local_subgroup']) < 1e-12
+    ax1, ax2 = fig.axes[:2]
+    assert list(ax2.lines[0].get_ydata()) == [0.03, 0.03] and 'subgroup' in ax2.get_ylabel()   # the xi_l line (then the whiskers' caps)
     post_main = FedFactPost('dp', 0.02, 0.03, base_model=base, seed=0, **QUIET)
     with quiet(NumericalWarning):
         post_main = post_main.fit(fd).report_
-    want = np.r_[again['client_subgroup'], post_main.table['local_gap_subgroup']]
-    assert heights == sorted(round(v, 9) for v in want if v > 0)
+    fit_post = metrics_from_counts(post_main.train_counts_expected)['client_subgroup']
+    heights = sorted(round(b.get_height(), 9) for b in ax2.patches if b.get_height() > 0)
+    assert heights == sorted(round(v, 9) for v in np.r_[fit_avg['client_subgroup'], fit_post] if v > 0)
+    assert rep.constraints_met and (fit_post <= 0.03 + post_main.tolerance).all()      # the guarantee the bars show
+    diamonds = ax2.collections[-1].get_offsets()[:, 1]
+    np.testing.assert_allclose(diamonds, post_main.table['local_gap_subgroup'])
+    band = dp_noise_floor(post_main.test_counts, fit_counts=post_main.train_counts, seed=0, form='subgroup')['client_q90']
+    np.testing.assert_allclose(rep.clients.noise_q90, band)
+    # left panel: the fitted-rows trade-off, one point per budget scale, monotone in the budget, each gap within its budget
+    t = rep.table.sort_values('xi_l')
+    assert (np.diff(t.train_accuracy) > -1e-3).all() and (t.train_worst_local_gap <= t.xi_l + post_main.tolerance).all()   # dual ascent: optimal to ~1e-3
+    np.testing.assert_allclose(ax1.lines[0].get_ydata(), rep.table.train_accuracy)
+    assert readability(fig).ok, readability(fig)
+
+
+def test_noise_floor_subgroup_form_is_half_the_pairwise_for_two_equal_cells():
+    "Two equal-sized groups: |r_a - client rate| = |r_a - r_b| / 2 on every simulated draw, so every quantile halves."
+    c = np.zeros((2, 2, 2, 2)); c[:, :, 0, 0] = 70; c[:, :, 1, 1] = 30; c[1] *= 2
+    pw, sg = dp_noise_floor(c, n_sim=500, seed=4), dp_noise_floor(c, n_sim=500, seed=4, form='subgroup')
+    np.testing.assert_allclose(sg['client_q90'], pw['client_q90'] / 2, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(sg['client_mean'], pw['client_mean'] / 2, rtol=0, atol=1e-12)
+    assert pw['client_q90'][0] > pw['client_q90'][1]      # the larger client's cells are less noisy
+    u = c.copy(); u[0, 0] *= 3                             # unequal cells: the subgroup form is no longer half the pairwise
+    assert not np.allclose(dp_noise_floor(u, n_sim=500, seed=4, form='subgroup')['client_q90'], dp_noise_floor(u, n_sim=500, seed=4)['client_q90'] / 2)
 
 
 def test_post_predict_new_rows(syn2, post2):

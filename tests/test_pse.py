@@ -500,6 +500,19 @@ def test_explorer_renders_and_responds():
     assert ex.report.effect('VDE').truth < -0.04 < before.effect('VDE').truth
 
 
+def test_explorer_caption_says_how_far_the_truth_is_and_layout_is_compact():
+    "The caption gives (estimate - truth) / SE from the report, and says when the truth is at or past the interval's edge."
+    from trustml_nb.pse import explore_effects
+    cap, rep, fig = explore_effects(n=2_000)
+    v = rep.effect('VDE'); z = (v.estimate - v.truth) / v.se
+    assert f"(estimate - truth) / SE = {z:+.2f}" in cap.data
+    assert ('misses the truth' in cap.data) == (not v.ci_low <= v.truth <= v.ci_high)
+    assert ('1 sample of 20' in cap.data) == (abs(z) > 1.5)
+    ex = pse_explorer(n=2_000)
+    assert type(ex.controls_box).__name__ == 'GridBox' and 'repeat(2' in ex.controls_box.layout.grid_template_columns
+    assert ex.controls['reliance'].style.description_width == '125px'
+
+
 # ---------------------------------------------------------------- slow studies
 
 @pytest.mark.slow

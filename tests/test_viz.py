@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from trustml_nb.viz import (Explorer, explorer, new_figure, plot_estimates, plot_group_metric, plot_tradeoff,
-                            set_theme)
+from trustml_nb.viz import (Explorer, explorer, legend_outside, new_figure, plot_estimates, plot_group_metric, plot_tradeoff,
+                            readability, set_theme)
 
 
 def test_plots_draw_the_data():
@@ -83,3 +83,28 @@ def test_new_figure_displays_itself_as_png():
     ax.plot([0, 1], [1, 0])
     png = fig._repr_png_()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000
+
+
+def test_readability_measures_text_and_legends():
+    "Text size in screen pixels (pt * dpi / 72 * display scale) and legends over data, against hand-placed artists."
+    fig, ax = new_figure(figsize=(5, 3))
+    ax.bar([0, 1], [1.0, 1.0], label="bars"); ax.set_ylim(0, 1.2)
+    ax.legend(loc="center")                       # in the middle of two full-height bars
+    r = readability(fig)
+    assert not r.ok and any("Rectangle" in o for o in r.legend_overlaps), r.legend_overlaps
+    legend_outside(ax)
+    r = readability(fig)
+    assert r.legend_overlaps == () and ax.get_legend().get_bbox_to_anchor().x0 > ax.get_window_extent().x1 - 1
+    ax.set_xlabel("small", fontsize=5)            # 5 pt at 100 dpi: 6.94 px
+    r = readability(fig)
+    assert r.small_texts == ("small",) and abs(r.min_text_px - 5 * 100 / 72) < 1e-9
+    r = readability(fig, display_width=r.width_px / 2)   # shown at half size: every size halves
+    assert abs(r.scale - 0.5) < 1e-6 and abs(r.min_text_px - 5 * 100 / 72 / 2) < 1e-6
+
+
+def test_group_metric_reference_is_labelled_and_legend_outside():
+    df = pd.DataFrame({"c": list("01") * 2, "v": [0.1, 0.2, 0.15, 0.05], "m": ["a", "a", "b", "b"]})
+    ax = plot_group_metric(df, "c", "v", hue="m", reference=0.12, reference_label="budget")
+    assert [t.get_text() for t in ax.texts][0] == "budget 0.12"   # then the bar values
+    assert readability(ax.figure).legend_overlaps == ()
+    assert ax.get_legend().get_title().get_text() == "m"

@@ -25,7 +25,7 @@ from .core import (Report, _warn_at_user, check_array, check_flag, check_numbers
 from .momdp import (OfflineDataset, TabularMOMDP, _check_mdp, _dangling_states, collect_dataset,
                               empirical_mdp, four_room, optimal_policy, plot_grid_policy, preference_dataset, random_momdp,
                               spibb_policy, uniform_policy)
-from .viz import PALETTE, explorer, new_figure
+from .viz import PALETTE, explorer, legend_outside, new_figure
 
 # %% auto #0
 __all__ = ['Welfare', 'get_welfare', 'jain_index', 'policy_metrics', 'Divergence', 'behaviour_cloning', 'FairDICEReport',
@@ -1225,6 +1225,15 @@ class FairDICEExplorerReport(Report):
     @property
     def title(self)->str: return f"FairDICE on MO-Four-Room: quality {self.quality:.2f}, {self.welfare}, beta={self.beta:.3g}"
 
+_BEST_RETURN = {}
+
+def _best_single_goal_return(mdp)->float:
+    "The largest return any policy earns on one objective of `mdp` (optimal policy for each objective alone; cached): a fixed axis top."
+    key = id(mdp.R), mdp.R.shape
+    if key not in _BEST_RETURN:
+        _BEST_RETURN[key] = max(float(mdp.returns(optimal_policy(mdp, np.eye(mdp.n_objectives)[i])[0])[i]) for i in range(mdp.n_objectives))
+    return _BEST_RETURN[key]
+
 def render_fairdice(
     quality:float=0.0, # data quality in [0, 1]
     welfare:str='nsw', # 'nsw', 'utilitarian' or 'maxmin' (or any `get_welfare` spec)
@@ -1248,18 +1257,24 @@ def render_fairdice(
     x = np.arange(3)
     ax1.bar(x - 0.2, J_b, 0.4, color='0.6', label='behaviour')
     ax1.bar(x + 0.2, J, 0.4, color=[PALETTE[i] for i in range(3)], label='FairDICE')
-    ax1.set_xticks(x, [f'goal {i}' for i in range(3)]); ax1.set_ylabel('return $J_i$'); ax1.legend(fontsize='small')
-    ax1.set_title(f"{rep.welfare}, beta={beta:.3g}", fontsize='medium')
+    top = _best_single_goal_return(fr_)   # the same axis for every welfare: max-min's smaller returns look smaller
+    ax1.set_ylim(0, 1.05 * max(top, J.max(), J_b.max()))
+    ax1.axhline(top, color='0.5', ls=':', lw=1)
+    ax1.annotate('best return on one goal alone', xy=(0.02, top), xycoords=ax1.get_yaxis_transform(), xytext=(0, 3),
+                 textcoords='offset points', fontsize='small', color='0.35')
+    ax1.set_xticks(x, [f'goal {i}' for i in range(3)]); ax1.set_ylabel('return $J_i$ (fixed scale)')
+    legend_outside(ax1)
+    ax1.set_title(f"{rep.welfare}, beta={beta:.3g}: total {J.sum():.4f}", fontsize='medium')
     plot_grid_policy(fr_, fd.policy_, ax=ax2, title='FairDICE policy (shade: occupancy)')
     return rep, fig
 
 def fairdice_explorer(
     n_trajectories:int=300, # dataset size
 )->widgets.VBox:
-    "Widget: data quality, welfare and beta -> FairDICE returns per objective and the policy on the MO-Four-Room grid."
+    "Widget: data quality (press Run), welfare and beta -> FairDICE returns per objective on a fixed axis and the policy on the MO-Four-Room grid."
     check_scalar(n_trajectories, 'n_trajectories', int, low=1)
     return explorer(lambda quality, welfare, beta: render_fairdice(quality, welfare, beta, n_trajectories),
-                    title='FairDICE on MO-Four-Room',
+                    title='FairDICE on MO-Four-Room', slow=('quality',),   # a new quality generates a dataset (seconds): it waits for Run
                     quality=widgets.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.25, description='data quality', continuous_update=False),
                     welfare=widgets.Dropdown(options=[('Nash', 'nsw'), ('utilitarian', 'utilitarian'), ('max-min', 'maxmin')], value='nsw', description='welfare'),
                     beta=widgets.FloatLogSlider(value=0.01, base=10, min=-3, max=1, step=0.5, description='beta', continuous_update=False))

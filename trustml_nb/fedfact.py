@@ -18,7 +18,7 @@ from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
 
-from .core import (NumericalWarning, PrefitClassifier, Report, _kind, check_array, check_binary, check_flag,
+from .core import (NumericalWarning, PrefitClassifier, Report, _kind, _warn_at_user, check_array, check_binary, check_flag,
                              check_is_fitted, check_numbers, check_option, check_probabilities, check_same_length, check_scalar, make_rng, progress, report,
                              report_numerical, require)
 from .groups import check_sensitive
@@ -1193,12 +1193,13 @@ def dp_noise_floor(
     n_sim:int=4000, # simulated test sets
     seed:int=0, # seed of the simulation
     fit_counts:np.ndarray|None=None, # training counts (same layout): also add the noise of rates equalised on the training cells
-)->dict: # mean and 90% quantile of the worst local gap, per-client mean gaps, [p_within]
+    form:str='pairwise', # gap form: 'pairwise' (largest difference of two groups' rates) or 'subgroup' (largest |group rate - client rate|, what xi_l bounds)
+)->dict: # mean and 90% quantile of the worst local gap, per-client mean gaps and 90% quantiles, [p_within]
     "Worst local pairwise DP gap produced by sampling noise alone, for a rule exactly fair on every client, on these test cells."
     c = _check_counts(counts, 'counts', ndim=4)
     if c.shape[2] != c.shape[3]: raise ValueError(f"counts must have shape (N, G, m, m), got {c.shape}")
     if budget is not None: check_scalar(budget, 'budget', float, low=0)
-    check_scalar(n_sim, 'n_sim', int, low=1)
+    check_scalar(n_sim, 'n_sim', int, low=1); check_option(form, 'form', ('pairwise', 'subgroup'))
     N, G, m, _ = c.shape; rng = make_rng(seed)
     def cells(cnt, name):
         n = cnt.sum((2, 3))
@@ -1213,9 +1214,13 @@ def dp_noise_floor(
         rates = np.stack([rng.multinomial(n_ka[k, g], r_k[k], size=n_sim) / max(n_ka[k, g], 1) for g in range(G)], 1)
         if f_ka is not None:   # a rule fitted to equal rates on the training cells is off by their sampling error in the population
             rates += np.stack([rng.multinomial(f_ka[k, g], r_k[k], size=n_sim) / max(f_ka[k, g], 1) - r_k[k] for g in range(G)], 1)
-        per[:, k] = (rates.max(1) - rates.min(1)).max(1)
+        if form == 'pairwise': per[:, k] = (rates.max(1) - rates.min(1)).max(1)
+        else:   # the client's rate is its cells' rates weighted by their sizes, as in metrics_from_counts
+            overall = np.einsum('sgm,g->sm', rates, n_ka[k] / max(n_ka[k].sum(), 1))
+            per[:, k] = np.abs(rates - overall[:, None, :]).max((1, 2))
     worst = per.max(1)
-    out = dict(mean=float(worst.mean()), q90=float(np.quantile(worst, 0.9)), client_mean=per.mean(0), min_cell=int(n_ka.min()))
+    out = dict(mean=float(worst.mean()), q90=float(np.quantile(worst, 0.9)), client_mean=per.mean(0),
+               client_q90=np.quantile(per, 0.9, axis=0), min_cell=int(n_ka.min()))
     if budget is not None: out['p_within'] = float((worst <= budget).mean())
     return out
 
@@ -1867,7 +1872,7 @@ def _say_once(caught:list, what:str, points:list)->str:
         for x in w:
             if issubclass(x.category, NumericalWarning) and 'budget not met' in str(x.message): continue
             key = (x.category, str(x.message))
-            if key not in seen: seen.add(key); warnings.warn(x.message, x.category, stacklevel=3)
+            if key not in seen: seen.add(key); _warn_at_user(x.message, x.category)   # at the user's line, however deep the call
     return msg
 
 def tradeoff_curve(
@@ -1931,12 +1936,17 @@ class FedFactExplorerReport(Report):
     global_gap: float # FedFACT-Post at the chosen budgets: global test gap (pairwise form)
     worst_local_gap: float # FedFACT-Post at the chosen budgets: worst client's test gap (pairwise form)
     constraints_met: bool # the chosen budgets hold on the training rows (within the audit tolerance)
+    train_accuracy: float # FedFACT-Post at the chosen budgets: accuracy on the training rows (expected, for a randomised rule)
+    train_worst_local_gap: float # FedFACT-Post at the chosen budgets: worst client's subgroup-form gap on the training rows (the audited quantity, <= xi_l)
     noise_floor_mean: float # worst local test gap an exactly fair rule would show on the same cells from sampling noise (mean; `dp_noise_floor`, test + training noise)
     noise_floor_q90: float # its 90% quantile: test gaps below it are within the noise band
     fedavg_accuracy: float # FedAvg: test accuracy
     fedavg_global_gap: float # FedAvg: global test gap (pairwise form, same notion)
     fedavg_worst_local_gap: float # FedAvg: worst client's test gap (pairwise form, same notion)
-    table: pd.DataFrame # one row per budget scale (0.25, 1, 4): budgets, accuracy, gaps, constraints_met
+    fedavg_train_accuracy: float # FedAvg: accuracy on the training rows
+    fedavg_train_worst_local_gap: float # FedAvg: worst client's subgroup-form gap on the training rows
+    table: pd.DataFrame # one row per budget scale (0.25, 1, 4): budgets, test and training accuracy and gaps, constraints_met
+    clients: pd.DataFrame # one row per client at the chosen budgets: subgroup-form gaps on the training rows (FedAvg, FedFACT-Post), FedFACT-Post's test gap and the 90% noise band of an exactly fair rule (DP only)
     notes: tuple = () # unmet budgets, said once
 
     @property
@@ -1954,14 +1964,49 @@ def _explorer_base(alpha, max_rows, n_clients, seed):
         _EXPLORER_CACHE[key] = (fd, FedAvg(seed=seed, show_progress=False).fit(fd))
     return _EXPLORER_CACHE[key]
 
+def _train_accuracy(counts:np.ndarray)->float:
+    "Share of rows predicted correctly, from counts n[k, a, y, yhat]."
+    return float(np.trace(counts, axis1=2, axis2=3).sum() / counts.sum())
+
+def _plot_fitted_tradeoff(curve, fedavg_acc, fedavg_gap, ax):
+    "Left panel: accuracy against the worst local gap on the training rows, each point left of its own budget (dotted)."
+    from trustml_nb.viz import PALETTE
+    ax.plot(curve.train_worst_local_gap, curve.train_accuracy, marker='o', color=PALETTE[1], zorder=3)
+    for _, r in curve.iterrows():
+        ax.axvline(r.xi_l, color='0.6', ls=':', lw=1, zorder=1)
+        ax.annotate(f"xi_l={r.xi_l:.3g}", (r.train_worst_local_gap, r.train_accuracy), textcoords='offset points', xytext=(5, -13), fontsize='small')
+    ax.axhline(fedavg_acc, color=PALETTE[0], ls='--', lw=1)
+    ax.annotate(f"FedAvg: worst gap {fedavg_gap:.2f}", xy=(0.02, fedavg_acc), xycoords=ax.get_yaxis_transform(), xytext=(0, -4),
+                textcoords='offset points', va='top', fontsize='small', color=PALETTE[0])
+    lo, hi = min(curve.train_accuracy.min(), fedavg_acc), max(curve.train_accuracy.max(), fedavg_acc)
+    ax.set_ylim(lo - 0.15 * (hi - lo) - 1e-3, hi + 0.1 * (hi - lo) + 1e-3)
+    ax.set_xlim(left=0, right=max(curve.xi_l.max(), curve.train_worst_local_gap.max()) * 1.3 + 1e-3)
+    ax.set_xlabel('worst local gap, training rows'); ax.set_ylabel('accuracy, training rows')
+    ax.set_title('FedFACT-Post on its fitted rows', fontsize='medium')
+
+def _plot_client_fitted_and_test(clients, xi_l, notion, ax):
+    "Right panel: fitted-data gaps per client (bars, the guarantee) and FedFACT-Post's test gap with the noise band of an exactly fair rule."
+    from trustml_nb.viz import legend_outside, plot_group_metric
+    bars = clients.melt(id_vars='client', value_vars=['fedavg_train_gap', 'post_train_gap'], var_name='method', value_name='gap')
+    bars['method'] = bars['method'].map({'fedavg_train_gap': 'FedAvg, training rows', 'post_train_gap': 'FedFACT-Post, training rows'})
+    plot_group_metric(bars, 'client', 'gap', hue='method', reference=xi_l, reference_label='xi_l', bar_labels=False, ax=ax)
+    x = np.array([p.get_x() + p.get_width() / 2 for p in ax.containers[1].patches])   # centres of the FedFACT-Post bars
+    if notion == 'dp':
+        ax.errorbar(x, np.zeros(len(x)), yerr=np.vstack([np.zeros(len(x)), clients.noise_q90.to_numpy()]), fmt='none', ecolor='0.35',
+                    elinewidth=1.5, capsize=4, zorder=4, label='test noise band of an exactly\nfair rule (90%)')
+    ax.scatter(x, clients.post_test_gap, marker='D', s=30, color='black', zorder=5, label='FedFACT-Post, test rows')
+    ax.set_ylabel(f'local {notion.upper()} gap (subgroup form)')
+    ax.set_title('per client: training (bars) and test (diamonds)', fontsize='medium')
+    legend_outside(ax, title='')
+
 def explore_fedfact(
     xi_g:float=0.01, xi_l:float=0.01, # budgets
     alpha:float=0.5, # Dirichlet concentration of the split
     notion:str='dp', # 'dp', 'eop' or 'eo'
     max_rows:int=12000, n_clients:int=5, seed:int=0, # size of the Adult subsample, clients, seed
 )->tuple: # (FedFactExplorerReport, figure)
-    "Run FedFACT-Post on an Adult federation at three budget scales; return the report and the trade-off/per-client figure."
-    from trustml_nb.viz import new_figure, plot_group_metric, plot_tradeoff
+    "Run FedFACT-Post on an Adult federation at three budget scales; return the report and the fitted-data trade-off / per-client figure."
+    from trustml_nb.viz import new_figure
     check_scalar(xi_g, 'xi_g', float, low=0); check_scalar(xi_l, 'xi_l', float, low=0); check_option(notion, 'notion', NOTIONS)
     fd, base = _explorer_base(alpha, max_rows, n_clients, seed)
     rows, main, caught, points = [], None, [], []
@@ -1971,28 +2016,30 @@ def explore_fedfact(
             r = FedFactPost(notion, xi_g * f, xi_l * f, base_model=base, seed=seed, show_progress=False).fit(fd).report_
         caught.append(w); points.append(f"scale {f:g}")
         rows.append(dict(method='FedFACT-Post', scale=f, xi_g=xi_g * f, xi_l=xi_l * f, accuracy=r.accuracy, global_gap=r.global_gap,
-                         worst_local_gap=r.worst_local_gap, constraints_met=r.constraints_met))
+                         worst_local_gap=r.worst_local_gap, train_accuracy=_train_accuracy(r.train_counts_expected),
+                         train_worst_local_gap=r.train_worst_local_gap_expected, constraints_met=r.constraints_met))
         if f == 1.0: main = r
     unmet = _say_once(caught, 'explore_fedfact', points)
     notes = (unmet,) if unmet else ()
     avg = metrics_from_counts(base.report_.test_counts, notion)    # FedAvg's test counts, from its fit (notion-free)
+    avg_tr = metrics_from_counts(base.report_.train_counts, notion)
     floor = dp_noise_floor(main.test_counts, fit_counts=main.train_counts, seed=seed)
+    band = dp_noise_floor(main.test_counts, fit_counts=main.train_counts, seed=seed, form='subgroup')['client_q90']
     curve = pd.DataFrame(rows)
-    fig, (ax1, ax2) = new_figure(1, 2, figsize=(10, 3.6))
-    ax1.axvspan(0, floor['q90'], color='0.85', zorder=0, label='noise band of an exactly fair rule (90%)')
-    plot_tradeoff(curve, 'worst_local_gap', 'accuracy', annotate='scale', ax=ax1)
-    ax1.scatter([avg['local_pairwise']], [avg['accuracy']], marker='s', color='crimson', zorder=3, label='FedAvg')
-    ax1.legend(frameon=False, fontsize='small'); ax1.set_xlabel('worst local gap (test, pairwise)'); ax1.set_title('trade-off (labels: budget scale)')
-    gaps = pd.DataFrame({'client': [str(c) for c in range(n_clients)] * 2,       # the subgroup form: the quantity xi_l bounds
-                         'local gap (subgroup form)': np.r_[avg['client_subgroup'], main.table['local_gap_subgroup'].to_numpy()],
-                         'method': ['FedAvg'] * n_clients + ['FedFACT-Post'] * n_clients})
-    plot_group_metric(gaps, 'client', 'local gap (subgroup form)', hue='method', reference=xi_l, ax=ax2)
-    ax2.set_title(f'local {notion.upper()} gap per client (test); dashed: xi_l')
+    clients = pd.DataFrame({'client': [str(c) for c in range(n_clients)], 'fedavg_train_gap': avg_tr['client_subgroup'],
+                            'post_train_gap': metrics_from_counts(main.train_counts_expected, notion)['client_subgroup'],
+                            'post_test_gap': main.table['local_gap_subgroup'].to_numpy(),
+                            'noise_q90': band if notion == 'dp' else np.full(n_clients, np.nan)})
+    fig, (ax1, ax2) = new_figure(1, 2, figsize=(11, 3.9), width_ratios=[1, 1.45])
+    _plot_fitted_tradeoff(curve, _train_accuracy(base.report_.train_counts), avg_tr['local_subgroup'], ax1)
+    _plot_client_fitted_and_test(clients, xi_l, notion, ax2)
     rep = FedFactExplorerReport(notion=notion, global_budget=float(xi_g), local_budget=float(xi_l), alpha=float(alpha), accuracy=main.accuracy,
                                 global_gap=main.global_gap, worst_local_gap=main.worst_local_gap, constraints_met=main.constraints_met,
+                                train_accuracy=_train_accuracy(main.train_counts_expected), train_worst_local_gap=main.train_worst_local_gap_expected,
                                 noise_floor_mean=floor['mean'], noise_floor_q90=floor['q90'],
                                 fedavg_accuracy=avg['accuracy'], fedavg_global_gap=avg['global_pairwise'],
-                                fedavg_worst_local_gap=avg['local_pairwise'], table=curve, notes=notes)
+                                fedavg_worst_local_gap=avg['local_pairwise'], fedavg_train_accuracy=_train_accuracy(base.report_.train_counts),
+                                fedavg_train_worst_local_gap=avg_tr['local_subgroup'], table=curve, clients=clients, notes=notes)
     return rep, fig
 
 def fedfact_explorer(

@@ -569,12 +569,14 @@ def _cell_label(cell:str)->str:
     return main + ('\n[!] ' + ', '.join(tags) if tags else '')
 
 def plot_landscape(ax=None, which:str='both'):
-    "Heatmap of Table 1: 'paper' (verbatim), 'annotated' (with errata), or 'both' side by side."
+    "Heatmap of Table 1: 'paper' (verbatim), 'annotated' (with errata), or 'both' one above the other (readable at laptop width)."
     from matplotlib.colors import ListedColormap
     check_option(which, 'which', ('paper', 'annotated', 'both'))
     tabs = {'paper': PAPER_TABLE1, 'annotated': ANNOTATED_TABLE1}
     names = ['paper', 'annotated'] if which == 'both' else [which]
-    if ax is None: fig, axs = new_figure(1, len(names), figsize=(7.5 * len(names), 4.2)); axs = np.atleast_1d(axs)
+    if ax is None:   # stacked, not side by side: side by side the figure is shrunk to ~70% in a notebook and its text to ~7 px
+        fig, axs = new_figure(len(names), 1, figsize=(9, 3.2 + 2.8 * (len(names) - 1) + (1.6 if 'annotated' in names else 0)),
+                              height_ratios=[len(tabs[n]) for n in names] if len(names) > 1 else None); axs = np.atleast_1d(axs)
     else: axs = np.atleast_1d(ax); fig = axs[0].figure
     cmap = ListedColormap(['#f0f0f0', '#a1d99b', '#fee391', '#fdae6b', '#fb6a4a'])
     for a, nm in zip(axs, names):
@@ -584,13 +586,14 @@ def plot_landscape(ax=None, which:str='both'):
         for r in range(lev.shape[0]):
             for cidx in range(lev.shape[1]):
                 cell = t[q].values[r, cidx]; flagged = nm == 'annotated' and '[' in cell
-                a.text(cidx, r, cell if nm == 'paper' else _cell_label(cell), ha='center', va='center', fontsize=7.5,
+                a.text(cidx, r, cell if nm == 'paper' else _cell_label(cell), ha='center', va='center', fontsize=8.5 if nm == 'annotated' else 9.5,
                        fontweight='bold' if flagged else 'normal')
-        a.set_xticks(range(len(q)), q, fontsize=8); a.set_yticks(range(len(t)), [f"{i} / {c}" for i, c in zip(t['Input space'], t['Component'])], fontsize=7.5)
-        a.set_title("Paper's Table 1 (verbatim)" if nm == 'paper' else "Annotated: analysis NOT in the paper ([!] = erratum)", fontsize=9)
+        a.set_xticks(range(len(q)), q, fontsize=9.5); a.set_yticks(range(len(t)), [f"{i} / {c}".replace('Any (two-sided tolerance delta)', 'Any, two-sided delta') for i, c in zip(t['Input space'], t['Component'])], fontsize=9.5)
+        a.xaxis.tick_top()
+        a.set_title("Paper's Table 1 (verbatim)" if nm == 'paper' else "Annotated: analysis NOT in the paper ([!] = erratum)", fontsize=11, pad=22)
         if nm == 'annotated':
             a.set_xlabel('[!] C1: EBM hardness not reproduced (PTIME).  C3: rests on a questioned lemma (claimed).\n'
-                         'C4: FR criterion is "constant", not "zero".  C6: extra row, two-sided regression tolerance.', fontsize=7)
+                         'C4: FR criterion is "constant", not "zero".  C6: extra row, two-sided regression tolerance.', fontsize=9.5)
         a.grid(False)
     return fig
 
@@ -818,9 +821,12 @@ def plot_explanation(
     if in_s.any(): ax.scatter(np.flatnonzero(in_s), df.contribution[in_s], marker='D', color=PALETTE[0], zorder=3, s=28)
     lo, hi = df['min_contribution'], df['max_contribution']
     ax.errorbar(range(len(df)), (lo + hi) / 2, yerr=(hi - lo) / 2, fmt='none', ecolor='grey', capsize=3, lw=0.8)
-    ax.axhline(0, color='black', lw=0.6); ax.set_xticks(range(len(df)), df.feature, fontsize=7, rotation=90 if len(df) > 12 else 0)
+    long = max(len(str(f)) for f in df.feature) > 4 or len(df) > 12   # full names, slanted when they would collide
+    ax.axhline(0, color='black', lw=0.6)
+    ax.set_xticks(range(len(df)), df.feature, fontsize='small', rotation=35 if long else 0, ha='right' if long else 'center',
+                  rotation_mode='anchor')
     ax.set_ylabel('contribution $c_i$ (range in grey)')
-    ax.set_title('dark (diamond): minimum sufficient reason; red edge: minimum contrastive reason', fontsize=8)
+    ax.set_title('dark + diamond: minimum sufficient reason\nred edge: minimum contrastive reason', fontsize='small')
     return ax
 
 # %% ../nbs/31_gam_explanations.ipynb #d2f8a4ca

@@ -22,7 +22,7 @@ from .core import (Report, check_binary, check_flag, check_is_fitted, check_numb
                              check_same_length, check_scalar, make_rng, progress, report, report_numerical, require)
 from .data import Task, adult_task
 from .groups import check_groups, intersect
-from .viz import PALETTE, explorer, new_figure
+from .viz import PALETTE, explorer, legend_outside, new_figure
 
 # %% auto #0
 __all__ = ['LOSSES', 'GROUP_FAMILIES', 'mc_table', 'mc_error', 'mc_error_to_truth', 'smooth_ece', 'weighted_smooth_ece',
@@ -505,8 +505,9 @@ def plot_group_reliability(
         for i, name in enumerate(preds):
             s = tab[(tab.group == gname) & (tab.model == name) & (tab['count'] >= min_count)]
             ax.plot(s.mean_pred, s.mean_label, marker='o', ms=3, color=PALETTE[i % len(PALETTE)], label=name)
-        ax.set_title(gname, fontsize='small'); ax.set_xlim(0, 1); ax.set_ylim(0, 1); ax.set_xlabel('mean prediction')
-    axes[0].set_ylabel('mean label'); axes[0].legend(frameon=False, fontsize='x-small')
+        ax.set_title(gname.replace(' & ', ' &\n'), fontsize='small')   # one condition per line: long intersections are not cut off
+        ax.set_xlim(0, 1); ax.set_ylim(0, 1); ax.set_xlabel('mean prediction')
+    axes[0].set_ylabel('mean label'); legend_outside(axes[len(show) - 1])   # beside the last panel, off the curves
     return axes
 
 # %% ../nbs/50_multicalibration.ipynb #4912fcef
@@ -631,11 +632,12 @@ def mc_explorer(
         show = mc_table(rep.y_test, rep.test_predictions['base'], rep.test_groups, n_bins).nlargest(4, 'weighted')['group']
         axes = plot_group_reliability(rep.y_test, dict(rep.test_predictions.items()), rep.test_groups, show=list(show), n_bins=n_bins)
         return axes[0].figure, rep
+    st = dict(style={'description_width': '110px'})   # wide enough that no description is cut short
     return explorer(render, run_button=True, title='Multicalibration explorer',
-                    learning_rate=W.SelectionSlider(options=[0.01, 0.03, 0.1, 0.3, 1.0], value=0.1, description='learning rate'),
-                    max_depth=W.SelectionSlider(options=[1, 2, 3], value=2, description='tree depth'),
-                    family=W.Dropdown(options=list(GROUP_FAMILIES), value='sex x race x age', description='groups'),
-                    n_bins=W.IntSlider(value=10, min=5, max=50, step=5, description='metric bins'))
+                    learning_rate=W.SelectionSlider(options=[0.01, 0.03, 0.1, 0.3, 1.0], value=0.1, description='learning rate', **st),
+                    max_depth=W.SelectionSlider(options=[1, 2, 3], value=2, description='tree depth', **st),
+                    family=W.Dropdown(options=list(GROUP_FAMILIES), value='sex x race x age', description='groups', **st),
+                    n_bins=W.IntSlider(value=10, min=5, max=50, step=5, description='metric bins', **st))
 
 # %% ../nbs/50_multicalibration.ipynb #ed52043c
 from .core import document_parameters as _document_parameters

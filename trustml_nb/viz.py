@@ -18,11 +18,16 @@ from IPython.display import HTML, Image, display
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from .core import Report, check_columns, check_option
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PathCollection
+from matplotlib.text import Text
+from matplotlib.transforms import Bbox
+
+from .core import Report, check_columns, check_option, check_scalar, report
 
 # %% auto #0
-__all__ = ['PALETTE', 'set_theme', 'NotebookFigure', 'new_figure', 'plot_estimates', 'plot_group_metric', 'plot_tradeoff',
-           'Explorer', 'explorer']
+__all__ = ['PALETTE', 'set_theme', 'NotebookFigure', 'new_figure', 'legend_outside', 'plot_estimates', 'plot_group_metric',
+           'plot_tradeoff', 'Readability', 'readability', 'Explorer', 'explorer']
 
 # %% ../nbs/03_viz.ipynb #151893d3
 PALETTE = sns.color_palette('colorblind')
@@ -56,6 +61,21 @@ def new_figure(
 def _axis(ax, figsize=(6, 3.6)):
     return new_figure(figsize=figsize)[1] if ax is None else ax
 
+def legend_outside(
+    ax:Axes, # axis whose labelled artists go in the legend
+    title:str|None=None, # legend title
+    **kwargs, # passed to `Axes.legend` (e.g. ncols)
+):
+    "Put the axis's legend to the right of the plot, where it cannot cover data; None when nothing is labelled."
+    if not isinstance(ax, Axes): raise TypeError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
+    handles, labels = ax.get_legend_handles_labels()
+    if ax.get_legend() is not None:
+        if title is None: title = ax.get_legend().get_title().get_text() or None
+        ax.get_legend().remove()
+    if not handles: return None
+    return ax.legend(handles, labels, title=title, loc='upper left', bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
+                     frameon=False, fontsize='small', title_fontsize='small', **kwargs)
+
 def plot_estimates(
     df:pd.DataFrame, # one row per estimate
     estimate:str='estimate', # column with point estimates
@@ -83,7 +103,7 @@ def plot_estimates(
         ax.scatter(tr[truth], [labels.index(v) for v in tr[label]], marker='D', s=45, color='crimson', zorder=3, label='truth')
     ax.set_yticks(range(len(labels)), labels); ax.invert_yaxis()
     ax.axvline(0, color='grey', lw=0.8); ax.set_xlabel(estimate)
-    if hue or truth: ax.legend(frameon=False, fontsize='small')
+    if hue or truth: legend_outside(ax)
     return ax
 
 # %% ../nbs/03_viz.ipynb #78dfa537
@@ -93,15 +113,22 @@ def plot_group_metric(
     value:str, # column with the metric (bar height)
     hue:str|None=None, # optional column splitting the bars (e.g. model or client)
     reference:float|None=None, # draw a horizontal reference line (e.g. the overall rate)
+    reference_label:str='reference', # what the reference line is, written at its right end
+    bar_labels:bool=True, # write each bar's value above it
     ax:Axes|None=None, # axis to draw on
 )->Axes:
-    "Bar chart of a metric per sensitive group, optionally split by `hue`."
+    "Bar chart of a metric per sensitive group, optionally split by `hue`; the legend and the line's label sit outside the bars."
     check_columns(df, [group, value] + ([hue] if hue else []), 'df')
     ax = _axis(ax)
     if hue: sns.barplot(data=df, x=group, y=value, hue=hue, ax=ax, errorbar=None)
     else: sns.barplot(data=df, x=group, y=value, ax=ax, color=PALETTE[0], errorbar=None)
-    if reference is not None: ax.axhline(reference, color='grey', ls='--', lw=1)
-    for c in ax.containers: ax.bar_label(c, fmt='%.2f', fontsize='small', padding=2)
+    if reference is not None:
+        ax.axhline(reference, color='grey', ls='--', lw=1, zorder=1)
+        ax.annotate(f"{reference_label} {reference:.2f}", xy=(1, reference), xycoords=ax.get_yaxis_transform(), xytext=(4, 0),
+                    textcoords='offset points', va='center', ha='left', fontsize='small', color='dimgrey', annotation_clip=False)
+    for c in (ax.containers if bar_labels else []):   # a white box under each value: a reference line passing behind it cannot strike the digits
+        ax.bar_label(c, fmt='%.2f', fontsize='small', padding=2, zorder=3, bbox=dict(facecolor='white', edgecolor='none', pad=0.5, alpha=0.85))
+    if hue: legend_outside(ax, title=hue)
     return ax
 
 # %% ../nbs/03_viz.ipynb #39f1e8fc
@@ -127,8 +154,65 @@ def plot_tradeoff(
         if annotate:
             for _, r in sub.iterrows(): ax.annotate(_point_label(r[annotate]), (r[x], r[y]), textcoords='offset points', xytext=(4, 4), fontsize='x-small')
     ax.set_xlabel(x); ax.set_ylabel(y)
-    if hue: ax.legend(frameon=False, fontsize='small')
+    if hue: legend_outside(ax, title=hue)
     return ax
+
+# %% ../nbs/03_viz.ipynb #de17d637
+@report
+class Readability(Report):
+    "How a figure reads at a display width: its smallest text in screen pixels and any legend drawn over data."
+    title = 'Figure readability'
+    width_px: float # width of the saved figure (tight bounding box), in pixels
+    scale: float # display scale: min(1, display width / width_px)
+    min_text_px: float # smallest visible text at that scale, in screen pixels
+    small_texts: tuple # visible texts under the floor (first 30 characters each)
+    legend_overlaps: tuple # one 'legend over <artist>' entry per legend that covers data
+    ok: bool # no text under the floor and no legend over data
+
+def _covers(box, artist, renderer)->bool:
+    "Does `artist` (a line, patch, collection or text drawn in data) touch the display-space `box`?"
+    if not artist.get_visible(): return False
+    if isinstance(artist, Text):
+        if not artist.get_text().strip(): return False
+        return Bbox.intersection(box, artist.get_window_extent(renderer)) is not None
+    if isinstance(artist, PathCollection) and len(artist.get_offsets()):
+        pts = artist.get_offset_transform().transform(np.asarray(artist.get_offsets(), float))
+        return bool(box.padded(3).count_contains(pts[np.isfinite(pts).all(1)]))
+    if isinstance(artist, mpl.lines.Line2D):
+        path = artist.get_transform().transform_path(artist.get_path())
+        return path.intersects_bbox(box, filled=False)
+    if isinstance(artist, (mpl.patches.Patch, mpl.collections.Collection)):
+        ext = artist.get_window_extent(renderer)
+        return ext.width > 0 and ext.height > 0 and Bbox.intersection(box, ext) is not None
+    return False
+
+def readability(
+    fig:Figure, # the figure as it will be shown (call after all drawing)
+    display_width:float=850, # pixels available to it (JupyterLab's output area at 1280 x 800 with the file browser open: 848, measured)
+    min_px:float=9.0, # smallest text size allowed, in screen pixels
+)->Readability:
+    "Measure a figure at a display width: smallest text in screen pixels and legends over data (bars, lines, markers, labels)."
+    if not isinstance(fig, Figure): raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    check_scalar(display_width, 'display_width', float, low=1); check_scalar(min_px, 'min_px', float, low=0)
+    canvas = FigureCanvasAgg(fig); canvas.draw(); r = canvas.get_renderer()
+    width_px = fig.get_tightbbox(r).width * fig.dpi
+    scale = min(1.0, display_width / width_px)
+    sizes = [(t.get_fontsize() * fig.dpi / 72 * scale, t.get_text().strip()) for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and t.get_figure(root=True) is fig]
+    small = tuple(dict.fromkeys(s[:30] for px, s in sizes if px < min_px))
+    overlaps = []
+    legends = [(ax, ax.get_legend()) for ax in fig.axes if ax.get_legend() is not None] + [(None, l) for l in fig.legends]
+    for owner, leg in legends:
+        box = leg.get_window_extent(r)
+        for ax in fig.axes:
+            for a in list(ax.lines) + list(ax.patches) + list(ax.collections) + list(ax.texts):
+                if a is not leg and _covers(box, a, r):
+                    what = a.get_text()[:20] if isinstance(a, Text) else (a.get_label() if not str(a.get_label()).startswith('_') else type(a).__name__)
+                    overlaps.append(f"legend {('of ' + repr(owner.get_title()[:30])) if owner is not None and owner.get_title() else ''} over {what}".replace('  ', ' '))
+    overlaps = tuple(dict.fromkeys(overlaps))
+    min_text = min((px for px, _ in sizes), default=float('nan'))
+    return Readability(width_px=float(width_px), scale=float(scale), min_text_px=float(min_text), small_texts=small,
+                       legend_overlaps=overlaps, ok=not small and not overlaps)
 
 # %% ../nbs/03_viz.ipynb #ad93f125
 def _show(obj):
@@ -153,12 +237,20 @@ class Explorer(widgets.VBox):
                  run_button:bool=False, # True: wait for a Run click instead of re-rendering on every change
                  title:str|None=None, # heading shown above the controls
                  render_now:bool=True, # render once immediately with the initial values
+                 columns:int=1, # lay the controls out in this many columns (2 keeps a long list of controls short)
+                 slow:tuple=(), # names of controls whose changes wait for Run (a Run button appears); the others re-render at once
                 ):
+        if not isinstance(columns, int) or isinstance(columns, bool) or columns < 1: raise ValueError(f"columns must be an int >= 1, got {columns!r}")
         if not callable(render): raise TypeError(f"render must be callable, got {type(render).__name__}")
         if not isinstance(controls, dict) or not controls: raise ValueError("controls must be a non-empty dict of name -> widget")
         for k, w in controls.items():
             if not hasattr(w, 'value'): raise TypeError(f"control {k!r} must be a widget with a value, got {type(w).__name__}")
         self.render, self.controls = render, dict(controls)
+        slow = (slow,) if isinstance(slow, str) else tuple(slow)
+        for k in slow:
+            if k not in self.controls: raise ValueError(f"slow names {k!r}, which is not a control (controls: {list(self.controls)})")
+        self.slow = slow
+        run_button = run_button or bool(slow)
         self.output = widgets.Output(layout=widgets.Layout(min_height='60px'))
         self.status = widgets.HTML(value='')
         self.run_button = widgets.Button(description='Run', button_style='primary', icon='play') if run_button else None
@@ -166,8 +258,10 @@ class Explorer(widgets.VBox):
         for w in self.controls.values(): w.observe(self.on_change, names='value')
         if self.run_button: self.run_button.on_click(self.on_run)
         top = [widgets.HTML(f"<h4>{title}</h4>")] if title else []
-        ctrl = list(self.controls.values()) + ([self.run_button] if self.run_button else [])
-        super().__init__(children=top + [widgets.VBox(ctrl), self.status, self.output])
+        ctrl = list(self.controls.values())
+        box = widgets.VBox(ctrl) if columns == 1 else widgets.GridBox(ctrl, layout=widgets.Layout(grid_template_columns=f"repeat({columns}, max-content)", grid_gap='2px 24px'))
+        self.controls_box = box
+        super().__init__(children=top + [box] + ([self.run_button] if self.run_button else []) + [self.status, self.output])
         self.add_class('trustml-explorer')
         if render_now: self.refresh()
 
@@ -197,9 +291,10 @@ class Explorer(widgets.VBox):
     def on_change(self,
                   change, # the traitlets change dict of the control that moved
                  ):
-        "Handler for control changes: re-render, or mark stale when there is a Run button."
-        if self.run_button is None: self.refresh()
-        else: self.status.value = '<i>settings changed: press Run to update</i>'
+        "Handler for control changes: re-render, or mark stale when the control waits for Run."
+        waits = self.run_button is not None and (not self.slow or any(change.get('owner') is self.controls[k] for k in self.slow))
+        if waits: self.status.value = '<i>settings changed: press Run to update</i>'
+        else: self.refresh()
 
     def on_run(self,
                _button=None, # the Run button that was clicked (unused; None when called directly)
@@ -208,9 +303,9 @@ class Explorer(widgets.VBox):
         return self.refresh()
 
 # %% ../nbs/03_viz.ipynb #616c0ce5
-def explorer(render, run_button:bool=False, title:str|None=None, **controls)->Explorer:
+def explorer(render, run_button:bool=False, title:str|None=None, columns:int=1, slow:tuple=(), **controls)->Explorer:
     "Build an `Explorer`: `explorer(render, threshold=FloatSlider(...), group=Dropdown(...))`."
-    return Explorer(render, controls, run_button=run_button, title=title)
+    return Explorer(render, controls, run_button=run_button, title=title, columns=columns, slow=slow)
 
 # %% ../nbs/03_viz.ipynb #55f0c8e7
 from .core import document_parameters as _document_parameters, param_docs as _param_docs
