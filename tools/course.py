@@ -10,6 +10,8 @@ ordinary comments in JupyterLab and in the notebook tests:
   between `### BEGIN SOLUTION` and `### END SOLUTION`;
 - its test cell: a code cell whose first line is `# Tests for exercise N (P points)`: visible asserts, then hidden
   ones between `### BEGIN HIDDEN TESTS` and `### END HIDDEN TESTS`;
+- a worked solution that is not autograded: a code cell whose first line is `# Solution to exercise N ...`; the
+  student copy gets an empty answer cell in its place;
 - the written answers: the `<details><summary>Solutions</summary>` block of the Exercises cell (and a markdown cell
   that starts with `**Solution`) becomes a manually graded answer cell holding the model answers.
 
@@ -31,7 +33,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -43,6 +44,7 @@ CELL_TIMEOUT = 600  # seconds per cell when autograde executes a lesson (the lon
 
 ANSWER_RE = re.compile(r'^# Exercise (\d+)\b.*\(graded\)')
 TEST_RE = re.compile(r'^# Tests for exercise (\d+) \((\d+) points?\)')
+SOLUTION_RE = re.compile(r'^# Solution to exercises? ([\d a-z]+?)\b[ .:(]')
 DETAILS_RE = re.compile(r'\n*<details><summary>Solutions</summary>\s*(.*?)\s*</details>\s*', re.S)
 PREDICT_RE = re.compile(r'^\*\*(Check yourself|Predict first)\.\*\*.*\bpredict', re.S | re.I)
 PREDICTION_CELL = ("**Your prediction** (write it here *before* you run the next cell, then compare):\n\n"
@@ -72,6 +74,13 @@ def _src(cell) -> str:
     return ''.join(cell['source']) if isinstance(cell['source'], list) else cell['source']
 
 
+def _head(cell) -> str:
+    "A code cell's source without its leading `#|` directive lines (where the markers are looked for)."
+    lines = _src(cell).splitlines(True)
+    while lines and lines[0].startswith('#|'): lines = lines[1:]
+    return ''.join(lines)
+
+
 def _cell(cell_type: str, source: str, cell_id: str) -> dict:
     c = {'cell_type': cell_type, 'id': cell_id, 'metadata': {}, 'source': source}
     if cell_type == 'code': c.update(execution_count=None, outputs=[])
@@ -89,7 +98,7 @@ def exercise_cells(nb: dict) -> dict:
     "Graded cells found in a lesson: {'answers': {n: source}, 'tests': {n: points}, 'written': count}."
     answers, tests, written = {}, {}, 0
     for cell in nb['cells']:
-        s = _src(cell)
+        s = _head(cell) if cell['cell_type'] == 'code' else _src(cell)
         if cell['cell_type'] == 'code':
             if (m := ANSWER_RE.match(s)):
                 if '### BEGIN SOLUTION' not in s or '### END SOLUTION' not in s:
@@ -110,7 +119,8 @@ def to_source(nb: dict) -> dict:
     cells, n_tests = [], {}
     auto = set(exercise_cells(nb)['answers'])
     for cell in nb['cells']:
-        s, kind = _src(cell), cell['cell_type']
+        kind = cell['cell_type']
+        s = _head(cell) if kind == 'code' else _src(cell)
         cell['metadata'] = {k: v for k, v in cell['metadata'].items() if k != 'nbgrader'}
         if kind == 'code' and (m := ANSWER_RE.match(s)):
             cell['metadata'].update(_meta(f'exercise_{m[1]}', grade=False, solution=True))
@@ -119,6 +129,9 @@ def to_source(nb: dict) -> dict:
             k = n_tests[m[1]] = n_tests.get(m[1], 0) + 1
             cell['metadata'].update(_meta(f'exercise_{m[1]}_tests' + (f'_{k}' if k > 1 else ''), grade=True,
                                           solution=False, points=int(m[2])))
+            cells.append(cell)
+        elif kind == 'code' and (m := SOLUTION_RE.match(s)):   # an ungraded worked solution: the release gets an empty cell
+            cell['metadata'].update(_meta(f'solution_{m[1].replace(" ", "_")}', grade=False, solution=True))
             cells.append(cell)
         elif kind == 'markdown' and (m := DETAILS_RE.search(s)):
             questions = DETAILS_RE.sub('\n', s).rstrip() + '\n\n*Write your answers in the cell below; the ones marked (graded) in code cells are checked automatically.*'
@@ -148,19 +161,33 @@ def write_config(course: Path) -> Path:
     return path
 
 
-def _nbgrader(course: Path, *args: str, retries: int = 1) -> subprocess.CompletedProcess:
-    "Run one nbgrader command in the course folder; retry once (a first call in a new course folder failed once)."
-    cmd = [sys.executable, '-m', 'nbgrader', *args]
-    # nbgrader runs `alembic` (beside this Python) when it creates a gradebook: put that folder first on PATH, or a new
-    # course folder's first call fails with FileNotFoundError 'alembic' when the venv is not activated.
-    env = {**os.environ, 'TRUSTML_NB_PROGRESS': os.environ.get('TRUSTML_NB_PROGRESS', '0'),
-           'PATH': os.pathsep.join([str(Path(sys.executable).parent), os.environ.get('PATH', '')])}
+def _api(course: Path):
+    "An nbgrader API object for the course folder (configured here, so no nbgrader_config.py needs to be found)."
+    # nbgrader runs `alembic` (installed beside this Python) when it creates a gradebook: put that folder first on PATH,
+    # or the first call in a new course folder fails with FileNotFoundError 'alembic' when the venv is not activated.
+    os.environ['PATH'] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get('PATH', '')])
+    os.environ.setdefault('TRUSTML_NB_PROGRESS', '0')
+    from nbgrader.apps import NbGraderAPI
+    from traitlets.config import Config
+    c = Config()
+    c.CourseDirectory.root = str(course)
+    c.CourseDirectory.db_url = 'sqlite:///' + str(course / 'gradebook.db')
+    c.Execute.timeout = CELL_TIMEOUT
+    c.Execute.interrupt_on_timeout = True
+    c.Exchange.root = str(course / 'exchange')
+    return NbGraderAPI(config=c)
+
+
+def _run(course: Path, job: str, *args, retries: int = 1) -> None:
+    "Run one nbgrader API call (generate_assignment or autograde); retry once: a first call in a new course failed once."
+    api = _api(course)
     for attempt in range(retries + 1):
-        done = subprocess.run(cmd, cwd=course, env=env, capture_output=True, text=True)
-        if done.returncode == 0: return done
-        print(f"nbgrader {' '.join(args)} failed (attempt {attempt + 1}):\n{done.stderr[-3000:]}", file=sys.stderr)
+        result = getattr(api, job)(*args)
+        if result['success']: return
+        print(f"nbgrader {job} {args} failed (attempt {attempt + 1}):\n{result.get('error', '')[-3000:]}\n"
+              f"{result.get('log', '')[-2000:]}", file=sys.stderr)
         time.sleep(1)
-    raise RuntimeError(f"nbgrader {' '.join(args)} failed {retries + 1} times; its log is above")
+    raise RuntimeError(f"nbgrader {job} {args} failed {retries + 1} times; its log is above")
 
 
 def build(course: Path = DEFAULT_COURSE, names=None) -> dict:
@@ -174,7 +201,7 @@ def build(course: Path = DEFAULT_COURSE, names=None) -> dict:
         if src_dir.exists(): shutil.rmtree(src_dir)
         src_dir.mkdir(parents=True)
         (src_dir / f'{name}.ipynb').write_text(json.dumps(to_source(nb), indent=1, ensure_ascii=False) + '\n')
-        _nbgrader(course, 'generate_assignment', name, '--force', '--CourseDirectory.db_assignments=' + json.dumps([{'name': name}]))
+        _run(course, 'generate_assignment', name)
         out[name] = {'instructor': src_dir / f'{name}.ipynb', 'student': course / 'release' / name / f'{name}.ipynb'}
         print(f"{name}: instructor key {out[name]['instructor'].relative_to(course)}, "
               f"student copy {out[name]['student'].relative_to(course)}")
@@ -211,7 +238,7 @@ def grade(submissions: Path, course: Path = DEFAULT_COURSE, names=None) -> list[
     for name in sorted({n for _, n in found}):
         students = sorted(s for s, n in found if n == name)
         t0 = time.time()
-        _nbgrader(course, 'autograde', name, '--force', '--create', retries=0)
+        for student in students: _run(course, 'autograde', name, student, retries=0)
         seconds = (time.time() - t0) / len(students)
         rows += [dict(r, seconds=round(seconds, 1)) for r in scores(course, name, students)]
     write_table(rows, course)

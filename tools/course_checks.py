@@ -19,6 +19,27 @@ import course  # noqa: E402
 WRONG_ANSWERS = {
     '00_start_here': ('1', "slider_thresholds = np.round(np.arange(0.05, 0.96, 0.05), 2)\n"
                            "worst_threshold = min(slider_thresholds, key=lambda t: np.ptp(group_rates(t).selection_rate))  # min, not max"),
+    '10_path_specific_effects': ('1', "t = res.to_frame().query(\"estimator == 'DR'\").set_index('effect').estimate\n"
+                                      "vde_share, nie_share = t['VDE'] / t['TE'], t['NIE*'] / t['TE']  # NIE* taken for NIE"),
+    '20_fedfact': ('1', "most_accurate_run = summary['accuracy'].idxmin()  # idxmin, not idxmax\n"
+                        "fedavg_least_accurate = bool(base.report_.accuracy < summary['accuracy'].min())"),
+    '30_explaining_gams': ('2', "g = GAM([TableComponent({0: -1, 1: 0}), TableComponent({0: -1, 1: 0})], EnumerableDomain([0, 1]), task='classification')\n"
+                                "empty_is_sufficient = True  # trusts the sign test\nsign_test_says_sufficient = True"),
+    '40_fairdice': ('2', "maxmin = solve_unregularised(cx, 'nsw')  # Nash welfare instead of max-min\n"
+                         "p_maxmin, returns_maxmin = maxmin.occupancy[0, 0], maxmin.returns"),
+    '50_multicalibration': ('1', "big = make_mc_synthetic(80000, seed=11)\n"
+                                 "floor_4x = mc_error(big['y'], big['p0'], big['groups'])  # the base score, not the true probabilities"),
+    '60_selective_omniprediction': ('1', "interval = (0.5 / 2, 1 - 0.5 / 2)  # divides by l_FP + l_FN\never_abstains = True"),
+    '70_mifpo': ('1', "E0 = best_fair_classifier(tiny, 1.0).error  # the unconstrained error, not gamma = 0\ngamma_flat = 0.5"),
+    '80_oath': ('1', "nu_needed = int(np.ceil(np.log(1e-6) / np.log(1 - 0.01)))  # eps where the bound has eps / 2\n"
+                     "exact_at_nu = worst_case_escape(10**6, 0.01, nu_needed)"),
+    '90_matroid_selection': ('2', "laminar_probabilities = acceptance_probabilities(funding, ColouringSelector(), order=submitted)"
+                                  ".table['probability'].to_numpy()  # the general colouring selector"),
+    '95_monoculture': ('1', "pmf4 = poisson_binomial_pmf([0.6, 0.7, 0.8, 0.9])  # acceptance rates, not rejection rates\n"
+                            "all_four, none = pmf4[4], pmf4[0]"),
+    '96_quere': ('1', "X = sets['QueRE'][:, -2:]  # the answer probabilities, not pre/post\n"
+                      "sol1 = compare_probes({'pre + post only': X, 'QueRE': sets['QueRE']}, y, test_fraction=0.4, n_bootstrap=500, seed=0)\n"
+                      "auroc_pre_post = sol1.table.set_index('features').auroc['pre + post only']"),
 }
 
 _SOLUTION_RE = re.compile(r'^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?', re.M)
