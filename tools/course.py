@@ -44,7 +44,7 @@ CELL_TIMEOUT = 600  # seconds per cell when autograde executes a lesson (the lon
 
 ANSWER_RE = re.compile(r'^# Exercise (\d+)\b.*\(graded\)')
 TEST_RE = re.compile(r'^# Tests for exercise (\d+) \((\d+) points?\)')
-SOLUTION_RE = re.compile(r'^# Solution to exercises? ([\d a-z]+?)\b[ .:(]')
+SOLUTION_RE = re.compile(r'^# Solution to (exercises? (\d+)(?: to \d+)?)')
 DETAILS_RE = re.compile(r'\n*<details><summary>Solutions</summary>\s*(.*?)\s*</details>\s*', re.S)
 PREDICT_RE = re.compile(r'^\*\*(Check yourself|Predict first)\.\*\*.*\bpredict', re.S | re.I)
 PREDICTION_CELL = ("**Your prediction** (write it here *before* you run the next cell, then compare):\n\n"
@@ -116,7 +116,7 @@ def exercise_cells(nb: dict) -> dict:
 def to_source(nb: dict) -> dict:
     "The nbgrader source notebook (the instructor key) of a lesson notebook."
     nb = copy.deepcopy(nb)
-    cells, n_tests = [], {}
+    cells, n_tests, pending_answer = [], {}, None
     auto = set(exercise_cells(nb)['answers'])
     for cell in nb['cells']:
         kind = cell['cell_type']
@@ -131,7 +131,9 @@ def to_source(nb: dict) -> dict:
                                           solution=False, points=int(m[2])))
             cells.append(cell)
         elif kind == 'code' and (m := SOLUTION_RE.match(s)):   # an ungraded worked solution: the release gets an empty cell
-            cell['metadata'].update(_meta(f'solution_{m[1].replace(" ", "_")}', grade=False, solution=True))
+            cell['metadata'].update(_meta(f'solution_{m[2]}', grade=False, solution=True))
+            cell['source'] = (f"# {m[1].capitalize()} (not autograded: write your answer and your own checks here)\n"
+                              f"### BEGIN SOLUTION\n{s.rstrip()}\n### END SOLUTION")
             cells.append(cell)
         elif kind == 'markdown' and (m := DETAILS_RE.search(s)):
             questions = DETAILS_RE.sub('\n', s).rstrip() + '\n\n*Write your answers in the cell below; the ones marked (graded) in code cells are checked automatically.*'
@@ -144,9 +146,18 @@ def to_source(nb: dict) -> dict:
             cell['metadata'].update(_meta(f'written_answer_{cell["id"]}', grade=True, solution=True, points=1))
             cells.append(cell)
         else:
-            cells.append(cell)
             if kind == 'markdown' and PREDICT_RE.match(s):
-                cells.append(_cell('markdown', PREDICTION_CELL, cell['id'] + 'p'))
+                # the prompt, an empty cell for the prediction, then the check; a paragraph that answers the prompt
+                # moves after the check (70_mifpo's "Predict first" cell explains the answer in its second paragraph)
+                paragraphs = s.split('\n\n')
+                k = next((i for i, p in enumerate(paragraphs) if '?' in p), 0) + 1
+                cell['source'] = '\n\n'.join(paragraphs[:k])
+                cells += [cell, _cell('markdown', PREDICTION_CELL, cell['id'] + 'p')]
+                if paragraphs[k:]: pending_answer = _cell('markdown', '\n\n'.join(paragraphs[k:]), cell['id'] + 'r')
+                continue
+            cells.append(cell)
+            if kind == 'code' and pending_answer is not None:
+                cells.append(pending_answer); pending_answer = None
     for cell in cells:
         if cell['cell_type'] == 'code': cell.update(execution_count=None, outputs=[])
     nb['cells'] = cells
