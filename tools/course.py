@@ -178,7 +178,9 @@ def _api(course: Path):
     # or the first call in a new course folder fails with FileNotFoundError 'alembic' when the venv is not activated.
     os.environ['PATH'] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get('PATH', '')])
     os.environ.setdefault('TRUSTML_NB_PROGRESS', '0')
-    from nbgrader.apps import NbGraderAPI
+    try: from nbgrader.apps import NbGraderAPI
+    except ImportError as e:
+        raise SystemExit(f"nbgrader is not installed in {sys.executable}: pip install -c constraints.txt '.[course]' ({e})")
     from traitlets.config import Config
     c = Config()
     c.CourseDirectory.root = str(course)
