@@ -32,7 +32,7 @@ def main(names=None):
             r.update(ok=course_checks.verdict(r), load_before=round(load_before, 2), load_after=round(os.getloadavg()[0], 2))
             rows.append(r)
         print(f"{name}: {[(r['kind'], r['auto_score'], r['auto_max'], r['ok']) for r in got]} ({time.time() - t0:.0f} s)", flush=True)
-    cols = ['lesson', 'kind', 'auto_score', 'auto_max', 'failed_tests', 'wrong_exercise', 'wrong_points', 'written_max',
+    cols = ['lesson', 'kind', 'auto_score', 'auto_max', 'failed_tests', 'cells_with_errors', 'wrong_exercise', 'wrong_points', 'written_max',
             'written_to_grade', 'ok', 'seconds', 'load_before', 'load_after']
     suffix = '' if len(names) == len(course.lesson_names()) else '_partial'
     with open(OUT / f'course_grading{suffix}.csv', 'w', newline='') as f:

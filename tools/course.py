@@ -268,17 +268,21 @@ def scores(course: Path, name: str, students) -> list[dict]:
             auto = [g for g in sub.grades if g.cell_type == 'code']
             written = [g for g in sub.grades if g.cell_type == 'markdown']
             failed = sorted(g.name for g in auto if (g.score or 0) < g.max_score)
+            graded = Path(course) / 'autograded' / student / name / f'{name}.ipynb'
+            cells = json.loads(graded.read_text())['cells'] if graded.exists() else []
+            errors = sum(any(o.get('output_type') == 'error' for o in c.get('outputs', [])) for c in cells)
             rows.append({'student': student, 'lesson': name, 'auto_score': sum(g.score or 0 for g in auto),
                          'auto_max': sum(g.max_score for g in auto),
                          'written_max': sum(g.max_score for g in written),
                          'written_to_grade': sum(1 for g in written if g.needs_manual_grade),
-                         'failed_tests': ' '.join(failed)})
+                         'failed_tests': ' '.join(failed), 'cells_with_errors': errors})
     return rows
 
 
 def write_table(rows: list[dict], course: Path) -> None:
     "Write the grade table as course/grades.csv and course/grades.md."
-    cols = ['student', 'lesson', 'auto_score', 'auto_max', 'written_max', 'written_to_grade', 'failed_tests', 'seconds']
+    cols = ['student', 'lesson', 'auto_score', 'auto_max', 'written_max', 'written_to_grade', 'failed_tests', 'cells_with_errors',
+            'seconds']
     with open(course / 'grades.csv', 'w', newline='') as f:
         w = csv.DictWriter(f, fieldnames=cols); w.writeheader(); w.writerows(rows)
     lines = ['| ' + ' | '.join(cols) + ' |', '|' + '---|' * len(cols)]

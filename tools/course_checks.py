@@ -99,7 +99,8 @@ def check_lessons(names, course_dir: Path, work: Path) -> list[dict]:
 
 def verdict(row: dict) -> bool:
     "Does a graded row show what it should: full marks, zero, or full marks less the wrong exercise's points only?"
-    if row['kind'] == 'reference': return row['auto_score'] == row['auto_max'] and not row['failed_tests']
+    if row['kind'] == 'reference':      # full marks, and every cell of the lesson ran without an error
+        return row['auto_score'] == row['auto_max'] and not row['failed_tests'] and row.get('cells_with_errors', 0) == 0
     if row['kind'] == 'blank': return row['auto_score'] == 0 and row['written_to_grade'] == 0
     failed = row['failed_tests'].split()
     return (row['auto_score'] == row['auto_max'] - row['wrong_points']
