@@ -33,6 +33,11 @@ def main(names=None):
             r.update(ok=course_checks.verdict(r), load_before=round(load_before, 2), load_after=round(os.getloadavg()[0], 2))
             rows.append(r)
         print(f"{name}: {[(r['kind'], r['auto_score'], r['auto_max'], r['ok']) for r in got]} ({time.time() - t0:.0f} s)", flush=True)
+    return write_tables(rows, names)
+
+
+def write_tables(rows, names=()):
+    "Merge `rows` (lessons just graded) into benchmarks/results/course_grading.csv and rewrite course_grading.md."
     cols = ['lesson', 'kind', 'auto_score', 'auto_max', 'failed_tests', 'cells_with_errors', 'wrong_exercise', 'wrong_points', 'written_max',
             'written_to_grade', 'ok', 'seconds', 'load_before', 'load_after']
     # a run over some lessons replaces their rows in the table and keeps the other lessons' rows
@@ -69,4 +74,5 @@ def main(names=None):
 
 
 if __name__ == '__main__':
-    main(sys.argv[1:] or None)
+    if sys.argv[1:] == ['--table']: write_tables([])      # only rewrite the markdown table from the CSV
+    else: main(sys.argv[1:] or None)
