@@ -251,20 +251,28 @@ def grade(submissions: Path, course: Path = DEFAULT_COURSE, names=None) -> list[
     for name in sorted({n for _, n in found}):
         students = sorted(s for s, n in found if n == name)
         t0 = time.time()
-        for student in students: _run(course, 'autograde', name, student, retries=0)
+        broken = set()
+        for student in students:   # one submission that nbgrader cannot grade (a dead kernel) does not stop the others
+            try: _run(course, 'autograde', name, student, retries=0)
+            except RuntimeError as e: broken.add(student); print(e, file=sys.stderr)
         seconds = (time.time() - t0) / len(students)
-        rows += [dict(r, seconds=round(seconds, 1)) for r in scores(course, name, students)]
+        rows += [dict(r, seconds=round(seconds, 1)) for r in scores(course, name, students, broken)]
     write_table(rows, course)
     return rows
 
 
-def scores(course: Path, name: str, students) -> list[dict]:
-    "Scores of the autograded submissions of one lesson, read from the gradebook."
-    from nbgrader.api import Gradebook
+def scores(course: Path, name: str, students, broken=()) -> list[dict]:
+    "Scores of the autograded submissions of one lesson, read from the gradebook (`broken`: autograde failed)."
+    from nbgrader.api import Gradebook, MissingEntry
     rows = []
     with Gradebook('sqlite:///' + str(Path(course) / 'gradebook.db')) as gb:
         for student in students:
-            sub = gb.find_submission_notebook(name, name, student)
+            try: sub = gb.find_submission_notebook(name, name, student)
+            except MissingEntry: sub = None
+            if sub is None or student in broken:
+                rows.append({'student': student, 'lesson': name, 'auto_score': 0, 'auto_max': '', 'written_max': '',
+                             'written_to_grade': '', 'failed_tests': 'AUTOGRADE FAILED (see the log)', 'cells_with_errors': ''})
+                continue
             auto = [g for g in sub.grades if g.cell_type == 'code']
             written = [g for g in sub.grades if g.cell_type == 'markdown']
             failed = sorted(g.name for g in auto if (g.score or 0) < g.max_score)
