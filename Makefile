@@ -30,6 +30,8 @@ help:
 	@echo "make coverage - line coverage of trustml_nb/ over the default suite (test-output/coverage.txt, benchmarks/results/coverage.md)"
 	@echo "make mutation - mutmut over the numeric cores; score per module in benchmarks/results/mutation.md"
 	@echo "make mutants  - the five planted bugs of issue 15 against the default tests (benchmarks/results/mutants.md)"
+	@echo "make course - nbgrader: the student release (course/release/) and the instructor key (course/source/) of every lesson"
+	@echo "make grade SUBMISSIONS=dir - autograde dir/<student>/<lesson>.ipynb; grade table in course/grades.csv and course/grades.md"
 	@echo "make bench - run every benchmark in benchmarks/ (ours vs peers); results go to benchmarks/results/"
 
 $(BIN)/python:
@@ -130,3 +132,17 @@ $(VENV)/.installed-bench: pyproject.toml constraints.txt | $(STAMP)
 bench: install $(VENV)/.installed-bench
 	@echo ">>> running every benchmarks/bench_*.py; tables go to benchmarks/results/"
 	@set -e; for f in benchmarks/bench_*.py; do [ -e "$$f" ] || continue; echo ">>> $$f"; $(BIN)/python "$$f"; done
+
+# The course for instructors (nbgrader, tools/course.py): tutorials/ stay the single source. No install step here: it uses
+# .venv when present, else the python3 on PATH (which needs nbgrader: `pip install -c constraints.txt '.[course]'`).
+COURSE_DIR ?= course
+COURSE_PY = $(if $(wildcard $(BIN)/python),$(BIN)/python,python3)
+.PHONY: course grade
+course:
+	@echo ">>> nbgrader: the instructor key ($(COURSE_DIR)/source/) and the student release ($(COURSE_DIR)/release/) of every lesson"
+	$(COURSE_PY) tools/course.py build --course $(COURSE_DIR)
+
+grade:
+	@if [ -z "$(SUBMISSIONS)" ]; then echo "usage: make grade SUBMISSIONS=folder   (folder/<student>/<lesson>.ipynb; run make course first)"; exit 2; fi
+	@echo ">>> nbgrader autograde: every submission in $(SUBMISSIONS) (each lesson runs in full); table in $(COURSE_DIR)/grades.csv and .md"
+	$(COURSE_PY) tools/course.py grade "$(SUBMISSIONS)" --course $(COURSE_DIR)
