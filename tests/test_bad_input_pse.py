@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
 from badinput import expect_error, expect_ok, finite, with_inf, with_nan
-from trustml_nb.pse import (EffectsReport, GLMClassifier, GLMRegressor, PathSpecificEffects, crossfit_gmf, explore_effects,
+from trustml_nb.pse import (EffectsReport, GLMClassifier, GLMRegressor, PathSpecificEffects, StackClassifier, StackRegressor, crossfit_gmf, explore_effects,
                             gmf_estimate, gmf_weights, make_learners, plot_effects, pse_effects, pse_explorer)
 from trustml_nb.pse_simulator import (WORLDS, binary_sfm_nuisances, effects_from_worlds, nonlinear_nuisances, population_truth,
                                       sim_binary_sfm, sim_continuous_sfm, sim_nonlinear, sim_oximetry)
@@ -259,6 +259,29 @@ def test_glm_wrapper_errors():
         expect_error(fn, *args, arg=arg, module=M, case=f'{type(fn.__self__).__name__}.{fn.__name__}: {arg}')
     expect_ok(GLMClassifier().fit(X, D.race == 1).predict, X, check=lambda p: p.dtype == bool and set(p) <= {False, True}, module=M,
               case='GLMClassifier: boolean labels')
+
+
+def test_stack_learner_errors():
+    "The stacked learners: bad settings, data and library entries name the argument; a one-learner library is that learner."
+    X = D[R['z']].to_numpy()
+    lib = [('glm', GLMClassifier()), ('logit', LogisticRegression())]
+    clf = StackClassifier(estimators=lib).fit(X, D.race)
+    cases = [
+        (StackClassifier(holdout=0.0).fit, (X, D.race), 'holdout'), (StackClassifier(holdout=0.9).fit, (X, D.race), 'holdout'),
+        (StackClassifier(holdout='a').fit, (X, D.race), 'holdout'), (StackClassifier(random_state=-1).fit, (X, D.race), 'seed'),
+        (StackClassifier(estimators='glm').fit, (X, D.race), 'estimators'), (StackClassifier(estimators=[]).fit, (X, D.race), 'estimators'),
+        (StackClassifier(estimators=[GLMClassifier()]).fit, (X, D.race), 'estimators'),
+        (StackClassifier().fit, (with_nan(X), D.race), 'X'), (StackClassifier().fit, (X, D.cci), 'y'),
+        (StackClassifier().fit, (X, np.zeros(len(X))), 'y'), (StackClassifier().fit, (X[:3], D.race[:3]), 'sample'),
+        (clf.predict_proba, (X[:, :2],), 'features'), (clf.predict, (with_inf(X),), 'X'),
+        (StackRegressor().fit, (with_inf(X), D.duration), 'X'), (StackRegressor().fit, (X, with_nan(D.duration)), 'y'),
+        (StackRegressor(estimators=[('a', LinearRegression())] * 9).fit, (X, D.duration), 'estimators'),
+    ]
+    for fn, args, arg in cases:
+        expect_error(fn, *args, arg=arg, module=M, case=f'{type(fn.__self__).__name__}.{fn.__name__}: {arg}')
+    one = StackRegressor(estimators=[('ols', LinearRegression())]).fit(X, D.duration)
+    expect_ok(one.predict, X, check=lambda p: np.allclose(p, LinearRegression().fit(X, D.duration).predict(X), atol=1e-9), module=M,
+              case='StackRegressor: one learner is that learner refitted on all rows')
 
 
 # ---------------------------------------------------------------- the simulators

@@ -155,3 +155,33 @@ def test_plugin_bootstrap_is_seeded_and_two_blocks_run():
     p = a[a.estimator == 'plugin'].set_index('effect')
     assert p.se.notna().all() and (p.se > 0).all()
     assert set(p.index) == {'TE', 'NDE', 'NIE', 'VDE', 'NIE*', 'TV'}
+
+
+# ---------------------------------------------------------------- the stacked learner preset
+
+def test_simplex_weights_match_brute_force_and_stack_passes_check_estimator():
+    "The stack's weights are the exact least-squares point of the simplex (a fine grid finds nothing better), and the stacked learners pass scikit-learn's check_estimator."
+    from sklearn.utils.estimator_checks import check_estimator
+    from trustml_nb.pse import StackClassifier, StackRegressor, _simplex_lstsq
+    rng = np.random.default_rng(0)
+    for trial in range(3):
+        P = rng.normal(size=(300, 3)) + rng.normal(size=(300, 1)); t = P @ rng.dirichlet([1, 1, 1]) + rng.normal(0, 1, 300) + trial * 0.3
+        w = _simplex_lstsq(P, t)
+        grid = [np.array([a, b, 1 - a - b]) for a in np.linspace(0, 1, 101) for b in np.linspace(0, 1, 101) if a + b <= 1 + 1e-12]
+        assert np.sum((P @ w - t) ** 2) <= min(np.sum((P @ g - t) ** 2) for g in grid) + 1e-9
+        assert w.min() >= 0 and abs(w.sum() - 1) < 1e-12
+    from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
+    for est in (StackClassifier(estimators=[('glm', GLMClassifier()), ('logit', LogisticRegression())]),   # light libraries: the checks fit hundreds of times
+                StackRegressor(estimators=[('glm', GLMRegressor()), ('ols', LinearRegression()), ('ridge', Ridge())])):
+        check_estimator(est)
+
+
+def test_stack_preset_extrapolates_a_trend_boosting_cannot():
+    "On a linear trend the stack puts its weight on the GLM/splines and predicts beyond the data; the boosting preset alone stays flat."
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2, 2, (2_000, 2)); yv = 1.5 * X[:, 0] - X[:, 1] + rng.normal(0, 0.3, 2_000)
+    L = make_learners('stack', binary_y=False, seed=0)
+    st, hgb = L['pseudo'].fit(X, yv), make_learners('hgb', binary_y=False)['pseudo'].fit(X, yv)
+    far = np.array([[2.5, 0.0]])
+    assert abs(st.predict(far)[0] - 3.75) < 0.15 and abs(hgb.predict(far)[0] - 3.75) > 0.4
+    assert st.weights_['hgb'] < 0.5

@@ -7,6 +7,7 @@ Docs: https://trustml-nb.github.io/trustml_nb/path_specific_effects.html.md"""
 # %% ../nbs/11_path_specific_effects.ipynb #6e6d2766
 from __future__ import annotations
 
+from itertools import combinations
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,10 @@ from scipy.stats import norm
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone, is_classifier
 from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import KFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import SplineTransformer, StandardScaler
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import validate_data
 from statsmodels.genmod import families
@@ -34,9 +38,9 @@ from .viz import Explorer, explorer, legend_outside, new_figure, plot_estimates
 # %% auto #0
 __all__ = ['LEARNER_ROLES', 'LEARNER_PRESETS', 'NESTED_FITS', 'EFFECTS', 'FUNCTIONAL_NAMES', 'ESTIMATORS', 'EFFECT_NAMES',
            'PSE_BENCHMARK_FILES', 'gmf_weights', 'FunctionalEstimate', 'gmf_estimate', 'GLMClassifier', 'GLMRegressor',
-           'make_learners', 'CrossFitNuisances', 'crossfit_gmf', 'EffectsReport', 'PathSpecificEffects', 'pse_effects',
-           'plot_effects', 'CoverageReport', 'pse_benchmark_results', 'plot_coverage', 'explore_effects',
-           'pse_explorer']
+           'make_learners', 'StackClassifier', 'StackRegressor', 'CrossFitNuisances', 'crossfit_gmf', 'EffectsReport',
+           'PathSpecificEffects', 'pse_effects', 'plot_effects', 'CoverageReport', 'pse_benchmark_results',
+           'plot_coverage', 'explore_effects', 'pse_explorer']
 
 # %% ../nbs/11_path_specific_effects.ipynb #a37b2de9
 def _check_seed(seed)->int:
@@ -264,18 +268,19 @@ class GLMRegressor(RegressorMixin, _GLM):
 
 # %% ../nbs/11_path_specific_effects.ipynb #69e743bd
 LEARNER_ROLES = ('propensity', 'outcome', 'pseudo')
-LEARNER_PRESETS = ('hgb', 'glm')
+LEARNER_PRESETS = ('hgb', 'glm', 'stack')
 
 def _preset(kind:str, role:str, binary_y:bool, seed:int, name:str):
     check_option(kind, name, LEARNER_PRESETS)
     clf = role == 'propensity' or (role == 'outcome' and binary_y)
     if kind == 'glm': return GLMClassifier() if clf else GLMRegressor()
+    if kind == 'stack': return StackClassifier(random_state=seed) if clf else StackRegressor(random_state=seed)
     kw = dict(max_iter=300, learning_rate=0.05, max_leaf_nodes=8, min_samples_leaf=40, l2_regularization=1.0,
               early_stopping=True, validation_fraction=0.2, n_iter_no_change=10, random_state=seed)
     return HistGradientBoostingClassifier(**kw) if clf else HistGradientBoostingRegressor(**kw)
 
 def make_learners(
-    learners='hgb', # 'hgb', 'glm', or a dict with any of 'propensity', 'outcome', 'pseudo' (missing roles: 'hgb')
+    learners='hgb', # 'hgb', 'glm', 'stack', or a dict with any of 'propensity', 'outcome', 'pseudo' (missing roles: 'hgb')
     binary_y:bool=True, # whether Y is binary (the outcome model is then a classifier)
     seed:int=0, # random_state of the boosting presets
 )->dict: # role -> unfitted sklearn estimator
@@ -283,7 +288,7 @@ def make_learners(
     check_flag(binary_y, 'binary_y')
     seed = _check_seed(seed)
     if isinstance(learners, str): return {r: _preset(learners, r, binary_y, seed, 'learners') for r in LEARNER_ROLES}
-    if not isinstance(learners, dict): raise TypeError(f"learners must be 'hgb', 'glm' or a dict of estimators, got {_kind(learners)}")
+    if not isinstance(learners, dict): raise TypeError(f"learners must be 'hgb', 'glm', 'stack' or a dict of estimators, got {_kind(learners)}")
     bad = [r for r in learners if r not in LEARNER_ROLES]
     if bad: raise ValueError(f"learners has unknown role(s) {bad}; roles are {list(LEARNER_ROLES)}")
     out = {}
@@ -303,6 +308,111 @@ def make_learners(
             raise TypeError(f"learners['pseudo'] must be a regressor (its targets are predictions in [0, 1] or real numbers), got the classifier {type(est).__name__}")
         out[r] = est
     return out
+
+# %% ../nbs/11_path_specific_effects.ipynb #2c69c411
+def _simplex_lstsq(P:np.ndarray, y:np.ndarray)->np.ndarray:
+    "Weights w >= 0 with sum 1 minimising ||P w - y||^2, exactly: the best equality-constrained fit over every support (few columns)."
+    m, best, best_loss = P.shape[1], None, np.inf
+    for r in range(1, m + 1):
+        for S in combinations(range(m), r):
+            A = P[:, list(S)]
+            kkt = np.block([[2 * A.T @ A, np.ones((r, 1))], [np.ones((1, r)), np.zeros((1, 1))]])
+            sol = np.linalg.lstsq(kkt, np.r_[2 * A.T @ y, 1.0], rcond=None)[0][:r]
+            if np.any(sol < -1e-10): continue                      # the optimum on this support leaves the simplex
+            w = np.zeros(m); w[list(S)] = np.clip(sol, 0, None); w /= w.sum()
+            loss = float(np.sum((P @ w - y) ** 2))
+            if loss < best_loss * (1 - 1e-12): best, best_loss = w, loss   # ties keep the sparser support
+    return best
+
+def _stack_candidates(classifier:bool, seed:int)->list:
+    "The default library: statsmodels GLM, additive cubic splines (penalised), and the boosting preset."
+    splines = lambda last: make_pipeline(StandardScaler(), SplineTransformer(n_knots=5, degree=3, extrapolation='linear'), last)
+    if classifier: return [('glm', GLMClassifier()), ('splines', splines(LogisticRegression(C=1.0, max_iter=1000))), ('hgb', _preset('hgb', 'propensity', True, seed, 'learners'))]
+    return [('glm', GLMRegressor()), ('splines', splines(Ridge(alpha=1.0))), ('hgb', _preset('hgb', 'pseudo', False, seed, 'learners'))]
+
+class _Stack(BaseEstimator):
+    "What the stacked classifier and regressor share: the holdout, the simplex weights and the refit."
+    def __init__(self,
+                 estimators:list|None=None, # [(name, unfitted estimator), ...]; None: GLM, additive splines and boosting
+                 holdout:float=0.25, # share of the rows held out to fit the weights
+                 random_state:int=0, # seed of the holdout split (and of the default boosting learner)
+                ):
+        self.estimators, self.holdout, self.random_state = estimators, holdout, random_state
+
+    def _library(self)->list:
+        seed = _check_seed(self.random_state)
+        lib = _stack_candidates(isinstance(self, ClassifierMixin), seed) if self.estimators is None else self.estimators
+        if isinstance(lib, (str, bytes)) or not isinstance(lib, (list, tuple)) or not lib or len(lib) > 8:
+            raise TypeError(f"estimators must be a list of 1 to 8 (name, estimator) pairs, got {_kind(lib)}")
+        for item in lib:
+            if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str) and hasattr(item[1], 'fit')):
+                raise TypeError(f"estimators must hold (name, estimator) pairs, got {item!r:.80}")
+        return list(lib)
+
+    def _fit_stack(self, X, y, target, strata):
+        lib = self._library()
+        share = check_scalar(self.holdout, 'holdout', low=0, high=0.5, closed='right')
+        rng = make_rng(_check_seed(self.random_state))
+        labels, counts = np.unique(strata, return_counts=True)
+        take = (share * counts).astype(int)                      # stratified: every class keeps rows on both sides when it can
+        while take.sum() < 2 and np.any(counts - take > 1): take[np.argmax(counts - take)] += 1   # tiny data: at least 2 held out
+        held = np.zeros(len(y), bool)
+        for s, k in zip(labels, take): held[rng.permutation(np.flatnonzero(strata == s))[:k]] = True
+        if held.sum() < 2 or (~held).sum() < 2:
+            raise ValueError(f"{type(self).__name__}.fit: {len(y)} sample(s) are too few to hold out {share:g} of them for the weights (need 2 on each side)")
+        P = np.column_stack([self._score(clone(e).fit(X[~held], y[~held]), X[held]) for _, e in lib])
+        w = _simplex_lstsq(P, target[held])
+        self.weights_ = dict(zip([nm for nm, _ in lib], w))
+        self.holdout_losses_ = dict(zip([nm for nm, _ in lib], ((P - target[held, None]) ** 2).mean(0)))
+        self.estimators_ = [(nm, clone(e).fit(X, y)) for (nm, e), wk in zip(lib, w) if wk > 0]
+        return self
+
+    def _mix(self, X, where:str)->np.ndarray:
+        check_is_fitted(self, 'estimators_')
+        X = _validated(self, X, reset=False, where=where)
+        return sum(self.weights_[nm] * self._score(e, X) for nm, e in self.estimators_)
+
+class StackClassifier(ClassifierMixin, _Stack):
+    "Binary classifier: a convex combination of classifiers' probabilities, weights by least squares (Brier score) on a holdout."
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _score(self, est, X): return est.predict_proba(X)[:, 1]
+
+    def fit(self, X, y):
+        "Fit every candidate on the training part, the weights on the holdout, then the weighted candidates on all rows; returns self."
+        X, y = _validated(self, X, y)
+        check_classification_targets(y)
+        kind = type_of_target(y, input_name='y', raise_unknown=True)
+        if kind != 'binary': raise ValueError(f"Only binary classification is supported. The type of the target y is {kind}.")
+        self.classes_, yb = np.unique(y, return_inverse=True)
+        return self._fit_stack(X, y, yb.astype(float), yb)
+
+    def predict_proba(self, X)->np.ndarray:
+        "Class probabilities, shape (n, 2)."
+        p = np.clip(self._mix(X, 'predict_proba(X)'), 0, 1)
+        return np.column_stack([1 - p, p])
+
+    def predict(self, X)->np.ndarray:
+        "The more probable class of every row."
+        positive = self.predict_proba(X)[:, 1] > 0.5               # checks that the model is fitted first
+        return self.classes_[positive.astype(int)]
+
+class StackRegressor(RegressorMixin, _Stack):
+    "Regressor: a convex combination of regressors' predictions, weights by least squares on a holdout."
+    def _score(self, est, X): return est.predict(X)
+
+    def fit(self, X, y):
+        "Fit every candidate on the training part, the weights on the holdout, then the weighted candidates on all rows; returns self."
+        X, y = _validated(self, X, y)
+        y = np.asarray(y, float)
+        return self._fit_stack(X, y, y, np.zeros(len(y)))
+
+    def predict(self, X)->np.ndarray:
+        "Predicted means."
+        return self._mix(X, 'predict(X)')
 
 # %% ../nbs/11_path_specific_effects.ipynb #363f6c2c
 @report
@@ -911,7 +1021,8 @@ def _coverage_study(
 PathSpecificEffects.coverage_study = _coverage_study
 
 # %% ../nbs/11_path_specific_effects.ipynb #17b95a07
-PSE_BENCHMARK_FILES = ('pse_coverage_nonlinear.csv', 'pse_coverage_nonlinear_draws.csv', 'pse_accuracy.csv', 'pse_parallel.csv', 'pse_coverage.csv')
+PSE_BENCHMARK_FILES = ('pse_coverage_nonlinear.csv', 'pse_coverage_nonlinear_draws.csv', 'pse_accuracy.csv', 'pse_parallel.csv', 'pse_coverage.csv',
+                       'pse_coverage_swap_binary_2000.csv', 'pse_coverage_oracle_binary.csv', 'pse_coverage_candidates_draws.csv')
 
 def pse_benchmark_results(
     file:str='pse_coverage_nonlinear.csv', # one of PSE_BENCHMARK_FILES
