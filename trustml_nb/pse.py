@@ -381,7 +381,10 @@ class StackClassifier(ClassifierMixin, _Stack):
 
     def _score(self, est, X): return est.predict_proba(X)[:, 1]
 
-    def fit(self, X, y):
+    def fit(self,
+            X, # covariates, shape (n, d)
+            y, # binary labels, shape (n,)
+           ):
         "Fit every candidate on the training part, the weights on the holdout, then the weighted candidates on all rows; returns self."
         X, y = _validated(self, X, y)
         check_classification_targets(y)
@@ -390,12 +393,16 @@ class StackClassifier(ClassifierMixin, _Stack):
         self.classes_, yb = np.unique(y, return_inverse=True)
         return self._fit_stack(X, y, yb.astype(float), yb)
 
-    def predict_proba(self, X)->np.ndarray:
+    def predict_proba(self,
+                      X, # covariates, shape (n, d)
+                     )->np.ndarray:
         "Class probabilities, shape (n, 2)."
         p = np.clip(self._mix(X, 'predict_proba(X)'), 0, 1)
         return np.column_stack([1 - p, p])
 
-    def predict(self, X)->np.ndarray:
+    def predict(self,
+                X, # covariates, shape (n, d)
+               )->np.ndarray:
         "The more probable class of every row."
         positive = self.predict_proba(X)[:, 1] > 0.5               # checks that the model is fitted first
         return self.classes_[positive.astype(int)]
@@ -404,13 +411,18 @@ class StackRegressor(RegressorMixin, _Stack):
     "Regressor: a convex combination of regressors' predictions, weights by least squares on a holdout."
     def _score(self, est, X): return est.predict(X)
 
-    def fit(self, X, y):
+    def fit(self,
+            X, # covariates, shape (n, d)
+            y, # outcomes, shape (n,)
+           ):
         "Fit every candidate on the training part, the weights on the holdout, then the weighted candidates on all rows; returns self."
         X, y = _validated(self, X, y)
         y = np.asarray(y, float)
         return self._fit_stack(X, y, y, np.zeros(len(y)))
 
-    def predict(self, X)->np.ndarray:
+    def predict(self,
+                X, # covariates, shape (n, d)
+               )->np.ndarray:
         "Predicted means."
         return self._mix(X, 'predict(X)')
 
