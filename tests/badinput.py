@@ -15,6 +15,12 @@ import numpy as np
 import pandas as pd
 
 PACKAGE_DIR = (Path(__file__).resolve().parents[1] / 'trustml_nb').resolve()
+
+
+def _package_dirs() -> tuple:
+    "The package's source directories: this checkout's, and the imported package's (mutmut's mutants/ copy, an install)."
+    import trustml_nb
+    return tuple({PACKAGE_DIR, Path(trustml_nb.__file__).resolve().parent})
 OUTCOMES: list = []   # (module, label, outcome) with outcome in CLEAR, CORRECT, SILENT, DEEP, UNNAMED, WRONG_TYPE, FAILED_CHECK
 CLEAR, CORRECT, SILENT, DEEP, UNNAMED, WRONG_TYPE, FAILED_CHECK = ('clear error', 'correct result', 'silent wrong result',
     'deep traceback', 'error without the argument name', 'wrong exception type', 'result failed its check')
@@ -25,7 +31,7 @@ def _raised_in_package(exc: BaseException) -> tuple:
     frames = traceback.extract_tb(exc.__traceback__)
     if not frames: return False, '?'
     last = Path(frames[-1].filename)
-    try: ok = last.resolve().is_relative_to(PACKAGE_DIR)
+    try: ok = any(last.resolve().is_relative_to(d) for d in _package_dirs())
     except OSError: ok = False
     return ok, f"{last.name}:{frames[-1].lineno}"
 
