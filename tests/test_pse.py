@@ -104,6 +104,9 @@ def test_oracle_point_estimate_and_weight_means():
     assert 0.0065 < r.se < 0.0095                                        # brief: ~0.008
     W = r.weights
     assert np.all(np.abs(W.mean(0) - 1) <= 3 * W.std(0) / np.sqrt(len(W)))
+    # with oracle nuisances every singly robust estimate (the names PathSpecificEffects(estimators=...) asks for) is consistent too
+    assert set(r.sub_estimates) == {'weighting', 'regression', 'hybrid pi1*mu2', 'hybrid pi2*mu3'}
+    assert all(abs(v - TRUTH_B['psi(1,0,1)']) <= 4 * r.se for v in r.sub_estimates.values()), r.sub_estimates
     # the VDE from oracle nuisances: psi_x1 (AIPW) minus psi(1,0,1)
     p1, m1 = _oracle(s, (1, 1, 1))
     e1 = gmf_estimate(s.data.x, s.data.y, p1, m1, (1, 1, 1))

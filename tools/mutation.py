@@ -106,16 +106,39 @@ def _scratch(module: str, tests: list, workdir: Path) -> Path:
     return d
 
 
-def run_module(module: str, workdir: Path, max_children: int, sample: int = 0) -> dict:
+def recheck_timeouts(d: Path, env: dict, tests: list, names: list, limit: int = 900) -> dict:
+    "Re-run each timed-out mutant without mutmut's fork (pytest in mutants/, MUTANT_UNDER_TEST set): killed, survived or a real timeout."
+    out = {}
+    for name in names:
+        try:
+            rc = subprocess.run([sys.executable, '-m', 'pytest', '-x', '-q', '-p', 'no:cacheprovider', '-p', 'no:xdist', *tests],
+                                cwd=d / 'mutants', env={**env, 'MUTANT_UNDER_TEST': name}, capture_output=True, timeout=limit).returncode
+            out[name] = 'survived' if rc == 0 else 'killed'
+        except subprocess.TimeoutExpired:
+            out[name] = 'timeout'
+        print(f'  re-run of timed-out {name}: {out[name]}', flush=True)
+    return out
+
+
+def run_module(module: str, workdir: Path, max_children: int, sample: int = 0, score_only: bool = False) -> dict:
+    "Run mutmut over the module's sample in a fresh scratch copy; score_only: score the scratch copy of an earlier run again."
     fns, tests = MODULES[module]
-    d = _scratch(module, tests, workdir)
-    env = {**os.environ, 'TRUSTML_NB_PROGRESS': '0', 'MPLBACKEND': 'Agg', 'PYTHONPATH': ''}
+    d = workdir / module if score_only else _scratch(module, tests, workdir)
+    # one thread per BLAS/OpenMP/torch pool: mutmut forks a child per mutant, and a child forked from a parent whose thread
+    # pools are running can deadlock (seen: children asleep on a futex until mutmut's timeout, which would count as killed)
+    env = {**os.environ, 'TRUSTML_NB_PROGRESS': '0', 'MPLBACKEND': 'Agg', 'PYTHONPATH': '', 'OMP_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1',
+           'OPENBLAS_NUM_THREADS': '1'}
     env.pop('TRUSTML_NB_SLOW', None)
     mutmut = [str(ROOT / '.venv' / 'bin' / 'mutmut')] if (ROOT / '.venv' / 'bin' / 'mutmut').exists() else [sys.executable, '-m', 'mutmut']
     t0 = time.time()
     log = workdir / f'{module}.log'
     names = [_glob(module, f) for f in fns]
-    if sample:
+    rc = 0
+    if sample and score_only:
+        keys = json.loads((d / 'mutants' / 'trustml_nb' / f'{module}.py.meta').read_text())['exit_code_by_key']
+        pool = sorted(k for k in keys if any(fnmatch.fnmatch(k, g) for g in names)); pool_size = len(pool)
+        names = sorted(pool, key=lambda k: hashlib.sha256(k.encode()).hexdigest())[:sample]
+    elif sample:
         # generate the mutants (and the per-test stats) with a filter that matches nothing, then run a fixed sample of them
         with open(log, 'w') as fh:
             subprocess.call([*mutmut, 'run', '--max-children', str(max_children), f'trustml_nb.{module}.x_no_such_function__mutmut_*'],
@@ -124,15 +147,18 @@ def run_module(module: str, workdir: Path, max_children: int, sample: int = 0) -
         pool = sorted(k for k in keys if any(fnmatch.fnmatch(k, g) for g in names))
         pool_size = len(pool)
         names = sorted(pool, key=lambda k: hashlib.sha256(k.encode()).hexdigest())[:sample]   # deterministic sample
-    with open(log, 'a') as fh:
-        rc = subprocess.call([*mutmut, 'run', '--max-children', str(max_children), *names],
-                             cwd=d, env=env, stdout=fh, stderr=subprocess.STDOUT)
+    if not score_only:
+        with open(log, 'a') as fh:
+            rc = subprocess.call([*mutmut, 'run', '--max-children', str(max_children), *names],
+                                 cwd=d, env=env, stdout=fh, stderr=subprocess.STDOUT)
     secs = time.time() - t0
     out = subprocess.run([*mutmut, 'results', '--all', 'true'], cwd=d, env=env, capture_output=True, text=True).stdout
     status = {}
     for line in out.splitlines():
         m = re.match(r'\s*(\S+__mutmut_\d+): (.+)$', line)
         if m and any(fnmatch.fnmatch(m.group(1), g) for g in names): status[m.group(1)] = m.group(2).strip()
+    rechecked = recheck_timeouts(d, env, tests, [k for k, v in status.items() if v == 'timeout'])
+    status.update(rechecked)
     counts = {}
     for s in status.values(): counts[s] = counts.get(s, 0) + 1
     killed = sum(v for k, v in counts.items() if k in KILLED)
@@ -140,7 +166,7 @@ def run_module(module: str, workdir: Path, max_children: int, sample: int = 0) -
     scored = killed + survived
     se = (killed / scored * (1 - killed / scored) / scored) ** 0.5 if scored else float('nan')
     return dict(module=module, functions=' '.join(fns), pool=pool_size if sample else len(status), mutants=len(status), killed=killed, survived=survived,
-                timeout=counts.get('timeout', 0), no_tests=counts.get('no tests', 0),
+                timeout=counts.get('timeout', 0), timeouts_rechecked=len(rechecked), no_tests=counts.get('no tests', 0),
                 other=sum(v for k, v in counts.items() if k not in KILLED | {'survived', 'no tests'}),
                 score=round(killed / scored, 3) if scored else float('nan'), score_se=round(se, 3), seconds=round(secs), mutmut_rc=rc,
                 survivors=' '.join(sorted(k for k, v in status.items() if v == 'survived')))
@@ -152,6 +178,7 @@ def main():
     ap.add_argument('--max-children', type=int, default=2)
     ap.add_argument('--sample', type=int, default=40, help='mutants per module, a fixed hash-ordered sample of the pool (0: every mutant)')
     ap.add_argument('--workdir', default='/tmp/trustml_mutation')
+    ap.add_argument('--score-only', action='store_true', help='do not run mutmut: score the scratch copies of an earlier run (re-running its timeouts)')
     ap.add_argument('--out', default=str(ROOT / 'benchmarks' / 'results' / 'mutation'))
     args = ap.parse_args()
     workdir = Path(args.workdir); workdir.mkdir(parents=True, exist_ok=True)
@@ -161,7 +188,9 @@ def main():
     if out.with_suffix('.csv').exists():          # keep earlier modules' rows when only some are re-run
         with open(out.with_suffix('.csv')) as fh: old = {r['module']: r for r in csv.DictReader(fh)}
     for module in args.only or list(MODULES):
-        r = run_module(module, workdir, args.max_children, args.sample)
+        prev_secs = int(float(old[module]['seconds'])) if args.score_only and module in old else 0
+        r = run_module(module, workdir, args.max_children, args.sample, args.score_only)
+        r['seconds'] += prev_secs
         r['load_average'] = round(os.getloadavg()[0], 2)
         print(f"{module}: {r['killed']}/{r['killed'] + r['survived']} killed (score {r['score']}), {r['no_tests']} without tests, "
               f"{r['seconds']}s, load {r['load_average']}", flush=True)
@@ -170,14 +199,15 @@ def main():
         with open(out.with_suffix('.csv'), 'w', newline='') as fh:
             w = csv.DictWriter(fh, fieldnames=list(r), extrasaction='ignore', restval=''); w.writeheader(); w.writerows(rows)
         lines = ['# Mutation testing of the numeric cores (mutmut 3, `make mutation`)', '',
-                 'Score = killed / (killed + survived); timeouts count as killed (under a loaded machine some are spurious). Only the listed',
+                 'Score = killed / (killed + survived). A mutant that mutmut timed out is re-run without mutmut\'s fork (pytest with MUTANT_UNDER_TEST',
+                 'set, `timeouts_rechecked`) and scored by that run; only a re-run that also times out counts as a timeout (= killed). Only the listed',
                  "functions are mutated (docstrings and bare string lines excluded), and only the module's targeted tests run, with its",
                  "bad-input sweep (tests/test_bad_input_<module>.py; tests/badinput.py accepts errors raised in mutmut's copy of the package).",
                  "`pool` is every mutant of those functions; `mutants` the fixed sample run (hash order; all",
                  "when equal), so `score_se` is the sampling standard error. Survivors: `cd /tmp/trustml_mutation/<module> && mutmut show <name>`.", '',
                  '| module | functions | pool | mutants | killed | survived | timeouts | no tests | score | score_se | seconds | load |',
                  '|---|---|---|---|---|---|---|---|---|---|---|---|']
-        lines += [f"| {x['module']} | {x['functions']} | {x.get('pool', x['mutants'])} | {x['mutants']} | {x['killed']} | {x['survived']} | {x['timeout']} | "
+        lines += [f"| {x['module']} | {x['functions']} | {x.get('pool', x['mutants'])} | {x['mutants']} | {x['killed']} | {x['survived']} | {x['timeout']} ({x.get('timeouts_rechecked', '')} re-run) | "
                   f"{x['no_tests']} | {x['score']} | {x.get('score_se', '')} | {x['seconds']} | {x['load_average']} |" for x in rows]
         lines += ['', '## Surviving mutants', ''] + [f"- {x['module']}: {x['survivors'] or 'none'}" for x in rows]
         out.with_suffix('.md').write_text('\n'.join(lines) + '\n')
