@@ -76,6 +76,27 @@ BAD_INPUT = {'pse': 'pse', 'multicalibration': 'multicalibration', 'omnipredicti
              'fairdice': 'fairdice', 'fedfact': 'fedfact'}   # tests/test_bad_input_<name>.py: validation mutants are scored too
 for _m, (_fns, _tests) in MODULES.items(): _tests.append(f'tests/test_bad_input_{BAD_INPUT[_m]}.py')
 
+# surviving mutants read and judged: equivalent (no input can tell them apart), or a message-only change the tests do not pin.
+# They stay in the score (killed / (killed + survived)); `score_without_equivalent` leaves the equivalent ones out.
+EQUIVALENT = {
+    'trustml_nb.fairdice.x__dual_hess__mutmut_42': "np.minimum(y, 1) inside np.where(y < 0, ...): only entries with y < 0 are used, where min(y, 0) = min(y, 1)",
+    'trustml_nb.fairdice.x__newton__mutmut_19': "the stall counter starts at 1: Newton stops one stalled step earlier; the answer is the same to the tolerance",
+    'trustml_nb.fairdice.x__newton__mutmut_59': "lstsq(...)[1] in the except branch: np.linalg.solve of a damped SPD matrix never raises LinAlgError here",
+    'trustml_nb.fedfact.x_cost_matrix__mutmut_121': "astype(None) is astype(float64)",
+    'trustml_nb.fedfact.x_cost_matrix__mutmut_88': "'Dg is not None or lam is not None': earlier checks make Dg and lam both given or both None",
+    'trustml_nb.fedfact.x_fairness_matrices__mutmut_199': "message of a client cell with no Y != y rows: the (client, group) cell check one line above fires first",
+    'trustml_nb.gam_explain.x_csr_tol__mutmut_26': "'<' for '<=' against delta + 1e-12: differs only when the sum equals delta + 1e-12 exactly",
+    'trustml_nb.gam_explain.x_msr_tol__mutmut_131': "take = zeros(..., None): float 0/1 instead of bool; only its truth value is read",
+    'trustml_nb.multicalibration.x__smooth_ece__mutmut_31': "bisection bracket [1e-4, 2] for [1e-4, 1]: the root is below 1 (smECE <= 1/2), 25 halvings reach it either way",
+    'trustml_nb.omniprediction.x__cell_window__mutmut_14': "one more free row in the LP window: the window is widened until the solution is interior anyway (exactness is checked)",
+}
+MESSAGE_ONLY = {
+    'trustml_nb.fairdice.xǁWelfareǁmarginal__mutmut_23': "XX around the max-min message (a substring check cannot see it)",
+    'trustml_nb.gam_explain.x_shap_regression__mutmut_7': "XX around the dist-and-background message",
+    'trustml_nb.gam_explain.x_msr_tol__mutmut_110': "the cell count printed in the too-large-DP message",
+    'trustml_nb.pse.x__crossfit__mutmut_69': "'abcdefgh' for 'ABCDEFGH' in a part label of a message",
+}
+
 KILLED = {'killed', 'timeout', 'caught by type check'}
 IGNORE = shutil.ignore_patterns('.git', '.venv', '__pycache__', '*.pyc', 'test-output', '_docs', '_html', '.ipynb_checkpoints',
                                 '.pytest_cache', 'mutants', 'benchmarks', 'tutorials')
@@ -165,7 +186,9 @@ def run_module(module: str, workdir: Path, max_children: int, sample: int = 0, s
     survived = counts.get('survived', 0)
     scored = killed + survived
     se = (killed / scored * (1 - killed / scored) / scored) ** 0.5 if scored else float('nan')
-    return dict(module=module, functions=' '.join(fns), pool=pool_size if sample else len(status), mutants=len(status), killed=killed, survived=survived,
+    eq = [k for k, v in status.items() if v == 'survived' and k in EQUIVALENT]
+    score_eq = round(killed / (scored - len(eq)), 3) if scored > len(eq) else float('nan')
+    return dict(module=module, functions=' '.join(fns), equivalent=len(eq), score_without_equivalent=score_eq, pool=pool_size if sample else len(status), mutants=len(status), killed=killed, survived=survived,
                 timeout=counts.get('timeout', 0), timeouts_rechecked=len(rechecked), no_tests=counts.get('no tests', 0),
                 other=sum(v for k, v in counts.items() if k not in KILLED | {'survived', 'no tests'}),
                 score=round(killed / scored, 3) if scored else float('nan'), score_se=round(se, 3), seconds=round(secs), mutmut_rc=rc,
@@ -196,6 +219,10 @@ def main():
               f"{r['seconds']}s, load {r['load_average']}", flush=True)
         old[module] = r
         rows = [old[m] for m in MODULES if m in old]
+        for x in rows:                                   # the judged-equivalent survivors of every row, this run's or an earlier one's
+            eq = [n for n in str(x.get('survivors', '')).split() if n in EQUIVALENT]
+            k, sv = int(float(x['killed'])), int(float(x['survived']))
+            x['equivalent'] = len(eq); x['score_without_equivalent'] = round(k / (k + sv - len(eq)), 3) if k + sv > len(eq) else ''
         with open(out.with_suffix('.csv'), 'w', newline='') as fh:
             w = csv.DictWriter(fh, fieldnames=list(r), extrasaction='ignore', restval=''); w.writeheader(); w.writerows(rows)
         lines = ['# Mutation testing of the numeric cores (mutmut 3, `make mutation`)', '',
@@ -205,11 +232,15 @@ def main():
                  "bad-input sweep (tests/test_bad_input_<module>.py; tests/badinput.py accepts errors raised in mutmut's copy of the package).",
                  "`pool` is every mutant of those functions; `mutants` the fixed sample run (hash order; all",
                  "when equal), so `score_se` is the sampling standard error. Survivors: `cd /tmp/trustml_mutation/<module> && mutmut show <name>`.", '',
-                 '| module | functions | pool | mutants | killed | survived | timeouts | no tests | score | score_se | seconds | load |',
-                 '|---|---|---|---|---|---|---|---|---|---|---|---|']
+                 '| module | functions | pool | mutants | killed | survived | timeouts | no tests | score | score_se | equivalent survivors | score without them | seconds | load |',
+                 '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
         lines += [f"| {x['module']} | {x['functions']} | {x.get('pool', x['mutants'])} | {x['mutants']} | {x['killed']} | {x['survived']} | {x['timeout']} ({x.get('timeouts_rechecked', '')} re-run) | "
-                  f"{x['no_tests']} | {x['score']} | {x.get('score_se', '')} | {x['seconds']} | {x['load_average']} |" for x in rows]
+                  f"{x['no_tests']} | {x['score']} | {x.get('score_se', '')} | {x.get('equivalent', '')} | {x.get('score_without_equivalent', '')} | {x['seconds']} | {x['load_average']} |" for x in rows]
         lines += ['', '## Surviving mutants', ''] + [f"- {x['module']}: {x['survivors'] or 'none'}" for x in rows]
+        surv = {n for x in rows for n in str(x['survivors']).split()}
+        lines += ['', '## Survivors read and judged', '', '| mutant | judged | why |', '|---|---|---|']
+        lines += [f"| {n} | equivalent | {w} |" for n, w in EQUIVALENT.items() if n in surv]
+        lines += [f"| {n} | message only | {w} |" for n, w in MESSAGE_ONLY.items() if n in surv]
         out.with_suffix('.md').write_text('\n'.join(lines) + '\n')
 
 
