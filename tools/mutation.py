@@ -172,7 +172,6 @@ def run_module(module: str, workdir: Path, max_children: int, sample: int = 0, s
         with open(log, 'a') as fh:
             rc = subprocess.call([*mutmut, 'run', '--max-children', str(max_children), *names],
                                  cwd=d, env=env, stdout=fh, stderr=subprocess.STDOUT)
-    secs = time.time() - t0
     out = subprocess.run([*mutmut, 'results', '--all', 'true'], cwd=d, env=env, capture_output=True, text=True).stdout
     status = {}
     for line in out.splitlines():
@@ -180,6 +179,7 @@ def run_module(module: str, workdir: Path, max_children: int, sample: int = 0, s
         if m and any(fnmatch.fnmatch(m.group(1), g) for g in names): status[m.group(1)] = m.group(2).strip()
     rechecked = recheck_timeouts(d, env, tests, [k for k, v in status.items() if v == 'timeout'])
     status.update(rechecked)
+    secs = time.time() - t0                     # mutmut's run and the re-runs of its timeouts
     counts = {}
     for s in status.values(): counts[s] = counts.get(s, 0) + 1
     killed = sum(v for k, v in counts.items() if k in KILLED)
@@ -201,6 +201,7 @@ def main():
     ap.add_argument('--max-children', type=int, default=2)
     ap.add_argument('--sample', type=int, default=40, help='mutants per module, a fixed hash-ordered sample of the pool (0: every mutant)')
     ap.add_argument('--workdir', default='/tmp/trustml_mutation')
+    ap.add_argument('--render-only', action='store_true', help='only re-write mutation.md from mutation.csv')
     ap.add_argument('--score-only', action='store_true', help='do not run mutmut: score the scratch copies of an earlier run (re-running its timeouts)')
     ap.add_argument('--out', default=str(ROOT / 'benchmarks' / 'results' / 'mutation'))
     args = ap.parse_args()
@@ -210,38 +211,46 @@ def main():
     old = {}
     if out.with_suffix('.csv').exists():          # keep earlier modules' rows when only some are re-run
         with open(out.with_suffix('.csv')) as fh: old = {r['module']: r for r in csv.DictReader(fh)}
-    for module in args.only or list(MODULES):
-        prev_secs = int(float(old[module]['seconds'])) if args.score_only and module in old else 0
+    for module in [] if args.render_only else (args.only or list(MODULES)):
         r = run_module(module, workdir, args.max_children, args.sample, args.score_only)
-        r['seconds'] += prev_secs
+        if args.score_only: r['seconds'] = f"{r['seconds']} (re-scoring only)"
         r['load_average'] = round(os.getloadavg()[0], 2)
         print(f"{module}: {r['killed']}/{r['killed'] + r['survived']} killed (score {r['score']}), {r['no_tests']} without tests, "
               f"{r['seconds']}s, load {r['load_average']}", flush=True)
         old[module] = r
-        rows = [old[m] for m in MODULES if m in old]
-        for x in rows:                                   # the judged-equivalent survivors of every row, this run's or an earlier one's
-            eq = [n for n in str(x.get('survivors', '')).split() if n in EQUIVALENT]
-            k, sv = int(float(x['killed'])), int(float(x['survived']))
-            x['equivalent'] = len(eq); x['score_without_equivalent'] = round(k / (k + sv - len(eq)), 3) if k + sv > len(eq) else ''
-        with open(out.with_suffix('.csv'), 'w', newline='') as fh:
-            w = csv.DictWriter(fh, fieldnames=list(r), extrasaction='ignore', restval=''); w.writeheader(); w.writerows(rows)
-        lines = ['# Mutation testing of the numeric cores (mutmut 3, `make mutation`)', '',
-                 'Score = killed / (killed + survived). A mutant that mutmut timed out is re-run without mutmut\'s fork (pytest with MUTANT_UNDER_TEST',
-                 'set, `timeouts_rechecked`) and scored by that run; only a re-run that also times out counts as a timeout (= killed). Only the listed',
-                 "functions are mutated (docstrings and bare string lines excluded), and only the module's targeted tests run, with its",
-                 "bad-input sweep (tests/test_bad_input_<module>.py; tests/badinput.py accepts errors raised in mutmut's copy of the package).",
-                 "`pool` is every mutant of those functions; `mutants` the fixed sample run (hash order; all",
-                 "when equal), so `score_se` is the sampling standard error. Survivors: `cd /tmp/trustml_mutation/<module> && mutmut show <name>`.", '',
-                 '| module | functions | pool | mutants | killed | survived | timeouts | no tests | score | score_se | equivalent survivors | score without them | seconds | load |',
-                 '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
-        lines += [f"| {x['module']} | {x['functions']} | {x.get('pool', x['mutants'])} | {x['mutants']} | {x['killed']} | {x['survived']} | {x['timeout']} ({x.get('timeouts_rechecked', '')} re-run) | "
-                  f"{x['no_tests']} | {x['score']} | {x.get('score_se', '')} | {x.get('equivalent', '')} | {x.get('score_without_equivalent', '')} | {x['seconds']} | {x['load_average']} |" for x in rows]
-        lines += ['', '## Surviving mutants', ''] + [f"- {x['module']}: {x['survivors'] or 'none'}" for x in rows]
-        surv = {n for x in rows for n in str(x['survivors']).split()}
-        lines += ['', '## Survivors read and judged', '', '| mutant | judged | why |', '|---|---|---|']
-        lines += [f"| {n} | equivalent | {w} |" for n, w in EQUIVALENT.items() if n in surv]
-        lines += [f"| {n} | message only | {w} |" for n, w in MESSAGE_ONLY.items() if n in surv]
-        out.with_suffix('.md').write_text('\n'.join(lines) + '\n')
+        render(old, out, list(r))
+    if args.render_only: render(old, out, None)
+
+
+def render(old: dict, out: Path, fieldnames):
+    "Write mutation.csv (when fieldnames are given) and mutation.md from the rows of every module run so far."
+    rows = [old[m] for m in MODULES if m in old]
+    if fieldnames is None: fieldnames = list(dict.fromkeys(k for x in rows for k in x))
+    for x in rows:                                   # the judged-equivalent survivors of every row, this run's or an earlier one's
+        eq = [n for n in str(x.get('survivors', '')).split() if n in EQUIVALENT]
+        k, sv = int(float(x['killed'])), int(float(x['survived']))
+        x['equivalent'] = len(eq); x['score_without_equivalent'] = round(k / (k + sv - len(eq)), 3) if k + sv > len(eq) else ''
+    for extra in ('equivalent', 'score_without_equivalent'):
+        if extra not in fieldnames: fieldnames.append(extra)
+    with open(out.with_suffix('.csv'), 'w', newline='') as fh:
+        w = csv.DictWriter(fh, fieldnames=fieldnames, extrasaction='ignore', restval=''); w.writeheader(); w.writerows(rows)
+    lines = ['# Mutation testing of the numeric cores (mutmut 3, `make mutation`)', '',
+             'Score = killed / (killed + survived). A mutant that mutmut timed out is re-run without mutmut\'s fork (pytest with MUTANT_UNDER_TEST',
+             'set, `timeouts_rechecked`) and scored by that run; only a re-run that also times out counts as a timeout (= killed). Only the listed',
+             "functions are mutated (docstrings and bare string lines excluded), and only the module's targeted tests run, with its",
+             "bad-input sweep (tests/test_bad_input_<module>.py; tests/badinput.py accepts errors raised in mutmut's copy of the package).",
+             "`pool` is every mutant of those functions; `mutants` the fixed sample run (hash order; all",
+             "when equal), so `score_se` is the sampling standard error. Survivors: `cd /tmp/trustml_mutation/<module> && mutmut show <name>`.", '',
+             '| module | functions | pool | mutants | killed | survived | timeouts | no tests | score | score_se | equivalent survivors | score without them | seconds | load |',
+             '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
+    lines += [f"| {x['module']} | {x['functions']} | {x.get('pool', x['mutants'])} | {x['mutants']} | {x['killed']} | {x['survived']} | {x['timeout']} ({x.get('timeouts_rechecked', '')} re-run) | "
+              f"{x['no_tests']} | {x['score']} | {x.get('score_se', '')} | {x.get('equivalent', '')} | {x.get('score_without_equivalent', '')} | {x['seconds']} | {x['load_average']} |" for x in rows]
+    lines += ['', '## Surviving mutants', ''] + [f"- {x['module']}: {x['survivors'] or 'none'}" for x in rows]
+    surv = {n for x in rows for n in str(x['survivors']).split()}
+    lines += ['', '## Survivors read and judged', '', '| mutant | judged | why |', '|---|---|---|']
+    lines += [f"| {n} | equivalent | {w} |" for n, w in EQUIVALENT.items() if n in surv]
+    lines += [f"| {n} | message only | {w} |" for n, w in MESSAGE_ONLY.items() if n in surv]
+    out.with_suffix('.md').write_text('\n'.join(lines) + '\n')
 
 
 if __name__ == '__main__':
