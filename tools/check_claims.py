@@ -55,16 +55,16 @@ def _results_index(prefix: str = ''):
 
 
 def _matches(value: str, tokens) -> str | None:
-    "A token equal to value, or one that rounds to it at value's printed precision."
-    v = value.replace(',', '')
-    if v in tokens: return tokens[v]
-    if '.' not in v: return None
-    d = len(v.split('.')[1]); target = float(v)
+    "A token equal to value, or one that rounds to it at value's printed precision (a percentage: a share that rounds to it)."
+    v = value.replace(',', ''); pct = v.endswith('%'); v = v.rstrip('%')
+    if v in tokens and not pct: return tokens[v]
+    d = len(v.split('.')[1]) if '.' in v else 0; target = float(v)
+    if not pct and '.' not in v: return None
     for tok, where in tokens.items():
-        try: x = float(tok)
-        except ValueError: continue
-        if ('.' in tok and len(tok.split('.')[1]) > d) and round(x, d) == target: return where
-        if ('.' in tok and len(tok.split('.')[1]) > d) and round(x * 100, d) == target and '%' in value: return where
+        x = _float(tok)
+        if x is None: continue
+        if pct and 0 <= x <= 1 and '.' in tok and len(tok.split('.')[1]) > d + 1 and round(x * 100, d) == target: return where
+        if not pct and '.' in tok and len(tok.split('.')[1]) > d and round(x, d) == target: return where
     return None
 
 
@@ -116,9 +116,25 @@ def _numbers(text):
             yield num + ('%' if unit.endswith('%') else (' ' + unit if unit else '')), num, ctx, line
 
 
-# answers quoted in summaries that hold by a closed form: (file, number) -> expression on package code, rounded as printed
-COMPUTED = {('tutorials/40_fairdice.ipynb', '0.96'): "round(__import__('trustml_nb.fairdice').fairdice.jain_index([11 / 6, 11 / 4]), 2)",
-            ('tutorials/40_fairdice.ipynb', '0.74'): "round(__import__('trustml_nb.fairdice').fairdice.jain_index([1, 4]), 2)"}
+# answers quoted in summaries that hold by a closed form or one call: (file, number) -> (what is computed, a function)
+def _jain(k):
+    from trustml_nb.fairdice import jain_index
+    return round(jain_index(k), 2)
+
+
+def _laminar_everyone():
+    "Lesson 90, exercise 2: LaminarColouringSelector's acceptance probability on the funding example (the lesson's order): one value?"
+    from trustml_nb.matroid_selection import LaminarColouringSelector, acceptance_probabilities, funding_example
+    p = acceptance_probabilities(funding_example(), LaminarColouringSelector(), order=[0, 6, 1, 10, 2, 7, 3, 8, 11, 4, 9, 5],
+                                 show_progress=False).table.probability
+    return round(float(p.max()), 2) if p.min() == p.max() else float('nan')
+
+
+COMPUTED = {('tutorials/40_fairdice.ipynb', '0.96'): ('jain_index([11/6, 11/4])', lambda: _jain([11 / 6, 11 / 4])),
+            ('tutorials/40_fairdice.ipynb', '0.74'): ('jain_index([1, 4])', lambda: _jain([1, 4])),
+            ('tutorials/00_start_here.ipynb', '20'): ('the 0.8 quantile leaves the top 100 (1 - 0.8) %', lambda: round(100 * (1 - 0.8))),
+            ('tutorials/90_matroid_selection.ipynb', '0.2'): ('acceptance_probabilities(funding_example(), LaminarColouringSelector(), ...): '
+                                                              'the same for everyone', _laminar_everyone)}
 EXERCISE = re.compile(r'^\s*\d+\.\s+\*\((warm-up|understanding|going further|application|challenge)')   # a prompt: its numbers are settings
 
 
@@ -126,8 +142,8 @@ def classify(num, ctx, line, asserted, literal, tokens, readme_code=(), file='')
     v = num.replace(',', '')
     if LEAD.search(line): return 'lead', ''
     if (file, v) in COMPUTED:
-        got = eval(COMPUTED[file, v])
-        return ('computed', COMPUTED[file, v]) if got == float(v) else ('UNSOURCED', f'computed {got} != {v}')
+        what, fn = COMPUTED[file, v]; got = fn()
+        return ('computed', what) if got == float(v) else ('UNSOURCED', f'{what} = {got}, not {v}')
     if EXERCISE.match(line): return 'exercise setting', ''
     pct = num + '%' in ctx or num + ' %' in ctx
     forms = {v} | ({f"{float(v) / 100:.10g}", f"{float(v) / 100:.10g}".lstrip('0')} if pct else set())
