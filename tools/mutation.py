@@ -88,7 +88,9 @@ EQUIVALENT = {
     'trustml_nb.gam_explain.x_csr_tol__mutmut_26': "'<' for '<=' against delta + 1e-12: differs only when the sum equals delta + 1e-12 exactly",
     'trustml_nb.gam_explain.x_msr_tol__mutmut_131': "take = zeros(..., None): float 0/1 instead of bool; only its truth value is read",
     'trustml_nb.multicalibration.x__smooth_ece__mutmut_31': "bisection bracket [1e-4, 2] for [1e-4, 1]: the root is below 1 (smECE <= 1/2), 25 halvings reach it either way",
-    'trustml_nb.omniprediction.x__cell_window__mutmut_14': "one more free row in the LP window: the window is widened until the solution is interior anyway (exactness is checked)",
+    'trustml_nb.omniprediction.x_coverage_report__mutmut_70': "check_scalar(kind=None): check_scalar tests `kind is int`, so any other kind means float",
+    'trustml_nb.omniprediction.x_quantile_fit__mutmut_44': "check_scalar(closed='XXneitherXX'): any value other than both/left/right makes both bounds strict, as 'neither' does",
+    'trustml_nb.omniprediction.x__cell_window__mutmut_14': "one more free row in the LP window: each LP's solution is checked for optimality on all rows (complementary slackness) and the window widened until it is",
 }
 MESSAGE_ONLY = {
     'trustml_nb.fairdice.xǁWelfareǁmarginal__mutmut_23': "XX around the max-min message (a substring check cannot see it)",
