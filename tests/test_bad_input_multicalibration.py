@@ -100,6 +100,14 @@ def test_smooth_ece_bad_inputs(case, args, kw, arg):
     err(smooth_ece, *args, arg=arg, case=f"smooth_ece: {case}", **kw)
 
 
+def test_mc_error_to_truth_bad_inputs():
+    from trustml_nb.multicalibration import mc_error_to_truth
+    err(mc_error_to_truth, P, P, G, n_bins=0, arg='n_bins', case='mc_error_to_truth: n_bins 0')
+    err(mc_error_to_truth, P, P[:-1], G, arg='y_prob', case='mc_error_to_truth: length mismatch')
+    err(mc_error_to_truth, P * 2, P, G, arg='p_true', case='mc_error_to_truth: p_true > 1')
+    ok(mc_error_to_truth, P, P, G, check=lambda v: v == 0.0, case='mc_error_to_truth: the truth itself')
+
+
 def test_reliability_inputs():
     err(reliability_table, Y, {}, G, arg='y_prob', case='reliability_table: empty dict')
     err(reliability_table, Y, {'ok': P, 'bad': P + 1}, G, arg="y_prob['bad']", case='reliability_table: one bad predictor')
