@@ -29,6 +29,9 @@ CLEAR, CORRECT, SILENT, DEEP, UNNAMED, WRONG_TYPE, FAILED_CHECK = ('clear error'
 def _raised_in_package(exc: BaseException) -> tuple:
     "Whether the innermost frame of exc's traceback is in trustml_nb's own files; and that frame's file."
     frames = traceback.extract_tb(exc.__traceback__)
+    # mutmut's trampolines sit between a caller and the function it calls: a call with a bad keyword fails in the trampoline,
+    # where it would fail at the caller's line without mutmut, so trailing mutmut frames are skipped
+    while frames and '/mutmut/' in frames[-1].filename.replace('\\', '/'): frames = frames[:-1]
     if not frames: return False, '?'
     last = Path(frames[-1].filename)
     try: ok = any(last.resolve().is_relative_to(d) for d in _package_dirs())
