@@ -95,6 +95,17 @@ def test_simulators_reproducible_and_validate():
 
 # ---------------------------------------------------------------- oracle nuisances on the binary generator
 
+def test_propensities_as_one_2d_array_equal_the_list():
+    "props may be a (K+1, n) array instead of a list of K+1 vectors: the same estimate, and a clear error for a 1-D array."
+    s = sim_binary_sfm(2_000, seed=1)
+    props, mus = _oracle(s)
+    r_list = gmf_estimate(s.data.x, s.data.y, props, mus, A_VDE)
+    r_arr = gmf_estimate(s.data.x, s.data.y, np.vstack(props), mus, A_VDE)
+    assert r_arr.estimate == r_list.estimate and r_arr.se == r_list.se
+    with pytest.raises(TypeError, match='props must be a list'):
+        gmf_estimate(s.data.x, s.data.y, np.asarray(props[0]), mus, A_VDE)
+
+
 def test_oracle_point_estimate_and_weight_means():
     s = sim_binary_sfm(20_000, seed=0)
     props, mus = _oracle(s)

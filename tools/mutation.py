@@ -27,7 +27,7 @@ T = 'tests/test_{}.py::{}'.format
 # module: (numeric core functions or Class.method names, targeted tests (node ids))
 MODULES = {
     'pse': (['gmf_weights', '_check_props', 'gmf_estimate', '_segments', '_crossfit', '_effects_tables'],
-            [T('pse', n) for n in ('test_general_weights_equal_propensity_forms', 'test_gmf_xxx_is_aipw', 'test_gmf_001_is_tchetgen_shpitser',
+            [T('pse', n) for n in ('test_propensities_as_one_2d_array_equal_the_list', 'test_general_weights_equal_propensity_forms', 'test_gmf_xxx_is_aipw', 'test_gmf_001_is_tchetgen_shpitser',
                                    'test_segments_collapse_equal_stages', 'test_oracle_point_estimate_and_weight_means',
                                    'test_weights_positive_only_on_their_group_and_sn_identity', 'test_binary_eif_reproduces_the_exact_truth',
                                    'test_standard_errors_and_intervals_match_the_exact_efficient_se',
@@ -88,6 +88,7 @@ EQUIVALENT = {
     'trustml_nb.gam_explain.x_csr_tol__mutmut_26': "'<' for '<=' against delta + 1e-12: differs only when the sum equals delta + 1e-12 exactly",
     'trustml_nb.gam_explain.x_msr_tol__mutmut_131': "take = zeros(..., None): float 0/1 instead of bool; only its truth value is read",
     'trustml_nb.multicalibration.x__smooth_ece__mutmut_31': "bisection bracket [1e-4, 2] for [1e-4, 1]: the root is below 1 (smECE <= 1/2), 25 halvings reach it either way",
+    'trustml_nb.pse.x__effects_tables__mutmut_121': "phi_tv with + for -: the two terms live on disjoint rows (x = 1, x = 0) and each has mean 0 in the sample (m1, m0 are the group means), so std(a + b) = std(a - b) exactly",
     'trustml_nb.omniprediction.x_coverage_report__mutmut_70': "check_scalar(kind=None): check_scalar tests `kind is int`, so any other kind means float",
     'trustml_nb.omniprediction.x_quantile_fit__mutmut_44': "check_scalar(closed='XXneitherXX'): any value other than both/left/right makes both bounds strict, as 'neither' does",
     'trustml_nb.omniprediction.x__cell_window__mutmut_14': "one more free row in the LP window: each LP's solution is checked for optimality on all rows (complementary slackness) and the window widened until it is",
@@ -100,6 +101,7 @@ MESSAGE_ONLY = {
     'trustml_nb.fairdice.xǁWelfareǁmarginal__mutmut_23': "XX around the max-min message (a substring check cannot see it)",
     'trustml_nb.gam_explain.x_shap_regression__mutmut_7': "XX around the dist-and-background message",
     'trustml_nb.gam_explain.x_msr_tol__mutmut_110': "the cell count printed in the too-large-DP message",
+    'trustml_nb.pse.x__effects_tables__mutmut_68': "truth None instead of NaN in the functionals table for a functional without a known truth (shown as empty either way)",
     'trustml_nb.pse.x__crossfit__mutmut_69': "'abcdefgh' for 'ABCDEFGH' in a part label of a message",
 }
 
@@ -263,7 +265,7 @@ def render(old: dict, out: Path, fieldnames):
     surv = {n for x in rows for n in str(x['survivors']).split()}
     lines += ['', '## Survivors read and judged', '', '| mutant | judged | why |', '|---|---|---|']
     lines += [f"| {n} | equivalent | {w} |" for n, w in EQUIVALENT.items() if n in surv]
-    lines += [f"| {n} | message only | {w} |" for n, w in MESSAGE_ONLY.items() if n in surv]
+    lines += [f"| {n} | message or display only | {w} |" for n, w in MESSAGE_ONLY.items() if n in surv]
     lines += [f"| {n} | timeout | {w} |" for n, w in NOTES.items()]
     out.with_suffix('.md').write_text('\n'.join(lines) + '\n')
 
