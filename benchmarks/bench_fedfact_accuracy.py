@@ -45,6 +45,35 @@ def post(fd, avg, **kw): return FedFactPost(base_model=avg, seed=0, **kw).fit(fd
 def inp(fd, avg, **kw): return FedFactIn(base_model=avg, seed=0, xi_g=0.01, xi_l=0.01, **kw).fit(fd).report_
 
 
+RATIO_HEAD = "## Ours / peer at matched global disparity (same run, per seed)"
+
+
+def matched_ratios(mt: pd.DataFrame) -> list:
+    "Markdown lines: FedFACT-Post / fairlearn ThresholdOptimizer per seed at matched disparity, the mean, and per-seed hits (issue 15)."
+    r = pd.DataFrame({"seed": mt.seed, "accuracy_ratio": mt.FedFACT_accuracy / mt.TO_accuracy, "global_gap_ratio": mt.FedFACT_global / mt.TO_global,
+                      "worst_local_gap_ratio": mt.FedFACT_local / mt.TO_local, "accuracy_diff_points": mt.accuracy_diff_points,
+                      "ours_acc_ge_peer": mt.FedFACT_accuracy >= mt.TO_accuracy, "ours_local_le_peer": mt.FedFACT_local <= mt.TO_local})
+    mean = {c: r[c].mean() for c in ("accuracy_ratio", "global_gap_ratio", "worst_local_gap_ratio", "accuracy_diff_points")}
+    return [RATIO_HEAD, "",
+            "The headline table above sets FedFACT-Post g&l (xi = 0.01) against fairlearn at different test global gaps (their means "
+            "differ); this is the like-with-like comparison: ratios of the matched runs of each seed, then their mean.", "",
+            markdown_table(r.round(4)), "",
+            f"Mean of the per-seed ratios: accuracy {mean['accuracy_ratio']:.4f}, global gap {mean['global_gap_ratio']:.3f}, worst local gap "
+            f"{mean['worst_local_gap_ratio']:.3f}; accuracy difference {mean['accuracy_diff_points']:+.3f} points. Ours at least as accurate on "
+            f"{int(r.ours_acc_ge_peer.sum())}/{len(r)} seeds, worst local gap at most the peer's on {int(r.ours_local_le_peer.sum())}/{len(r)} seeds.", ""]
+
+
+def ratios_from_saved(sfx=""):
+    "Re-write only the ratio section of fedfact_accuracy{sfx}.md from the saved fedfact_matched{sfx}.csv (no re-run)."
+    path = OUT / f"fedfact_accuracy{sfx}.md"; text = path.read_text()
+    if RATIO_HEAD in text:                                   # drop an earlier ratio section (up to the next heading)
+        before, _, after = text.partition(RATIO_HEAD)
+        text = before.rstrip("\n") + "\n" + ("\n## " + after.split("\n## ", 1)[1] if "\n## " in after else "")
+    head, sep, tail = text.partition("\n## Trade-off curves")
+    new = head.rstrip("\n") + "\n\n" + "\n".join(matched_ratios(pd.read_csv(OUT / f"fedfact_matched{sfx}.csv"))) + (sep + tail if sep else "")
+    path.write_text(new)
+
+
 def main(n_seeds=5, alpha=0.5, scheme="as_given"):
     rows, matched, floors = [], [], []
     for seed in range(n_seeds):
@@ -114,11 +143,15 @@ def main(n_seeds=5, alpha=0.5, scheme="as_given"):
           markdown_table(targets), "",
           "## Matched global disparity vs fairlearn ThresholdOptimizer (pooled)", "",
           "FedFACT-Post with xi_l = 0.01 and the xi_g in {0.001, 0.0025, 0.005, 0.01} whose test global gap is closest to fairlearn's.", "",
-          markdown_table(mt), "", "## Trade-off curves (seed 0)", "", markdown_table(curve)]
+          markdown_table(mt), "", *matched_ratios(mt), "## Trade-off curves (seed 0)", "", markdown_table(curve)]
     (OUT / f"fedfact_accuracy{sfx}.md").write_text("\n".join(md) + "\n")
     print(summ.round(4).to_string()); print(targets.to_string()); print(mt.round(4).to_string()); print(curve.round(4).to_string())
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--ratios-from-saved"]:      # issue 15: add the ours/peer section to saved results without re-running
+        for sfx in ("", "_alpha1", "_logofair"):
+            if (OUT / f"fedfact_matched{sfx}.csv").exists(): ratios_from_saved(sfx)
+        sys.exit(0)
     main(int(sys.argv[1]) if len(sys.argv) > 1 else 5, float(sys.argv[2]) if len(sys.argv) > 2 else 0.5,
          sys.argv[3] if len(sys.argv) > 3 else "as_given")

@@ -15,6 +15,12 @@ import numpy as np
 import pandas as pd
 
 PACKAGE_DIR = (Path(__file__).resolve().parents[1] / 'trustml_nb').resolve()
+
+
+def _package_dirs() -> tuple:
+    "The package's source directories: this checkout's, and the imported package's (mutmut's mutants/ copy, an install)."
+    import trustml_nb
+    return tuple({PACKAGE_DIR, Path(trustml_nb.__file__).resolve().parent})
 OUTCOMES: list = []   # (module, label, outcome) with outcome in CLEAR, CORRECT, SILENT, DEEP, UNNAMED, WRONG_TYPE, FAILED_CHECK
 CLEAR, CORRECT, SILENT, DEEP, UNNAMED, WRONG_TYPE, FAILED_CHECK = ('clear error', 'correct result', 'silent wrong result',
     'deep traceback', 'error without the argument name', 'wrong exception type', 'result failed its check')
@@ -23,9 +29,12 @@ CLEAR, CORRECT, SILENT, DEEP, UNNAMED, WRONG_TYPE, FAILED_CHECK = ('clear error'
 def _raised_in_package(exc: BaseException) -> tuple:
     "Whether the innermost frame of exc's traceback is in trustml_nb's own files; and that frame's file."
     frames = traceback.extract_tb(exc.__traceback__)
+    # mutmut's trampolines sit between a caller and the function it calls: a call with a bad keyword fails in the trampoline,
+    # where it would fail at the caller's line without mutmut, so trailing mutmut frames are skipped
+    while frames and '/mutmut/' in frames[-1].filename.replace('\\', '/'): frames = frames[:-1]
     if not frames: return False, '?'
     last = Path(frames[-1].filename)
-    try: ok = last.resolve().is_relative_to(PACKAGE_DIR)
+    try: ok = any(last.resolve().is_relative_to(d) for d in _package_dirs())
     except OSError: ok = False
     return ok, f"{last.name}:{frames[-1].lineno}"
 

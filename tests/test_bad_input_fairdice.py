@@ -190,6 +190,8 @@ FUNC_ERRORS = [
     ("Welfare(): zero return", lambda: get_welfare("nsw")([0.3, 0.0]), "returns"),
     ("Welfare(): NaN return", lambda: get_welfare("nsw")([0.3, np.nan]), "returns"),
     ("get_welfare: unknown name", lambda: get_welfare("NSW "), "welfare"),
+    ("Welfare.marginal: max-min", lambda: get_welfare("maxmin").marginal(np.array([0.3, 0.5])), "max-min welfare is not differentiable"),
+    ("Welfare.kstar: utilitarian", lambda: get_welfare("utilitarian").kstar(np.array([0.3, 0.5])), "utilitarian welfare has no k*"),
     ("get_welfare: negative alpha", lambda: get_welfare(-1), "welfare"),
     ("get_welfare: NaN", lambda: get_welfare(np.nan), "welfare"),
     ("get_welfare: list", lambda: get_welfare([1, 2]), "welfare"),

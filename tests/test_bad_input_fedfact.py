@@ -90,13 +90,17 @@ def test_disparities_and_direct():
     err(disparities, DG, C, level='pooled', arg='level')
     err(direct_disparities, np.zeros(8, int) + (A == 1) * (K == 1), Y, A, K, (2, 2, 2), 'eop', 'local', arg='has no rows')
     err(direct_disparities, Y, Y, A, K, (2, 2, 2), 'dpp', arg='notion')
+    # client 1's groups each hold one label only: its overall y=0 cell has rows, its (a=1, y=0) cell has none, and the error names it
+    err(direct_disparities, np.array([0, 1, 0, 1, 0, 1, 0, 1]), Y, A, K, (2, 2, 2), 'eop', 'local', arg='the cell (k=1, a=1, y=0) has no rows')
     ok(direct_disparities, Y, Y, A, K, (2, 2, 2), check=lambda d: np.allclose(d, disparities(DG, C)))
 
 
 @pytest.mark.parametrize('args,kw,arg', [
     ((P_AK * 0,), dict(Dg=DG, lam=np.zeros((2, 4))), 'p_ak'), ((P_AK,), dict(Dg=DG, lam=np.zeros((2, 3))), 'lam must have shape'),
     ((P_AK,), dict(Dg=DG), 'lam'), ((P_AK,), dict(Dg=DG, lam=np.zeros((2, 4)), mu_sign=0.5), 'mu_sign'),
-    ((P_AK,), dict(Dg=DG, lam=with_nan(np.zeros((2, 4)))), 'lam contains'), ((P_AK,), {}, 'Dg or Dl')])
+    ((P_AK,), dict(Dg=DG, lam=with_nan(np.zeros((2, 4)))), 'lam contains'), ((P_AK,), {}, 'Dg or Dl'),
+    ((P_AK,), dict(Dg=DG[0], lam=np.zeros((2, 4))), 'Dg must have 5 dimension'), ((P_AK,), dict(Dg=DG[:, :1], lam=np.zeros((2, 4))), 'Dg must have shape'),
+    ((P_AK,), dict(Dl=DG[0], mu=np.zeros((2, 2, 4))), 'Dl must have 5 dimension')])
 def test_cost_matrix(args, kw, arg):
     err(cost_matrix, *args, **kw, arg=arg)
 

@@ -93,11 +93,19 @@ def test_metrics_correct_on_edge_cases():
 @pytest.mark.parametrize('case,args,kw,arg', [
     ('nan prob', (Y, with_nan(P)), {}, 'y_prob'), ('prob > 1', (Y, P * 2), {}, 'y_prob'),
     ('length mismatch', (Y, P[:-1]), {}, 'y_true'), ('labels 0/1/2', (Y * 2, P), {}, 'y_true'), ('empty', ([], []), {}, 'y_prob'),
-    ('2-D probs', (Y, np.column_stack([P, P])), {}, 'y_prob'), ('n_grid 1', (Y, P), dict(n_grid=1), 'n_grid'),
+    ('2-D probs', (Y, np.column_stack([P, P])), {}, 'y_prob'), ('n_grid 1', (Y, P), dict(n_grid=1), 'n_grid'), ('n_grid huge', (Y, P), dict(n_grid=10 ** 6), 'n_grid'),
     ('resolution 0', (Y, P), dict(resolution=0), 'resolution'), ('resolution float', (Y, P), dict(resolution=2.5), 'resolution'),
 ])
 def test_smooth_ece_bad_inputs(case, args, kw, arg):
     err(smooth_ece, *args, arg=arg, case=f"smooth_ece: {case}", **kw)
+
+
+def test_mc_error_to_truth_bad_inputs():
+    from trustml_nb.multicalibration import mc_error_to_truth
+    err(mc_error_to_truth, P, P, G, n_bins=0, arg='n_bins', case='mc_error_to_truth: n_bins 0')
+    err(mc_error_to_truth, P, P[:-1], G, arg='y_prob', case='mc_error_to_truth: length mismatch')
+    err(mc_error_to_truth, P * 2, P, G, arg='p_true', case='mc_error_to_truth: p_true > 1')
+    ok(mc_error_to_truth, P, P, G, check=lambda v: v == 0.0, case='mc_error_to_truth: the truth itself')
 
 
 def test_reliability_inputs():

@@ -256,6 +256,11 @@ def test_conformal_data():
     err(GC.predict, P0, groups=G.assign(all=False), arg='groups', case='conformal predict rows in no group')
     err(GC.predict, P0 * 2, groups=G, arg='X', case='conformal predict X > 1')
     ok(GC.predict, P0, groups=G[['b', 'a', 'all']], check=lambda s: s.equals(SETS), case='conformal predict reordered groups')
+    err(GC.predict, np.c_[1 - P0, P0], groups=G, arg='X', case='conformal predict X two columns')
+    # a fitted group that holds no test row is allowed: each row's threshold is the max over the groups it is in
+    qg = dict(zip(GC.groups_, GC.group_quantiles_))
+    ok(GC.predict, P0, groups=G.assign(a=False), case='conformal predict empty test group',
+       check=lambda s: np.array_equal(s['q'], np.where(G['b'], max(qg['all'], qg['b']), qg['all'])))
     # a single class: in every group the in-sample coverage of label 1 is within (number of groups) / n_g of 1 - alpha
     # (the quantile regression's optimality conditions; 'max' and 'conditional' are more conservative)
     for method in ('max', 'qr', 'conditional'):
@@ -274,6 +279,7 @@ def test_coverage_report():
     err(coverage_report, Y, SETS.iloc[:-1], G, arg='y_pred', case='coverage length')
     err(coverage_report, Y, np.ones((N, 3), bool), G, arg='y_pred', case='coverage 3 columns')
     err(coverage_report, Y, SETS, G, alpha=1.2, arg='alpha', case='coverage alpha=1.2')
+    err(coverage_report, Y, SETS, G, alpha='0.1', arg='alpha', case='coverage alpha text')
     err(coverage_report, Y, SETS, G.assign(nobody=False), arg='groups', case='coverage empty group')
     ok(coverage_report, Y, SETS, G[['b', 'a', 'all']], case='coverage reordered groups',
        check=lambda r: list(r.table['group']) == ['b', 'a', 'all'] and r.coverage == np.mean(np.where(Y == 1, SETS['has1'], SETS['has0'])))
@@ -289,6 +295,7 @@ def test_helpers():
     err(quantile_fit, np.ones((5, 1)), with_nan(np.ones(5)), 0.5, arg='s', case='quantile_fit NaN')
     err(quantile_fit, np.ones((5, 1)), np.ones(4), 0.5, arg='s', case='quantile_fit length')
     err(quantile_fit, np.ones(5), np.ones(5), 0.5, arg='Phi', case='quantile_fit 1-D Phi')
+    for tau in (0.0, 1.0): err(quantile_fit, np.ones((5, 1)), np.arange(5.0), tau, arg='tau', case=f'quantile_fit tau={tau}')
     ok(quantile_fit, np.ones((5, 1)), np.arange(5.0), 0.5, check=lambda th: np.isclose(th[0], 2.0), case='quantile_fit median')
     X = pd.DataFrame({'age': [30, 40], 'education_num': [9, 13], 'hours_per_week': [40, 50]})
     err(adult_tests, X.drop(columns='age'), [0.2, 0.4], arg='X', case='adult_tests missing age')

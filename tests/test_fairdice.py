@@ -591,3 +591,59 @@ def test_lbfgs_dual_agrees_with_primal(rm_data, welfare, div):
     a = exact(D, welfare=welfare, divergence=div, beta=0.1, gamma=rm.gamma, method="lbfgs", newton_polish=False)
     pr = exact(D, welfare=welfare, divergence=div, beta=0.1, gamma=rm.gamma, solver="primal")
     assert a.lbfgs_iterations > 0 and np.abs(a.occupancy - pr.occupancy).max() < 1e-6
+
+
+# ---------------------------------------------------------------- dual derivatives, against finite differences
+from trustml_nb.fairdice import Welfare  # noqa: E402
+
+
+@pytest.mark.parametrize("div", ["chi2", "kl", "softchi"])
+@pytest.mark.parametrize("welfare", ["nsw", "weighted_nsw", 0.5])
+def test_dual_hessian_is_the_derivative_of_the_dual_gradient(rm_data, welfare, div):
+    "Newton's exact Hessian against central differences of the dual gradient, for every divergence and exp-parameterised welfare."
+    from trustml_nb.fairdice import _Problem, _dual_fg, _dual_hess, _dual_init, _prepare
+    rm, D = rm_data
+    mdp, dD, notes, without = _prepare(D, None, rm.gamma, 'empirical')
+    W = Welfare('weighted_nsw', weights=np.linspace(0.5, 1.5, mdp.n_objectives)) if welfare == "weighted_nsw" else get_welfare(welfare)
+    P = _Problem(mdp, dD, notes=notes, without_data=without)
+    Dv, beta = Divergence(div), 0.3
+    x = _dual_init(P, W, None) + np.random.default_rng(0).normal(0, 0.05, len(P.live_idx) + mdp.n_objectives)
+    H = _dual_hess(x, P, W, Dv, beta, None)
+    h = 1e-6
+    fd = np.column_stack([(_dual_fg(x + h * e, P, W, Dv, beta, None)[1] - _dual_fg(x - h * e, P, W, Dv, beta, None)[1]) / (2 * h)
+                          for e in np.eye(len(x))])
+    assert np.abs(H - fd).max() < 1e-5 * max(1.0, np.abs(fd).max())
+    assert np.abs(fd - fd.T).max() < 1e-5 * max(1.0, np.abs(fd).max())   # the finite differences themselves are a Hessian
+    # the gradient, in turn, against central differences of the dual value
+    g = _dual_fg(x, P, W, Dv, beta, None)[1]
+    fdg = np.array([(_dual_fg(x + h * e, P, W, Dv, beta, None)[0] - _dual_fg(x - h * e, P, W, Dv, beta, None)[0]) / (2 * h) for e in np.eye(len(x))])
+    assert np.abs(g - fdg).max() < 1e-6 * max(1.0, np.abs(g).max())
+
+
+def test_weighted_nsw_kstar_and_conjugate_by_grid_search():
+    "k*(mu) = argmax_k w log k - mu k and c(mu) = its maximum, for weighted Nash welfare (brute force over a grid)."
+    w = np.array([0.5, 2.0])
+    W = Welfare('weighted_nsw', weights=w)
+    ks = np.linspace(1e-4, 40, 400001)
+    mu = np.array([0.2, 1.5])
+    gain = [wi * np.log(ks) - m * ks for wi, m in zip(w, mu)]
+    assert np.abs(W.kstar(mu) - [ks[g.argmax()] for g in gain]).max() < 1e-3
+    assert abs(float(W.conj(mu)) - sum(g.max() for g in gain)) < 1e-4
+    assert np.allclose(W.marginal(np.array([1.0, 4.0])), w / [1.0, 4.0])
+
+
+def test_softmax_weights_do_not_overflow():
+    "Max-min's dual weights are a softmax of the logits: large logits must not overflow to NaN."
+    from trustml_nb.fairdice import _mu_of
+    mu = _mu_of(np.array([800.0, 800.0 - np.log(3)]), get_welfare('maxmin'), None)
+    assert np.allclose(mu, [0.75, 0.25])
+
+
+@pytest.mark.parametrize("kind", ["chi2", "kl", "softchi"])
+def test_divergence_weights_on_torch_tensors_match_numpy(kind):
+    "NeuralFairDICE evaluates w*(y) and f0*(y) on torch tensors: they must stay tensors with the numpy values."
+    D = Divergence(kind)
+    y = np.linspace(-3, 2, 11)
+    for fn in (D.wstar, D.f0star, D.finv):
+        t = fn(torch.tensor(y, dtype=torch.float64))
+        assert isinstance(t, torch.Tensor) and np.allclose(t.numpy(), fn(y))

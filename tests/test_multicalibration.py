@@ -137,6 +137,13 @@ def test_smooth_ece_matches_its_definition(seed):
     assert weighted_smooth_ece(y, p, G) == pytest.approx(want, rel=5e-3)
 
 
+def test_smooth_ece_with_its_mass_next_to_zero():
+    "Predictions piled up next to 0, where the kernel's reflection at 0 carries much of the mass (fine grid: measured 0.6% off the definition)."
+    rng = np.random.default_rng(0); n = 800
+    p = rng.beta(0.6, 12, n); y = rng.binomial(1, np.clip(p + 0.04, 0, 1))
+    assert smooth_ece(y, p, n_grid=1001) == pytest.approx(_smece_reference(y, p), rel=1.5e-2)
+
+
 # ---------------------------------------------------------------- the method on data with known truth
 def test_mc_error_falls_to_the_noise_floor(synth, fitted):
     tr, te = synth

@@ -469,3 +469,25 @@ def test_adult_targets():
     cr = coverage_report(t.y, GroupConformal(alpha=0.1, method='qr').fit(P['cal'], c.y, groups=c.groups).predict(P['test'], groups=t.groups),
                          t.groups, 0.1).table
     assert cr.loc[cr['n'] >= 500, 'gap'].abs().max() <= 0.02
+
+
+def test_qr_report_lists_each_groups_coefficient():
+    "method='qr': the report's coefficient column is the fitted theta, and theta is the (1 - alpha)-quantile regression of the scores (LP check)."
+    from scipy.optimize import linprog
+    rng = np.random.default_rng(5)
+    n = 400
+    p = rng.uniform(0.05, 0.95, n); y = (rng.uniform(size=n) < p).astype(int)
+    G = pd.DataFrame({'all': np.ones(n, bool), 'a': np.arange(n) % 2 == 0})
+    est = GroupConformal(method='qr', alpha=0.2).fit(p, y, groups=G)
+    assert np.array_equal(est.report_.table['coefficient'].to_numpy(), est.coef_)
+    # independent LP: min sum tau u+ + (1 - tau) u- with s - Phi theta = u+ - u-
+    from trustml_nb.core import make_rng
+    Phi, tau = G.to_numpy(float), 0.8
+    s = np.where(y == 1, 1 - p, p) + omod.JITTER * make_rng(est.seed).uniform(size=n)   # the fit's tie-breaking jitter, redrawn
+    d = Phi.shape[1]
+    res = linprog(np.r_[np.zeros(2 * d), tau * np.ones(n), (1 - tau) * np.ones(n)],
+                  A_eq=np.c_[Phi, -Phi, np.eye(n), -np.eye(n)], b_eq=s, bounds=(0, None), method='highs')
+    theta = res.x[:d] - res.x[d:2 * d]
+    loss = lambda th: np.sum(np.maximum(tau * (s - Phi @ th), (tau - 1) * (s - Phi @ th)))
+    assert abs(loss(est.coef_) - loss(theta)) <= 1e-9
+    assert loss(theta + [0.05, 0]) > loss(theta) + 1e-3              # and the LP optimum is sharp at this scale

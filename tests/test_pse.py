@@ -95,6 +95,17 @@ def test_simulators_reproducible_and_validate():
 
 # ---------------------------------------------------------------- oracle nuisances on the binary generator
 
+def test_propensities_as_one_2d_array_equal_the_list():
+    "props may be a (K+1, n) array instead of a list of K+1 vectors: the same estimate, and a clear error for a 1-D array."
+    s = sim_binary_sfm(2_000, seed=1)
+    props, mus = _oracle(s)
+    r_list = gmf_estimate(s.data.x, s.data.y, props, mus, A_VDE)
+    r_arr = gmf_estimate(s.data.x, s.data.y, np.vstack(props), mus, A_VDE)
+    assert r_arr.estimate == r_list.estimate and r_arr.se == r_list.se
+    with pytest.raises(TypeError, match='props must be a list'):
+        gmf_estimate(s.data.x, s.data.y, np.asarray(props[0]), mus, A_VDE)
+
+
 def test_oracle_point_estimate_and_weight_means():
     s = sim_binary_sfm(20_000, seed=0)
     props, mus = _oracle(s)
@@ -104,6 +115,9 @@ def test_oracle_point_estimate_and_weight_means():
     assert 0.0065 < r.se < 0.0095                                        # brief: ~0.008
     W = r.weights
     assert np.all(np.abs(W.mean(0) - 1) <= 3 * W.std(0) / np.sqrt(len(W)))
+    # with oracle nuisances every singly robust estimate (the names PathSpecificEffects(estimators=...) asks for) is consistent too
+    assert set(r.sub_estimates) == {'weighting', 'regression', 'hybrid pi1*mu2', 'hybrid pi2*mu3'}
+    assert all(abs(v - TRUTH_B['psi(1,0,1)']) <= 4 * r.se for v in r.sub_estimates.values()), r.sub_estimates
     # the VDE from oracle nuisances: psi_x1 (AIPW) minus psi(1,0,1)
     p1, m1 = _oracle(s, (1, 1, 1))
     e1 = gmf_estimate(s.data.x, s.data.y, p1, m1, (1, 1, 1))

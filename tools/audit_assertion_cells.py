@@ -82,7 +82,8 @@ def audit(nb_path: Path, pkg: set) -> list:
                 tainted |= _targets(st)                                  # a block that reads package values taints what it assigns
             if _asserts(st) and not (_reads(st) & tainted):
                 flagged.append((i, ast.get_source_segment(src, st).splitlines()[0][:100]))
-            if (isinstance(st, ast.ImportFrom) and (st.module or '').startswith('trustml_nb')) or (_reads(st) & tainted):
+            if ((isinstance(st, ast.ImportFrom) and (st.module or '').startswith('trustml_nb'))
+                    or (isinstance(st, ast.Import) and any(a.name.split('.')[0] == 'trustml_nb' for a in st.names)) or (_reads(st) & tainted)):
                 tainted |= _targets(st)
     return flagged
 
