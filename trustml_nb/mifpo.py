@@ -719,7 +719,7 @@ def plot_front(
             ax.plot(sub['fit_dp_gap'], sub['fit_error'], 's', color=col, ms=6, label=f'{name}, fit')
             if 'test_error' in sub: ax.plot(sub['test_dp_gap'], sub['test_error'], 's', color=col, ms=6, mfc='none')
     ax.set_xlabel('gamma = TV bound (peers: demographic-parity gap)'); ax.set_ylabel(ylab)
-    ax.legend(frameon=False, fontsize=9, loc='upper right'); ax.set_title(title or f"Pareto front ({ylab})", fontsize=11)
+    ax.legend(frameon=False, fontsize=11, loc='upper right'); ax.set_title(title or f"Pareto front ({ylab})", fontsize=11)
     return ax
 
 # %% ../nbs/70_mifpo.ipynb #e73463d8
@@ -778,7 +778,7 @@ def render_mifpo(
     ax[0].plot(front.table['gamma'], front.table[col], '-o', ms=3, color=PALETTE[0], label='front (exact LP)' if objective == 'error' else 'front (DCCP)')
     ax[0].plot([gamma], [r.front_value], '*', ms=14, color='#c0392b', label=f'DCCP, gamma {gamma:.2f}')
     ax[0].set_xlim(-0.01, 0.31); ax[0].set_xlabel('gamma (TV bound)'); ax[0].set_ylabel('error' if objective == 'error' else 'entropy (nats)')
-    ax[0].legend(frameon=False, fontsize=9); ax[0].set_title('Pareto front', fontsize=11)
+    ax[0].legend(frameon=False, fontsize=11); ax[0].set_title('Pareto front', fontsize=11)
     heavy = (r.atoms['mass_0'] + r.atoms['mass_1']).nlargest(24).index       # the 24 heaviest atoms are drawn (the title counts them all)
     at = r.atoms.loc[heavy].sort_values('positive_rate').reset_index(drop=True); x = np.arange(len(at))
     lab1 = at['label'].to_numpy() == 1
@@ -787,11 +787,11 @@ def render_mifpo(
     top = float(max(at['mass_0'].max(), at['mass_1'].max())) if len(at) else 1.0
     ax[1].set_ylim(0, top * 1.35); ax[1].set_xticks([])
     ax[1].set_xlabel('atoms, by P(y = 1 | atom); black edge: classified 1'); ax[1].set_ylabel('probability')
-    ax[1].legend(frameon=False, fontsize=9, loc='upper left', ncol=2); ax[1].set_title(f'Representation: {r.n_atoms} atoms ({len(at)} heaviest drawn), TV {r.tv:.3f}', fontsize=11)
+    ax[1].legend(frameon=False, fontsize=11, loc='upper left', ncol=2); ax[1].set_title(f'Representation: {r.n_atoms} atoms ({len(at)} heaviest drawn), TV {r.tv:.3f}', fontsize=11)
     for k, (split, sub) in enumerate(tab.groupby('split', sort=False)):
         ax[2].bar(np.arange(2) + (k - 0.5) * 0.38, sub['positive_rate'], 0.38, color=PALETTE[3 + k], label=split)
     ax[2].set_ylim(0, max(0.05, float(tab['positive_rate'].max())) * 1.35)
-    ax[2].set_xticks([0, 1], list(bins.groups)); ax[2].set_ylabel('P(yhat = 1)'); ax[2].legend(frameon=False, fontsize=9, loc='upper left', ncol=2)
+    ax[2].set_xticks([0, 1], list(bins.groups)); ax[2].set_ylabel('P(yhat = 1)'); ax[2].legend(frameon=False, fontsize=11, loc='upper left', ncol=2)
     ax[2].set_title('Classifier on Z: positive rates', fontsize=11)
     view = MIFPOView(gamma=float(gamma), n_bins=n_bins, n_atoms=n_atoms, objective=objective, front_value=r.front_value, exact_error=float(exact),
                      atoms_used=r.n_atoms, fit_error=r.fit_error, fit_dp_gap=r.fit_dp_gap, test_error=ev.error, test_dp_gap=ev.dp_gap,
