@@ -83,7 +83,7 @@ $(SITE_STAMP): pyproject.toml constraints.txt | $(LESSONS_STAMP)
 # Voila serves apps/ (one notebook per lesson explorer, code hidden) with the template in share/jupyter (no CDN links).
 apps: $(SITE_STAMP)
 	@echo ">>> serving the lesson explorers as Voila apps on http://127.0.0.1:$(APPS_PORT) (Ctrl-C stops it)"
-	JUPYTER_PATH="$(CURDIR)/share/jupyter" exec $(BIN)/voila apps --no-browser --Voila.ip=127.0.0.1 \
+	JUPYTER_PATH="$(CURDIR)/share/jupyter" exec $(BIN)/python tools/serve_apps.py apps --no-browser --Voila.ip=127.0.0.1 \
 	  --port=$(APPS_PORT) --template=trustml
 
 site: $(SITE_STAMP)

@@ -5,11 +5,9 @@ distributions it imported (what the `lessons` extra must hold). Writes results/l
     python benchmarks/bench_lesson_times.py --lessons DIR --out results/NAME   # e.g. a copy made by trustml-nb-lessons
 
 Progress bars are switched off (TRUSTML_NB_PROGRESS=0), as in a quiet classroom run.
-Under heavy load (1-minute load average 10 to 16 on 2 cores) 3 of about 15 headless runs of the lessons hung in the
-same way (70_mifpo with progress bars, 95_monoculture and 20_fedfact without): the kernel sat idle (main thread in
-epoll_wait, CPU time constant) while nbclient kept waiting, so a hung run ends at the per-cell timeout and is retried
-once (`attempt` in the results). ipykernel 7 has reports of such hangs (microsoft/vscode-jupyter#17410); not confirmed
-here. The machines are shared, so the load average is recorded beside every time: re-measure on a quiet machine
+Runs used to hang now and then with the kernel idle and nbclient waiting (3 of about 15 under heavy load): the cause
+was a missed wake-up of nbclient's shell poll in jupyter_client, fixed by tools/kernel_wakeup.py, which this script
+installs. A run that still fails ends at the per-cell timeout and is retried once (`attempt` in the results). The machines are shared, so the load average is recorded beside every time: re-measure on a quiet machine
 before quoting a time.
 """
 import argparse
@@ -25,6 +23,9 @@ import pandas as pd
 from nbclient import NotebookClient
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / 'tools'))
+import kernel_wakeup  # noqa: E402
+kernel_wakeup.install()  # the missed shell wake-up that made runs stall (tools/kernel_wakeup.py)
 DUMP = r'''
 import sys, json, importlib.metadata as _md
 _top = {m.split('.')[0] for m in list(sys.modules) if not m.startswith('_')}

@@ -19,6 +19,9 @@ DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
 import trustml_nb  # noqa: E402
+sys.path.insert(0, str(ROOT / "tools"))
+import kernel_wakeup  # noqa: E402
+kernel_wakeup.install()  # myst-nb executes the lessons through nbclient in this process (tools/kernel_wakeup.py says why)
 
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")  # progress bars are widgets: off in the executed lessons (kernels inherit this)
 
@@ -69,7 +72,7 @@ myst_heading_anchors = 3
 # Execution: once per lesson, cached by jupyter-cache until the notebook changes.
 nb_execution_mode = os.environ.get("TRUSTML_SITE_EXECUTE", "cache")
 nb_execution_cache_path = os.environ.get("TRUSTML_SITE_CACHE", str(DOCS / "_build" / ".jupyter_cache"))
-nb_execution_timeout = int(os.environ.get("TRUSTML_SITE_CELL_TIMEOUT", "600"))  # per cell: 20_fedfact took 129 s in all at load 12, and once 694 s (its kernel stalled); tools/build_site.py retries a failed build
+nb_execution_timeout = int(os.environ.get("TRUSTML_SITE_CELL_TIMEOUT", "600"))  # per cell: 20_fedfact took 129 s in all at load 12, and once 694 s (the stall kernel_wakeup fixes); tools/build_site.py retries a failed build
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 _only = [s.strip() for s in os.environ.get("TRUSTML_SITE_EXECUTE_ONLY", "").split(",") if s.strip()]

@@ -76,7 +76,7 @@ def _start_voila(tmp: Path, log):
     env["JUPYTER_PATH"] = str(TEMPLATE_PATH)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p])
     env["TRUSTML_NB_PROGRESS"] = "0"
-    cmd = [sys.executable, "-m", "voila", str(APPS), "--no-browser", "--Voila.ip=127.0.0.1", f"--port={port}",
+    cmd = [sys.executable, str(ROOT / "tools" / "serve_apps.py"), str(APPS), "--no-browser", "--Voila.ip=127.0.0.1", f"--port={port}",
            "--template=trustml"]
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=tmp)
     return proc, f"http://127.0.0.1:{port}"
@@ -107,8 +107,9 @@ def _drive_app(page, base_url: str, shots: Path, name: str) -> dict:
     lesson = next(l for l in LESSONS if l.notebook == f"{name}.ipynb")
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    # Voila runs the app's setup before the page arrives. Under load a fresh ipykernel 7 kernel sometimes never answers
-    # ("Kernel started", then nothing; see the report of issue 16): the fast app gets a short first wait, then the retry.
+    # Voila runs the app's setup before the page arrives. Its first renders used to stall until a timeout (the missed
+    # shell wake-up that tools/kernel_wakeup.py fixes, installed by tools/serve_apps.py); the fast app keeps a short first
+    # wait and a retry in case a page still does not come.
     ready_s = READY_S.get(name, lesson.timeout_s)
     page.goto(f"{base_url}/voila/render/{name}.ipynb", timeout=ready_s * 1000, wait_until="domcontentloaded")
     page.wait_for_function(f"(t) => ({OUTPUT_TEXT})().includes(t)", arg=lesson.ready_text, timeout=ready_s * 1000)

@@ -37,8 +37,8 @@ def site(tmp_path_factory):
     env = dict(os.environ, TRUSTML_SITE_EXECUTE="cache", TRUSTML_SITE_EXECUTE_ONLY=LESSON,
                TRUSTML_SITE_CACHE=str(tmp / "cache"), TRUSTML_NB_PROGRESS="0",
                PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-    # the lesson runs in ~15 s; a kernel that stalls idle (seen under load: kernel and client both waiting) ends its cell
-    # after 150 s and the build is retried once from scratch, instead of holding the suite for 10 minutes
+    # the lesson runs in ~15 s. Its kernel used to stall idle (the missed shell wake-up fixed by tools/kernel_wakeup.py,
+    # which docs/conf.py installs); a cell that still hangs ends after 150 s and the build is retried once from scratch
     env["TRUSTML_SITE_CELL_TIMEOUT"] = "150"
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E", "-d", str(tmp / "doctrees"), str(ROOT / "docs"), str(out)]
     for attempt in (1, 2):

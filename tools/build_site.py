@@ -4,8 +4,8 @@
     python tools/build_site.py --fresh    # empty the execution cache and the build first (a cold build, as on a fresh clone)
     python tools/build_site.py --all      # re-read and write every page (sphinx -E), lessons from the execution cache
 
-A lesson whose execution fails (e.g. a headless kernel that hangs until the per-cell timeout, seen under heavy load,
-see benchmarks/bench_lesson_times.py) fails the build; the build is then run once more, which executes only the lessons
+A lesson whose execution fails (a cell error, or a cell that hangs until the per-cell timeout; the usual hang, a missed
+wake-up of nbclient's shell poll, is fixed by tools/kernel_wakeup.py, which docs/conf.py installs) fails the build; the build is then run once more, which executes only the lessons
 not yet in the cache. Every build appends a row (seconds, cold or warm cache, the load average before and after) to
 benchmarks/results/site_build.md: the machines are shared, so a time under load is an upper bound.
 """

@@ -181,6 +181,9 @@ def _api(course: Path):
     try: from nbgrader.apps import NbGraderAPI
     except ImportError as e:
         raise SystemExit(f"nbgrader is not installed in {sys.executable}: pip install -c constraints.txt '.[course]' ({e})")
+    sys.path.insert(0, str(ROOT / 'tools'))
+    import kernel_wakeup
+    kernel_wakeup.install()   # autograde runs each lesson through nbclient here: without it a cell's reply can be missed
     from traitlets.config import Config
     c = Config()
     c.CourseDirectory.root = str(course)

@@ -13,13 +13,13 @@ Each cell gets `--timeout` seconds (default 240: the slowest lesson cell takes w
 machine, so this is a few minutes, not the 900 s `make tour` used before). A lesson whose run fails (a cell timed out,
 the kernel died) is run once more in a fresh kernel, and the reason is printed.
 
-The hang seen under heavy load (issue 16): a lesson stopped for minutes with the kernel idle while the client kept
-waiting. nbclient waits for two things after sending a cell: the kernel's `execute_reply` on the shell channel, and the
-`status: idle` message on the IOPub channel. `WatchfulClient` tells the two apart. If IOPub says the kernel finished the
-cell but no reply comes within `--reply-grace` seconds, the reply was lost: the cell is taken as finished (its outputs,
-errors included, are already recorded from IOPub), a line says so, and the run goes on. If neither came, the cell is
-still running (or the request was lost) and the cell timeout applies. The counts are printed per lesson, so a run
-shows which of the two a hang was.
+The hang (issue 16): a lesson stopped for minutes with the kernel idle while the client kept waiting. Its cause was
+found: the kernel had sent the cell's `execute_reply`, but nbclient's poll on the shell socket was never woken, because
+nbclient synced an Output widget's state on the same socket meanwhile (tools/kernel_wakeup.py explains it; this script
+installs the fix). `WatchfulClient` stays as a guard: it polls in 2 s steps, and if IOPub says the kernel finished the
+cell but no reply comes within `--reply-grace` seconds, the cell is taken as finished (its outputs, errors included, are
+already recorded from IOPub), a line says so, and the run goes on. If neither came, the cell is still running (or the
+request was lost) and the cell timeout applies.
 """
 import argparse
 import asyncio
@@ -35,6 +35,9 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernel
 from nbclient.util import ensure_async
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / 'tools'))
+import kernel_wakeup  # noqa: E402
+kernel_wakeup.install()   # the cause of the hang (see the docstring)
 AUDIT_MARK = '# run_tour audit'
 AUDIT_HOOK = AUDIT_MARK + r'''
 import io as _io
