@@ -1,13 +1,59 @@
-"Helpers to start, poll and stop a JupyterLab server in tests; every wait is bounded."
+"Helpers for the server and browser tests: start, poll and stop a server; a chromium page; one retry. Every wait is bounded."
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--disable-dev-shm-usage"]
+
+
+def require_chromium():
+    "Skip without Debian chromium, or fail under CI (where .ci/run installs it)."
+    if Path(CHROMIUM).exists(): return
+    msg = "Debian chromium not found (apt-get install chromium); .ci/run installs it"
+    if os.environ.get("CI"): pytest.fail(msg)
+    pytest.skip(msg)
+
+
+@contextmanager
+def chromium_page(viewport: dict, failure_shot: Path):
+    "A page in headless Debian chromium (60 s default timeout); if the block raises, a screenshot to `failure_shot` first."
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS, timeout=60_000)
+        try:
+            page = browser.new_page(viewport=viewport)
+            page.set_default_timeout(60_000)
+            try: yield page
+            except Exception:
+                try: page.screenshot(path=str(failure_shot), timeout=10_000)
+                except Exception: pass
+                raise
+        finally:
+            browser.close()
+
+
+def twice(what: str, attempt_once):
+    "Call `attempt_once(attempt)` for attempt 1, then 2 if the first failed; (its result, the first failure or ''). Fails the test after two."
+    from playwright.sync_api import Error as PlaywrightError
+    failures = []
+    for attempt in (1, 2):  # one retry: each attempt starts its own server and browser
+        try: return attempt_once(attempt), (failures[0] if failures else '')
+        except (PlaywrightError, AssertionError, TimeoutError, RuntimeError) as e:
+            failures.append(f"attempt {attempt}: {type(e).__name__}: {e}")
+    pytest.fail(f"{what} failed twice:\n" + "\n".join(failures))
 
 
 def free_port() -> int:

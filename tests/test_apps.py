@@ -21,8 +21,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from lab_helpers import free_port, isolated_jupyter_env, stop_process_group
-from test_browser import CHROMIUM, CHROMIUM_FLAGS, LESSONS, OUTPUT_TEXT, _require_chromium
+from lab_helpers import chromium_page, free_port, isolated_jupyter_env, require_chromium, stop_process_group, twice
+from test_browser import LESSONS, OUTPUT_TEXT
 
 ROOT = Path(__file__).resolve().parents[1]
 APPS = ROOT / "apps"
@@ -133,37 +133,21 @@ def _drive_app(page, base_url: str, shots: Path, name: str) -> dict:
 
 
 def _run(name: str, tmp_path: Path, shots: Path, drive) -> dict:
-    from playwright.sync_api import Error as PlaywrightError, sync_playwright
-    failures = []
-    for attempt in (1, 2):  # one retry, each with a fresh server and browser
+    def attempt_once(attempt):
         with open(shots / f"voila_attempt{attempt}.log", "w") as log:
             proc, base_url = _start_voila(tmp_path / f"voila{attempt}", log)
             try:
                 _wait_http(f"{base_url}/", proc)
-                with sync_playwright() as p:
-                    browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS, timeout=60_000)
-                    try:
-                        page = browser.new_page(viewport=VIEWPORT)
-                        page.set_default_timeout(60_000)
-                        blocked = []
-                        _offline(page, blocked)
-                        out = drive(page, base_url, shots, name)
-                        out["blocked"] = blocked
-                    except (PlaywrightError, AssertionError, TimeoutError):
-                        try: page.screenshot(path=str(shots / f"failure_attempt{attempt}.png"), timeout=10_000)
-                        except Exception: pass
-                        raise
-                    finally:
-                        browser.close()
-                break
-            except (PlaywrightError, AssertionError, TimeoutError, RuntimeError) as e:
-                failures.append(f"attempt {attempt}: {type(e).__name__}: {e}")
+                with chromium_page(VIEWPORT, shots / f"failure_attempt{attempt}.png") as page:
+                    blocked = []
+                    _offline(page, blocked)
+                    return {**drive(page, base_url, shots, name), "blocked": blocked}
             finally:
                 stop_process_group(proc)
-            assert proc.poll() is not None, "Voila server must be stopped"
-    else:
-        pytest.fail("Voila app test failed twice:\n" + "\n".join(failures))
-    if failures: print(f"{name}: passed on the retry after: {failures[0]}")
+                assert proc.poll() is not None, "Voila server must be stopped"
+
+    out, retried_after = twice("Voila app test", attempt_once)
+    if retried_after: print(f"{name}: passed on the retry after: {retried_after}")
     return out
 
 
@@ -190,7 +174,7 @@ def _drive_list_then_app(page, base_url, shots, name):
 @pytest.mark.browser
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[] if n == FAST else [pytest.mark.slow]) for n in _apps()])
 def test_voila_app_responds_offline_in_chromium(name, tmp_path, test_output_dir):
-    _require_chromium()
+    require_chromium()
     shots = _shots(test_output_dir, name)
     out = _run(name, tmp_path, shots, _drive_list_then_app if name == FAST else _drive_app)
     (shots / "texts.json").write_text(json.dumps(out, indent=1))

@@ -5,23 +5,18 @@ each lesson in LESSONS, runs all cells, checks that no cell failed, presses End 
 the explorer's output to change. Screenshots go to test-output/browser/<lesson>/. Every wait has a timeout; a failed attempt
 is retried once with a fresh server; the server is stopped even on failure.
 """
-import os
 import shutil
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from lab_helpers import free_port, isolated_jupyter_env, stop_process_group, wait_for_status
+from lab_helpers import (chromium_page, free_port, isolated_jupyter_env, require_chromium, stop_process_group, twice,
+                         wait_for_status)
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--disable-dev-shm-usage"]
 
 
 @dataclass(frozen=True)
@@ -51,13 +46,6 @@ LESSONS = [
 ]
 
 pytestmark = pytest.mark.browser
-
-
-def _require_chromium():
-    if Path(CHROMIUM).exists(): return
-    msg = "Debian chromium not found (apt-get install chromium); .ci/run installs it"
-    if os.environ.get("CI"): pytest.fail(msg)
-    pytest.skip(msg)
 
 
 def _start_lab(root_dir: Path, tmp: Path, log):
@@ -119,41 +107,26 @@ def _run_tutorial(page, base_url: str, shots: Path, lesson: Lesson) -> dict:
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda l: l.notebook)
 def test_tutorial_widget_renders_and_responds_in_chromium(lesson, tmp_path, test_output_dir):
-    _require_chromium()
-    from playwright.sync_api import Error as PlaywrightError, sync_playwright
-
+    require_chromium()
     shots = test_output_dir / "browser" / Path(lesson.notebook).stem
     shutil.rmtree(shots, ignore_errors=True); shots.mkdir(parents=True)
     served = tmp_path / "served"
     shutil.copytree(ROOT / "tutorials", served, ignore=shutil.ignore_patterns("_html", ".ipynb_checkpoints"))
-    failures = []
-    for attempt in (1, 2):  # one retry, each with a fresh server and browser
-        log_path = shots / f"jupyterlab_attempt{attempt}.log"
-        with open(log_path, "w") as log:
+
+    def attempt_once(attempt):
+        with open(shots / f"jupyterlab_attempt{attempt}.log", "w") as log:
             proc, base_url = _start_lab(served, tmp_path / f"jupyter{attempt}", log)
             try:
                 wait_for_status(base_url, timeout=120, proc=proc)
-                with sync_playwright() as p:
-                    browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS, timeout=60_000)
-                    try:
-                        page = browser.new_page(viewport={"width": 1280, "height": 800})   # a small laptop: figures must read here (issue 16)
-                        page.set_default_timeout(60_000)
-                        texts = _run_tutorial(page, base_url, shots, lesson)
-                    except (PlaywrightError, AssertionError, TimeoutError) as e:
-                        try: page.screenshot(path=str(shots / f"failure_attempt{attempt}.png"), timeout=10_000)
-                        except Exception: pass
-                        raise
-                    finally:
-                        browser.close()
-                break
-            except (PlaywrightError, AssertionError, TimeoutError, RuntimeError) as e:
-                failures.append(f"attempt {attempt}: {type(e).__name__}: {e}")
+                # a small laptop's window: figures must read here (issue 16)
+                with chromium_page({"width": 1280, "height": 800}, shots / f"failure_attempt{attempt}.png") as page:
+                    return _run_tutorial(page, base_url, shots, lesson)
             finally:
                 stop_process_group(proc)
-            assert proc.poll() is not None, "JupyterLab server must be stopped"
-    else:
-        pytest.fail("browser test failed twice:\n" + "\n".join(failures))
-    if failures: print(f"{lesson.notebook}: passed on the retry after: {failures[0]}")   # shown by pytest -rA / on failure
+                assert proc.poll() is not None, "JupyterLab server must be stopped"
+
+    texts, retried_after = twice("browser test", attempt_once)
+    if retried_after: print(f"{lesson.notebook}: passed on the retry after: {retried_after}")   # shown by pytest -rA / on failure
     assert lesson.ready_text in texts["before"] and lesson.after_text in texts["after"]
     assert texts["before"] != texts["after"]
     for name in ("explorer_before.png", "explorer_after.png", "lab_full_page.png"):

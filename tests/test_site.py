@@ -21,8 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from lab_helpers import free_port
-from test_browser import CHROMIUM, CHROMIUM_FLAGS, _require_chromium
+from lab_helpers import chromium_page, free_port, require_chromium, twice
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSON = "90_matroid_selection"   # the lesson the test build executes (fast, with figures and math)
@@ -161,36 +160,23 @@ def _visit(page, base: str, shots: Path) -> dict:
 
 @pytest.mark.browser
 def test_site_in_chromium_offline(site, test_output_dir):
-    _require_chromium()
-    from playwright.sync_api import Error as PlaywrightError, sync_playwright
+    require_chromium()
     shots = test_output_dir / "site"
     shutil.rmtree(shots, ignore_errors=True); shots.mkdir(parents=True)
-    failures = []
-    for attempt in (1, 2):   # one retry with a fresh server and browser
+
+    def attempt_once(attempt):
         server, base = _serve(site)
         blocked = []
         try:
-            with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS, timeout=60_000)
-                try:
-                    page = browser.new_page(viewport=VIEWPORT)
-                    page.set_default_timeout(60_000)
-                    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("http://127.0.0.1", "data:", "blob:"))
-                               else (blocked.append(r.request.url), r.abort()))
-                    out = _visit(page, base, shots)
-                except (PlaywrightError, TimeoutError):
-                    try: page.screenshot(path=str(shots / f"failure_attempt{attempt}.png"), timeout=10_000)
-                    except Exception: pass
-                    raise
-                finally:
-                    browser.close()
-            break
-        except (PlaywrightError, TimeoutError) as e:
-            failures.append(f"attempt {attempt}: {type(e).__name__}: {e}")
+            with chromium_page(VIEWPORT, shots / f"failure_attempt{attempt}.png") as page:
+                page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("http://127.0.0.1", "data:", "blob:"))
+                           else (blocked.append(r.request.url), r.abort()))
+                return {**_visit(page, base, shots), "blocked": blocked}
         finally:
             server.shutdown(); server.server_close()
-    else:
-        pytest.fail("site browser test failed twice:\n" + "\n".join(failures))
+
+    out, _ = twice("site browser test", attempt_once)
+    blocked = out["blocked"]
     assert blocked == [], f"the site asked the network for {blocked}"
     assert "trustml_nb" in out["index_title"]
     assert out["math"] >= 5 and out["math_errors"] == 0, out
