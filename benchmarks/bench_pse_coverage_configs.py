@@ -7,6 +7,7 @@ Step 1 (the fits; resumable, niced, one worker):
 Step 2 (this script: copies the new draws to benchmarks/results/pse_coverage_configs_draws.csv and writes the paired table
 benchmarks/results/pse_coverage_configs.{csv,md}):
   .venv/bin/python benchmarks/bench_pse_coverage_configs.py /tmp/pse_cfg/pse_coverage_nonlinear_draws.csv
+(the measured run used /tmp/i13_cfg in place of /tmp/pse_cfg: --n 2000 --designs binary --reps 100 --config folds10 repeats5)
 """
 import os
 import sys
@@ -33,12 +34,12 @@ def paired(new:pd.DataFrame, base:pd.DataFrame)->pd.DataFrame:
         r = len(g)
         cov = lambda t: ((t.ci_low <= t.truth) & (t.truth <= t.ci_high)).mean()
         row = dict(config=cfg, design=dsg, n=n, effect=eff, reps=r)
-        for tag, t in (('default', d), (cfg, g)):
-            row[f'coverage_{tag}'] = cov(t)
-            row[f'se_over_sd_{tag}'] = t.se.mean() / t.estimate.std()
-            row[f'bias_over_sd_{tag}'] = (t.estimate - t.truth).mean() / t.estimate.std()
-            row[f'mean_se_{tag}'] = t.se.mean(); row[f'sd_{tag}'] = t.estimate.std()
-        row['coverage_se'] = np.sqrt(row[f'coverage_{cfg}'] * (1 - row[f'coverage_{cfg}']) / r)
+        for sfx, t in (('default', d), ('config', g)):
+            row[f'coverage_{sfx}'] = cov(t)
+            row[f'se_over_sd_{sfx}'] = t.se.mean() / t.estimate.std()
+            row[f'bias_over_sd_{sfx}'] = (t.estimate - t.truth).mean() / t.estimate.std()
+            row[f'mean_se_{sfx}'] = t.se.mean(); row[f'sd_{sfx}'] = t.estimate.std()
+        row['coverage_se'] = np.sqrt(row['coverage_config'] * (1 - row['coverage_config']) / r)
         ratio = g.se.to_numpy() / d.se.to_numpy()
         row['se_ratio_vs_default'], row['se_ratio_mcse'] = ratio.mean(), ratio.std(ddof=1) / np.sqrt(r)
         shift = g.estimate.to_numpy() - d.estimate.to_numpy()
@@ -58,7 +59,7 @@ def main(new_draws):
     head = ("# Repeated cross-fitting and more folds, paired with the defaults\n\n"
             "Same samples and seeds as the `default` rows of `pse_coverage_nonlinear_draws.csv` (DR estimator, boosting learners). "
             "`repeats5` = `n_repeats=5` (median over 5 fold splits, se^2 = median(se_r^2 + (est_r - median)^2)); `folds10` = `n_folds=10`. "
-            "Columns `*_default` are the package defaults on the same replications; `se_ratio_vs_default` is the mean paired ratio of the SEs; "
+            "Columns `*_config` are the config, `*_default` the package defaults on the same replications; `se_ratio_vs_default` is the mean paired ratio of the SEs; "
             "`est_shift` the mean paired change of the estimate (each with its Monte Carlo SE). "
             "Commands: see the docstring of `benchmarks/bench_pse_coverage_configs.py`. Median seconds per fit: "
             + ", ".join(f"{k} {v:.1f}" for k, v in secs.items())

@@ -33,6 +33,7 @@ DRAWS = OUT / "pse_coverage_nonlinear_draws.csv"
 EFFECTS = ['TE', 'NDE', 'NIE', 'VDE', 'TV']
 # the candidates compared side by side (the package default is 'default'; the others are settings a user can pass)
 CONFIGS = {'default': {}, 'split': dict(nested='split'), 'repeats5': dict(n_repeats=5), 'folds10': dict(n_folds=10),
+           'glmprop': dict(learners={'propensity': 'glm'}),   # logistic-GLM propensities, boosted regressions (bench_pse_e2_learner.py's lead)
            'stack': lambda design, rep: dict(learners=stack_learners(NONLINEAR_DESIGNS[design]['binary'], seed=rep))}
 _TRUTH = {}
 
