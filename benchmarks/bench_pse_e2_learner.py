@@ -14,6 +14,7 @@ Candidates (CANDIDATES below): hgb_loose (boosting with less shrinkage: min_samp
 hgb_noes (boosting, 300 iterations, no early stopping), splogit (logistic regression on additive cubic splines plus
 all pairwise products, penalty by 3-fold CV log loss), glm (plain logistic GLM), stack (the package's 'stack' preset).
 Run: .venv/bin/python benchmarks/bench_pse_e2_learner.py DESIGN N REPS [CAND ...]   e.g. binary 2000 60
+     .venv/bin/python benchmarks/bench_pse_e2_learner.py --summarise DESIGN N   (rewrite the table from the draws)
 Resumable: the draws go to benchmarks/results/pse_e2_learner_{DESIGN}_{N}_draws.csv (or under $PSE_BENCH_OUT) after
 every replication, and a rerun skips the replications already there; the summary table is rewritten every 5.
 """
@@ -121,7 +122,25 @@ def summarise(d, truth):
     sh = (dd.est - ee.est.reindex(dd.index)).groupby([dd.combo, dd.index.get_level_values('effect')])
     s['est_shift_vs_EE'] = [sh.get_group((c, e)).mean() for c, e in zip(s.combo, s.effect)]
     s['est_shift_mcse'] = [sh.get_group((c, e)).std() / np.sqrt(len(sh.get_group((c, e)))) for c, e in zip(s.combo, s.effect)]
+    # paired ratios: the combo's mean SE and SD over EE's on the SAME replications (combos run on fewer reps compare with those)
+    pr = []
+    for c, e in zip(s.combo, s.effect):
+        q = d[(d.combo == c) & (d.effect == e)]
+        b = ee.loc[[(r, e) for r in q.rep]]
+        pr.append((q.se.mean() / b.se.mean(), q.est.std() / b.est.std()))
+    s['se_vs_EE'], s['sd_vs_EE'] = zip(*pr)
     return s
+
+
+def resummarise(design, n):
+    "Rewrite the summary table from the draws, keeping the markdown header (commands, timings) of the runs."
+    n = int(n)
+    truth = population_truth('nonlinear', n=2_000_000, seed=12345, design=design)['y'].to_dict()
+    stem = OUT / f"pse_e2_learner_{design}_{n}"
+    s = summarise(pd.read_csv(f"{stem}_draws.csv"), truth)
+    s.to_csv(f"{stem}.csv", index=False)
+    md = Path(f"{stem}.md").read_text()
+    Path(f"{stem}.md").write_text(md[:md.index('\n| combo')] + "\n" + markdown_table(s.round(4)) + "\n")
 
 
 def write(d, design, n, truth, cmd, wall, cpu):
@@ -180,4 +199,5 @@ def main(design='binary', n=2000, reps=60, *cands):
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ['--check']: check(*sys.argv[2:])
+    elif sys.argv[1:2] == ['--summarise']: resummarise(*sys.argv[2:])
     else: main(*sys.argv[1:])
