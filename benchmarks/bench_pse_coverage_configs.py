@@ -7,7 +7,8 @@ Step 1 (the fits; resumable, niced, one worker):
 Step 2 (this script: copies the new draws to benchmarks/results/pse_coverage_configs_draws.csv and writes the paired table
 benchmarks/results/pse_coverage_configs.{csv,md}):
   .venv/bin/python benchmarks/bench_pse_coverage_configs.py /tmp/pse_cfg/pse_coverage_nonlinear_draws.csv
-(the measured run used /tmp/i13_cfg in place of /tmp/pse_cfg: --n 2000 --designs binary --reps 100 --config folds10 repeats5)
+(the measured runs used /tmp/i13_cfg in place of /tmp/pse_cfg: --n 2000 --designs binary --reps 100 --config folds10 repeats5, then
+ --n 2000 --designs binary threshold --reps 100 --config glmprop, then the same with --config hgbloose)
 """
 import os
 import sys
@@ -58,7 +59,8 @@ def main(new_draws):
     secs = new.groupby('config').seconds.median()
     head = ("# Repeated cross-fitting and more folds, paired with the defaults\n\n"
             "Same samples and seeds as the `default` rows of `pse_coverage_nonlinear_draws.csv` (DR estimator, boosting learners). "
-            "`repeats5` = `n_repeats=5` (median over 5 fold splits, se^2 = median(se_r^2 + (est_r - median)^2)); `folds10` = `n_folds=10`. "
+            "`repeats5` = `n_repeats=5` (median over 5 fold splits, se^2 = median(se_r^2 + (est_r - median)^2)); `folds10` = `n_folds=10`; "
+            "`glmprop` = `learners={'propensity': 'glm'}`; `hgbloose` = boosted propensities with less shrinkage (min_samples_leaf 20, no L2, patience 30). "
             "Columns `*_config` are the config, `*_default` the package defaults on the same replications; `se_ratio_vs_default` is the mean paired ratio of the SEs; "
             "`est_shift` the mean paired change of the estimate (each with its Monte Carlo SE). "
             "Commands: see the docstring of `benchmarks/bench_pse_coverage_configs.py`. Median seconds per fit: "
