@@ -28,11 +28,9 @@ def pytest_addoption(parser):
 
 
 # Under pytest-xdist (`make test` runs 2 workers with --dist loadgroup) these tests stay on one worker each:
-# the browser lessons (each drives its own JupyterLab and chromium), everything that starts a Ray cluster (Flower), and
-# the modules whose module-scoped fixture builds something large (the site, the course), so it is built once, not per worker.
+# the browser lessons (each drives its own JupyterLab and chromium) and everything that starts a Ray cluster (Flower).
 XDIST_GROUPS = {"browser": ("tests/test_browser.py",),
-                "ray": ("tests/test_fedfact.py::test_flower", "nbs/21_fedfact_flower.ipynb", "tutorials/20_fedfact.ipynb"),
-                "site": ("tests/test_site.py",), "course": ("tests/test_course.py",)}
+                "ray": ("tests/test_fedfact.py::test_flower", "nbs/21_fedfact_flower.ipynb", "tutorials/20_fedfact.ipynb")}
 
 
 def _xdist_group(nodeid: str):
