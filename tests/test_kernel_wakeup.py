@@ -1,7 +1,9 @@
 """tools/kernel_wakeup.py: a reply that arrives while nbclient polls the shell socket, followed by a send on that socket
 (nbclient syncing an Output widget), must wake the poll at once. Without the fix jupyter_client misses it until the
 poll's timeout: the idle-kernel stall of issue 16, reproduced here with a real ZeroMQ pair (inproc) and a kernel stub."""
+import ast
 import asyncio
+import subprocess
 import sys
 import threading
 import time
@@ -84,8 +86,28 @@ def test_fix_wakes_the_poll_at_once(plain_send):
     assert max(delays) < 0.25 * TIMEOUT, delays
 
 
+RUNNER_CHECK = r"""
+import importlib.util, runpy, sys, tempfile
+from pathlib import Path
+root = Path(sys.argv[1]); sys.path[:0] = [str(root / 'tools'), str(root)]
+from jupyter_client.channels import AsyncZMQSocketChannel
+import kernel_wakeup
+def fixed(): return AsyncZMQSocketChannel.send is kernel_wakeup.send_and_recheck
+out = {}
+for name, load in [('tools/run_tour.py', lambda: runpy.run_path(str(root / 'tools/run_tour.py'))),
+                   ('tools/serve_apps.py', lambda: runpy.run_path(str(root / 'tools/serve_apps.py'))),
+                   ('benchmarks/bench_lesson_times.py', lambda: runpy.run_path(str(root / 'benchmarks/bench_lesson_times.py'))),
+                   ('docs/conf.py', lambda: runpy.run_path(str(root / 'docs/conf.py'))),
+                   ('tools/course.py', lambda: runpy.run_path(str(root / 'tools/course.py'))['_api'](Path(tempfile.mkdtemp())))]:
+    kernel_wakeup.uninstall(); load(); out[name] = fixed()
+print(out)
+"""
+
+
 def test_runners_install_the_fix():
-    "Every headless runner of lessons installs it before it starts a kernel client."
+    "Every headless runner of lessons installs it (checked by loading each in a fresh Python, the fix removed first)."
     root = Path(__file__).resolve().parents[1]
-    for path in ['tools/run_tour.py', 'tools/course.py', 'tools/serve_apps.py', 'docs/conf.py', 'benchmarks/bench_lesson_times.py']:
-        assert 'kernel_wakeup.install()' in (root / path).read_text(), path
+    res = subprocess.run([sys.executable, '-c', RUNNER_CHECK, str(root)], capture_output=True, text=True, timeout=300, cwd=root)
+    assert res.returncode == 0, res.stderr[-3000:]
+    installed = ast.literal_eval(res.stdout.strip().splitlines()[-1])
+    assert installed == {k: True for k in installed} and len(installed) == 5, installed

@@ -11,7 +11,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kernel_wakeup  # noqa: E402
 
+kernel_wakeup.install()
+
 if __name__ == '__main__':
-    kernel_wakeup.install()
     from voila.app import main
     sys.exit(main())
