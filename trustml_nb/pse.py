@@ -171,6 +171,15 @@ def _validated(est, X, y=None, reset:bool=True, where:str='fit(X, y)'):
     except (ValueError, TypeError) as e:
         raise type(e)(f"{type(est).__name__}.{where}: {e}") from None
 
+def _validated_binary(est, X, y)->tuple:
+    "`_validated` for a binary classifier's fit: X, y, and y as 0/1 codes (sets `est.classes_`)."
+    X, y = _validated(est, X, y)
+    check_classification_targets(y)
+    kind = type_of_target(y, input_name='y', raise_unknown=True)
+    if kind != 'binary': raise ValueError(f"Only binary classification is supported. The type of the target y is {kind}.")
+    est.classes_, yb = np.unique(y, return_inverse=True)
+    return X, y, yb
+
 def _fit_glm(X:np.ndarray, y:np.ndarray, family, max_iter:int, tol:float)->tuple:
     "Unpenalised GLM by statsmodels' IRLS on centred, scaled, linearly independent columns; (coef, intercept, converged, iterations) on X's scale."
     if X.shape[0] < 2: raise ValueError(f"a GLM needs at least 2 samples, got {X.shape[0]} sample(s)")
@@ -221,11 +230,7 @@ class GLMClassifier(ClassifierMixin, _GLM):
             y, # binary labels, shape (n,)
            ):
         "Fit the binomial GLM by maximum likelihood; returns self."
-        X, y = _validated(self, X, y)
-        check_classification_targets(y)
-        kind = type_of_target(y, input_name='y', raise_unknown=True)
-        if kind != 'binary': raise ValueError(f"Only binary classification is supported. The type of the target y is {kind}.")
-        self.classes_, yb = np.unique(y, return_inverse=True)
+        X, y, yb = _validated_binary(self, X, y)
         if len(self.classes_) < 2:
             raise ValueError(f"GLMClassifier.fit: y must contain 2 classes, got 1 class ({self.classes_[0]!r})")
         return self._fit_family(X, yb, families.Binomial())
@@ -386,11 +391,7 @@ class StackClassifier(ClassifierMixin, _Stack):
             y, # binary labels, shape (n,)
            ):
         "Fit every candidate on the training part, the weights on the holdout, then the weighted candidates on all rows; returns self."
-        X, y = _validated(self, X, y)
-        check_classification_targets(y)
-        kind = type_of_target(y, input_name='y', raise_unknown=True)
-        if kind != 'binary': raise ValueError(f"Only binary classification is supported. The type of the target y is {kind}.")
-        self.classes_, yb = np.unique(y, return_inverse=True)
+        X, y, yb = _validated_binary(self, X, y)
         return self._fit_stack(X, y, yb.astype(float), yb)
 
     def predict_proba(self,
