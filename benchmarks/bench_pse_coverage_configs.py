@@ -1,4 +1,4 @@
-"""Repeated cross-fitting (n_repeats=5) and more folds (n_folds=10) against the package defaults, PAIRED: the same
+"""Settings and learners (n_repeats=5, n_folds=10, propensity learners; `CONFIGS` in bench_pse_coverage_nonlinear.py) against the package defaults, PAIRED: the same
 `sim_nonlinear` samples and seeds as the default rows of benchmarks/results/pse_coverage_nonlinear_draws.csv.
 
 Step 1 (the fits; resumable, niced, one worker):
@@ -8,7 +8,9 @@ Step 2 (this script: copies the new draws to benchmarks/results/pse_coverage_con
 benchmarks/results/pse_coverage_configs.{csv,md}):
   .venv/bin/python benchmarks/bench_pse_coverage_configs.py /tmp/pse_cfg/pse_coverage_nonlinear_draws.csv
 (the measured runs used /tmp/i13_cfg in place of /tmp/pse_cfg: --n 2000 --designs binary --reps 100 --config folds10 repeats5, then
- --n 2000 --designs binary threshold --reps 100 --config glmprop, then the same with --config hgbloose)
+ --n 2000 --designs binary threshold --reps 100 --config glmprop, then the same with --config hgbloose, then
+ --n 2000 --designs binary threshold interact --reps 100 --config hgbloose_r5, then
+ --n 5000 --designs threshold interact binary --reps 60 --config gblogit)
 """
 import os
 import sys
@@ -57,10 +59,11 @@ def main(new_draws):
     s = paired(new, base)
     s.to_csv(RES / "pse_coverage_configs.csv", index=False)
     secs = new.groupby('config').seconds.median()
-    head = ("# Repeated cross-fitting and more folds, paired with the defaults\n\n"
+    head = ("# Settings and propensity learners, paired with the defaults\n\n"
             "Same samples and seeds as the `default` rows of `pse_coverage_nonlinear_draws.csv` (DR estimator, boosting learners). "
             "`repeats5` = `n_repeats=5` (median over 5 fold splits, se^2 = median(se_r^2 + (est_r - median)^2)); `folds10` = `n_folds=10`; "
-            "`glmprop` = `learners={'propensity': 'glm'}`; `hgbloose` = boosted propensities with less shrinkage (min_samples_leaf 20, no L2, patience 30). "
+            "`glmprop` = `learners={'propensity': 'glm'}`; `hgbloose` = boosted propensities with less shrinkage (min_samples_leaf 20, no L2, patience 30); `hgbloose_r5` = `hgbloose` with `n_repeats=5`; "
+            "`gblogit` = propensities by sklearn's GradientBoostingClassifier started from a standardised logistic regression (`init=`). "
             "Columns `*_config` are the config, `*_default` the package defaults on the same replications; `se_ratio_vs_default` is the mean paired ratio of the SEs; "
             "`est_shift` the mean paired change of the estimate (each with its Monte Carlo SE). "
             "Commands: see the docstring of `benchmarks/bench_pse_coverage_configs.py`. Median seconds per fit: "

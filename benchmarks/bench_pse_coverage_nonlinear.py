@@ -19,7 +19,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
 from trustml_nb.core import markdown_table
@@ -38,8 +41,14 @@ CONFIGS = {'default': {}, 'split': dict(nested='split'), 'repeats5': dict(n_repe
            'hgbloose': lambda design, rep: dict(learners={'propensity': HistGradientBoostingClassifier(   # less-shrunk boosted propensities
                max_iter=1000, learning_rate=0.05, max_leaf_nodes=8, min_samples_leaf=20, l2_regularization=0.0, early_stopping=True,
                validation_fraction=0.2, n_iter_no_change=30, random_state=rep)}),
+           'hgbloose_r5': lambda design, rep: {**CONFIGS['hgbloose'](design, rep), 'n_repeats': 5},   # both leads at once
+           'gblogit': lambda design, rep: dict(learners={'propensity': GradientBoostingClassifier(   # boosting from a logistic start
+               init=make_pipeline(StandardScaler(), LogisticRegression()), n_estimators=300, learning_rate=0.05, max_leaf_nodes=8,
+               min_samples_leaf=40, validation_fraction=0.2, n_iter_no_change=10, random_state=rep)}),
            'stack': lambda design, rep: dict(learners=stack_learners(NONLINEAR_DESIGNS[design]['binary'], seed=rep))}
 LABELS = {'stack': 'stacked GLM + splines + boosting (benchmarks/pse_stack.py)',
+          'gblogit': 'propensities by gradient boosting started from a logistic regression (init=), so the tails follow the logistic fit',
+          'hgbloose_r5': 'hgbloose plus n_repeats=5',
           'hgbloose': 'boosted propensities with less shrinkage (min_samples_leaf 20, no L2, patience 30; bench_pse_e2_learner.py hgb_loose)'}
 _TRUTH = {}
 

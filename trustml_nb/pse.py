@@ -1037,7 +1037,9 @@ PathSpecificEffects.coverage_study = _coverage_study
 PSE_BENCHMARK_FILES = ('pse_coverage_nonlinear.csv', 'pse_coverage_nonlinear_draws.csv', 'pse_accuracy.csv', 'pse_parallel.csv', 'pse_coverage.csv',
                        'pse_coverage_swap_binary_2000.csv', 'pse_coverage_oracle_binary.csv', 'pse_coverage_candidates_draws.csv',
                        'pse_e2_learner_binary_2000.csv', 'pse_e2_learner_binary_5000.csv', 'pse_e2_learner_threshold_2000.csv',
-                       'pse_e2_learner_interact_2000.csv', 'pse_coverage_configs.csv')
+                       'pse_e2_learner_interact_2000.csv', 'pse_coverage_configs.csv',
+                       'pse_learner_roles_threshold_5000.csv', 'pse_learner_roles_interact_5000.csv',
+                       'pse_calibrated_propensities_binary_2000.csv', 'pse_calibrated_propensities_threshold_2000.csv')
 
 def pse_benchmark_results(
     file:str='pse_coverage_nonlinear.csv', # one of PSE_BENCHMARK_FILES
