@@ -14,7 +14,6 @@ Resumable: draws go to benchmarks/results/pse_calibrated_propensities_{DESIGN}_{
 """
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,13 +23,12 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
-from trustml_nb.core import markdown_table
 from trustml_nb.pse import crossfit_gmf
-from trustml_nb.pse_simulator import WORLDS, nonlinear_nuisances, population_truth, sim_nonlinear
+from trustml_nb.pse_simulator import nonlinear_nuisances, sim_nonlinear
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_pse_e2_learner import CLIP, effects  # noqa: E402
-from bench_pse_learner_roles import summarise  # noqa: E402
+from bench_pse_learner_roles import run  # noqa: E402
 
 OUT = Path(os.environ.get("PSE_BENCH_OUT", Path(__file__).parent / "results"))
 
@@ -68,35 +66,10 @@ def one_rep(design, n, rep, T):
             for combo, (P, M) in combos.items() for eff, est, se in effects(x, y, P, M, T)]
 
 
-def write(design, n, cmd=''):
-    truth = population_truth('nonlinear', n=2_000_000, seed=12345, design=design)['y'].to_dict()
-    stem = OUT / f"pse_calibrated_propensities_{design}_{n}"
-    d = pd.read_csv(f"{stem}_draws.csv")
-    s = summarise(d, truth)
-    s.to_csv(f"{stem}.csv", index=False)
-    head = (f"# Calibrated propensities, paired: design '{design}', n = {n:,}, {d.rep.nunique()} replications\n\n"
-            "Same samples and folds in every row. EE: package defaults; e2:exact: only e2 exact; TT: all exact; P:iso, P:platt, P:isocf: every "
-            "cross-fitted propensity recalibrated (pooled isotonic, logistic on the logit, fold-wise isotonic). "
-            f"Command: `{cmd or '.venv/bin/python benchmarks/bench_pse_calibrated_propensities.py ' + design + ' ' + str(n) + ' 0 100'}`.\n\n")
-    Path(f"{stem}.md").write_text(head + markdown_table(s.round(4)) + "\n")
-    return s
-
-
-def main(design, n, r0, r1):
-    n, r0, r1 = int(n), int(r0), int(r1)
-    T = list(WORLDS.values())
-    OUT.mkdir(exist_ok=True)
-    draws = OUT / f"pse_calibrated_propensities_{design}_{n}_draws.csv"
-    d = pd.read_csv(draws) if draws.exists() else pd.DataFrame()
-    t0 = time.time()
-    for rep in range(r0, r1):
-        if len(d) and rep in set(d.rep): continue
-        d = pd.concat([d, pd.DataFrame(one_rep(design, n, rep, T))], ignore_index=True)
-        d.to_csv(draws, index=False)
-        print(rep, f'{time.time() - t0:.0f} s', flush=True)
-    print(write(design, n, f".venv/bin/python benchmarks/bench_pse_calibrated_propensities.py {design} {n} {r0} {r1}").round(3).to_string(index=False))
-
+HEADER = ("# Calibrated propensities, paired: design '{design}', n = {n:,}, {reps} replications\n\n"
+          "Same samples and folds in every row. EE: package defaults; e2:exact: only e2 exact; TT: all exact; P:iso, P:platt, P:isocf: every "
+          "cross-fitted propensity recalibrated (pooled isotonic, logistic on the logit, fold-wise isotonic). "
+          "shift_vs_EE: mean paired change of the estimate against EE (with its MC SE).")
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ['--summarise']: print(write(sys.argv[2], int(sys.argv[3])).round(3).to_string(index=False))
-    else: main(*sys.argv[1:])
+    run(sys.argv[1:], one_rep, 'pse_calibrated_propensities', HEADER)

@@ -71,26 +71,37 @@ def summarise(d, truth):
     return s
 
 
-def write(design, n, cmd=''):
+HEADER = ("# Which role carries the bias: design '{design}', n = {n:,}, {reps} replications\n\n"
+          "Same samples (the default coverage study's seeds) and folds in every row. EE: package defaults; PL: less-shrunk boosted propensities; "
+          "LL: less-shrunk boosting for every role; EL: default propensities with LL's regressions; TT: exact nuisances. "
+          "shift_vs_EE: mean paired change of the estimate against EE (with its MC SE).")
+
+
+def write(design, n, cmd, name='pse_learner_roles', header=HEADER):
+    "Summarise the draws of `name` for (design, n) into {name}_{design}_{n}.{csv,md}."
     truth = population_truth('nonlinear', n=2_000_000, seed=12345, design=design)['y'].to_dict()
-    stem = OUT / f"pse_learner_roles_{design}_{n}"
+    stem = OUT / f"{name}_{design}_{n}"
     d = pd.read_csv(f"{stem}_draws.csv")
     s = summarise(d, truth)
     s.to_csv(f"{stem}.csv", index=False)
-    head = (f"# Which role carries the bias: design '{design}', n = {n:,}, {d.rep.nunique()} replications\n\n"
-            "Same samples (the default coverage study's seeds) and folds in every row. EE: package defaults; PL: less-shrunk boosted propensities; "
-            "LL: less-shrunk boosting for every role; EL: default propensities with LL's regressions; TT: exact nuisances. "
-            f"shift_vs_EE: mean paired change of the estimate against EE (with its MC SE). Command: `{cmd or '.venv/bin/python benchmarks/bench_pse_learner_roles.py ' + design + ' ' + str(n) + ' 0 60'}`; "
-            f"load average at the end {os.getloadavg()[0]:.1f} (2 cores, shared).\n\n")
+    head = (header.format(design=design, n=n, reps=d.rep.nunique())
+            + f" Command: `{cmd}`; load average at the end {os.getloadavg()[0]:.1f} (2 cores, shared).\n\n")
     Path(f"{stem}.md").write_text(head + markdown_table(s.round(4)) + "\n")
     return s
 
 
-def main(design, n, r0, r1):
-    n, r0, r1 = int(n), int(r0), int(r1)
+def run(argv, one_rep=None, name='pse_learner_roles', header=HEADER):
+    "Command line: DESIGN N REP_FROM REP_TO (resumable, draws saved after every replication) or --summarise DESIGN N."
+    one_rep = one_rep or globals()['one_rep']
+    script = f".venv/bin/python benchmarks/bench_{name}.py"
+    if argv[:1] == ['--summarise']:
+        reps = pd.read_csv(OUT / f"{name}_{argv[1]}_{argv[2]}_draws.csv").rep.nunique()
+        cmd = f"{script} {argv[1]} {argv[2]} 0 {reps}`, then `--summarise {argv[1]} {argv[2]}"
+        return print(write(argv[1], int(argv[2]), cmd, name, header).round(3).to_string(index=False))
+    design, n, r0, r1 = argv[0], int(argv[1]), int(argv[2]), int(argv[3])
     T = list(WORLDS.values())
     OUT.mkdir(exist_ok=True)
-    draws = OUT / f"pse_learner_roles_{design}_{n}_draws.csv"
+    draws = OUT / f"{name}_{design}_{n}_draws.csv"
     d = pd.read_csv(draws) if draws.exists() else pd.DataFrame()
     t0 = time.time()
     for rep in range(r0, r1):
@@ -98,10 +109,8 @@ def main(design, n, r0, r1):
         d = pd.concat([d, pd.DataFrame(one_rep(design, n, rep, T))], ignore_index=True)
         d.to_csv(draws, index=False)
         print(rep, f'{time.time() - t0:.0f} s', flush=True)
-    s = write(design, n, f".venv/bin/python benchmarks/bench_pse_learner_roles.py {design} {n} {r0} {r1}")
-    print(s.round(3).to_string(index=False))
+    print(write(design, n, f"{script} {design} {n} {r0} {r1}", name, header).round(3).to_string(index=False))
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ['--summarise']: print(write(sys.argv[2], int(sys.argv[3])).round(3).to_string(index=False))
-    else: main(*sys.argv[1:])
+    run(sys.argv[1:])
