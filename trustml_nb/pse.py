@@ -1039,7 +1039,8 @@ PSE_BENCHMARK_FILES = ('pse_coverage_nonlinear.csv', 'pse_coverage_nonlinear_dra
                        'pse_e2_learner_binary_2000.csv', 'pse_e2_learner_binary_5000.csv', 'pse_e2_learner_threshold_2000.csv',
                        'pse_e2_learner_interact_2000.csv', 'pse_coverage_configs.csv',
                        'pse_learner_roles_threshold_5000.csv', 'pse_learner_roles_interact_5000.csv',
-                       'pse_calibrated_propensities_binary_2000.csv', 'pse_calibrated_propensities_threshold_2000.csv')
+                       'pse_calibrated_propensities_binary_2000.csv', 'pse_calibrated_propensities_threshold_2000.csv',
+                       'pse_offset_propensities_binary_2000.csv', 'pse_offset_propensities_threshold_2000.csv')
 
 def pse_benchmark_results(
     file:str='pse_coverage_nonlinear.csv', # one of PSE_BENCHMARK_FILES
