@@ -17,17 +17,15 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
 from trustml_nb.pse import crossfit_gmf
-from trustml_nb.pse_simulator import nonlinear_nuisances, sim_nonlinear
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_pse_e2_learner import CLIP, effects  # noqa: E402
+from bench_pse_e2_learner import CLIP, draw, effects  # noqa: E402
 from bench_pse_learner_roles import run  # noqa: E402
 
 OUT = Path(os.environ.get("PSE_BENCH_OUT", Path(__file__).parent / "results"))
@@ -51,11 +49,7 @@ def iso_cf(p, x, folds):
 
 
 def one_rep(design, n, rep, T):
-    df = sim_nonlinear(n, design, seed=np.random.default_rng([7, n, rep])).data
-    x, y = df.x.to_numpy(), df.y.to_numpy()
-    blocks = [df[['z1', 'z2']].to_numpy(), df[['w1', 'w2']].to_numpy(), df[['v']].to_numpy()]
-    tp, tm = nonlinear_nuisances(df, design, T)
-    tp = [np.clip(p, CLIP, 1 - CLIP) for p in tp]
+    x, y, blocks, _, tp, tm = draw(design, n, rep, T)
     with threadpool_limits(1):
         cf = crossfit_gmf(x, y, blocks, T, seed=rep, clip=CLIP)
     ep, em = cf.propensities, cf.regressions

@@ -83,13 +83,19 @@ def effects(x, y, P, M, T):
         yield eff, fe[p].estimate - fe[q].estimate, phi.std() / np.sqrt(len(x))
 
 
-def one_rep(design, n, rep, cands, T):
+def draw(design, n, rep, T):
+    "Replication rep's sample (seeds [7, n, rep]): x, y, the blocks, the histories H_k, and the exact nuisances (propensities clipped)."
     df = sim_nonlinear(n, design, seed=np.random.default_rng([7, n, rep])).data
     x, y = df.x.to_numpy(), df.y.to_numpy()
     blocks = [df[['z1', 'z2']].to_numpy(), df[['w1', 'w2']].to_numpy(), df[['v']].to_numpy()]
     H = [np.column_stack(blocks[:k + 1]) for k in range(3)]
     tp, tm = nonlinear_nuisances(df, design, T)
     tp = [np.clip(p, CLIP, 1 - CLIP) for p in tp]
+    return x, y, blocks, H, tp, tm
+
+
+def one_rep(design, n, rep, cands, T):
+    x, y, blocks, H, tp, tm = draw(design, n, rep, T)
     t0 = time.process_time()
     cf = crossfit_gmf(x, y, blocks, T, seed=rep, clip=CLIP)
     ep, em = cf.propensities, cf.regressions

@@ -26,10 +26,9 @@ from threadpoolctl import threadpool_limits
 
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
 from trustml_nb.pse import crossfit_gmf
-from trustml_nb.pse_simulator import nonlinear_nuisances, sim_nonlinear
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_pse_e2_learner import CLIP, effects  # noqa: E402
+from bench_pse_e2_learner import CLIP, draw, effects  # noqa: E402
 from bench_pse_learner_roles import run  # noqa: E402
 
 PARAMS = dict(objective='binary', learning_rate=0.05, num_leaves=8, min_data_in_leaf=40, lambda_l2=1.0, verbose=-1, num_threads=1)
@@ -60,12 +59,7 @@ def offset_props(x, H, folds, seed):
 
 
 def one_rep(design, n, rep, T):
-    df = sim_nonlinear(n, design, seed=np.random.default_rng([7, n, rep])).data
-    x, y = df.x.to_numpy(), df.y.to_numpy()
-    blocks = [df[['z1', 'z2']].to_numpy(), df[['w1', 'w2']].to_numpy(), df[['v']].to_numpy()]
-    H = [np.column_stack(blocks[:k + 1]) for k in range(3)]
-    tp, tm = nonlinear_nuisances(df, design, T)
-    tp = [np.clip(p, CLIP, 1 - CLIP) for p in tp]
+    x, y, blocks, H, tp, tm = draw(design, n, rep, T)
     with threadpool_limits(1):
         cf = crossfit_gmf(x, y, blocks, T, seed=rep, clip=CLIP)
         op = offset_props(x, H, cf.folds, rep)
