@@ -10,7 +10,9 @@ benchmarks/results/pse_coverage_configs.{csv,md}):
 (the measured runs used /tmp/i13_cfg in place of /tmp/pse_cfg: --n 2000 --designs binary --reps 100 --config folds10 repeats5, then
  --n 2000 --designs binary threshold --reps 100 --config glmprop, then the same with --config hgbloose, then
  --n 2000 --designs binary threshold interact --reps 100 --config hgbloose_r5, then
- --n 5000 --designs threshold interact binary --reps 60 --config gblogit)
+ --n 5000 --designs threshold interact binary --reps 60 --config gblogit; and, with PSE_BENCH_OUT=/tmp/i13_r5k,
+ --n 5000 --designs binary threshold interact --reps 60 --config hgbloose_r5, stopped at 59 replications per design, its draws
+ appended to /tmp/i13_cfg's for step 2)
 """
 import os
 import sys
