@@ -28,8 +28,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_pse_e2_learner import CLIP, draw, effects  # noqa: E402
 from bench_pse_learner_roles import run  # noqa: E402
 
-OUT = Path(os.environ.get("PSE_BENCH_OUT", Path(__file__).parent / "results"))
-
 
 def iso(p, x):
     return np.clip(IsotonicRegression(y_min=0, y_max=1, out_of_bounds='clip').fit(p, x).predict(p), CLIP, 1 - CLIP)
