@@ -45,8 +45,10 @@ CONFIGS = {'default': {}, 'split': dict(nested='split'), 'repeats5': dict(n_repe
            'gblogit': lambda design, rep: dict(learners={'propensity': GradientBoostingClassifier(   # boosting from a logistic start
                init=make_pipeline(StandardScaler(), LogisticRegression()), n_estimators=300, learning_rate=0.05, max_leaf_nodes=8,
                min_samples_leaf=40, validation_fraction=0.2, n_iter_no_change=10, random_state=rep)}),
-           'stack': lambda design, rep: dict(learners=stack_learners(NONLINEAR_DESIGNS[design]['binary'], seed=rep))}
-LABELS = {'stack': 'stacked GLM + splines + boosting (benchmarks/pse_stack.py)',
+           'stack': lambda design, rep: dict(learners=stack_learners(NONLINEAR_DESIGNS[design]['binary'], seed=rep)),
+           'subsample': dict(variance='subsample')}   # the package's half-sample standard errors (20 half-samples), same estimates
+LABELS = {'subsample': "the default learners with variance='subsample' (SEs from 20 half-sample refits; the estimates are the default's)",
+          'stack': 'stacked GLM + splines + boosting (benchmarks/pse_stack.py)',
           'gblogit': 'propensities by gradient boosting started from a logistic regression (init=), so the tails follow the logistic fit',
           'hgbloose_r5': 'hgbloose plus n_repeats=5',
           'hgbloose': 'boosted propensities with less shrinkage (min_samples_leaf 20, no L2, patience 30; bench_pse_e2_learner.py hgb_loose)'}

@@ -62,6 +62,7 @@ DATA_ERRORS = [
     ('too few rows', dict(data=D.iloc[:30], n_folds=2), 'n_folds'),
     ('fold too small', dict(data=D.iloc[:120], n_folds=5, min_group_rows=5, nested='split'), 'min_group_rows'),
     ('fold too small, whole folds', dict(data=D.iloc[:120], n_folds=5, min_group_rows=9), 'min_group_rows'),
+    ('half-samples too small', dict(data=D.iloc[:60], n_folds=2, variance='subsample'), 'variance'),
 ]
 
 
@@ -100,6 +101,9 @@ def test_fit_valid_variants_give_the_reference_result():
               module=M, case='fit: truth as Series')
     expect_ok(fit, D, check=lambda r: list(r.table.estimator.unique()) == ['SN'] and finite(r.table[['estimate', 'se']]),
               module=M, case='fit: estimators as one name', estimators='SN')
+    expect_ok(fit, D, check=lambda r: np.allclose(r.table.estimate, BASE.table.estimate, rtol=0, atol=1e-12) and finite(r.table[['se']])
+              and r.variance == 'subsample' and r.subsample_tables.subsample.nunique() == 3,
+              module=M, case='fit: variance subsample', variance='subsample', n_subsamples=3)
     # w = () : v is the only mediator; NDE + NIE = TE exactly, no VDE
     expect_ok(fit, D, check=lambda r: set(r.table.effect) == {'TE', 'NDE', 'NIE', 'TV'} and r.v_specific_effect is None
               and abs(r.effect('NDE').estimate + r.effect('NIE').estimate - r.effect('TE').estimate) < 1e-12,
@@ -120,7 +124,9 @@ SETTING_ERRORS = [
     ('n_jobs 0', dict(n_jobs=0), 'n_jobs'), ('n_jobs -2', dict(n_jobs=-2), 'n_jobs'), ('n_jobs float', dict(n_jobs=1.5), 'n_jobs'),
     ('n_repeats 0', dict(n_repeats=0), 'n_repeats'), ('n_repeats float', dict(n_repeats=2.0), 'n_repeats'), ('nested unknown', dict(nested='parts'), 'nested'),
     ('nested None', dict(nested=None), 'nested'), ('n_boot 1', dict(n_boot=1, estimators=('DR', 'plugin')), 'n_boot'),
-    ('n_boot text', dict(n_boot='200'), 'n_boot'), ('seed -1', dict(seed=-1), 'seed'),
+    ('n_boot text', dict(n_boot='200'), 'n_boot'), ('variance unknown', dict(variance='bootstrap'), 'variance'),
+    ('variance None', dict(variance=None), 'variance'), ('n_subsamples 1', dict(variance='subsample', n_subsamples=1), 'n_subsamples'),
+    ('n_subsamples float', dict(n_subsamples=2.5), 'n_subsamples'), ('subsample with repeats', dict(variance='subsample', n_repeats=2), 'n_repeats'), ('seed -1', dict(seed=-1), 'seed'),
     ('seed 2**40', dict(seed=2 ** 40), 'seed'), ('seed float', dict(seed=1.5), 'seed'), ('seed None', dict(seed=None), 'seed'),
     ('star text', dict(star='yes'), 'star'), ('warn int', dict(warn=1), 'warn'), ('estimators empty', dict(estimators=()), 'estimators'),
     ('estimators unknown', dict(estimators=('TMLE',)), 'estimators'), ('estimators twice', dict(estimators=('DR', 'DR')), 'estimators'),

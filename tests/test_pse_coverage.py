@@ -116,6 +116,36 @@ def test_repeats_median_and_between_split_variance():
     np.testing.assert_allclose(rep.table.ci_high - rep.table.ci_low, 2 * 1.959963984540054 * rep.table.se)
 
 
+def test_subsample_refits_are_the_estimator_on_half_samples():
+    "variance='subsample': each half-sample table is a plain fit on those rows; the SE is sqrt(m / (n - m)) times their SD."
+    data = SIM.data.iloc[:1_201]                                 # odd n: m = 600 of 1,201, so the factor is not 1
+    kw = dict(**ROLES, learners='glm', warn=False, seed=7, star=False)
+    rep = PathSpecificEffects(**kw, variance='subsample', n_subsamples=4).fit(data).report_
+    single = PathSpecificEffects(**kw).fit(data).report_
+    np.testing.assert_allclose(rep.table.estimate, single.table.estimate, rtol=0, atol=1e-12)
+    n, m, rng = len(data), len(data) // 2, np.random.default_rng([7, 3])
+    sub = rep.subsample_tables
+    for b in range(2):
+        rows = np.sort(rng.choice(n, m, replace=False))
+        alone = PathSpecificEffects(**kw).fit(data.iloc[rows]).report_.table
+        np.testing.assert_allclose(sub[sub.subsample == b].estimate, alone.estimate, rtol=0, atol=1e-12)
+    for eff in ('TE', 'NDE', 'NIE', 'VDE'):
+        draws = sub[(sub.effect == eff) & (sub.estimator == 'DR')].estimate.to_numpy()
+        se = np.sqrt(m / (n - m) * np.sum((draws - draws.mean()) ** 2) / (len(draws) - 1))
+        row = rep.table[(rep.table.effect == eff) & (rep.table.estimator == 'DR')].iloc[0]
+        assert np.isclose(row.se, se, rtol=1e-12) and np.isclose(row.ci_high - row.estimate, 1.959963984540054 * se)
+    tv = lambda r: r.table[r.table.effect == 'TV'].se.to_numpy()
+    np.testing.assert_array_equal(tv(rep), tv(single))
+
+
+def test_subsample_variance_same_for_any_n_jobs():
+    kw = dict(**ROLES, learners='glm', warn=False, seed=2, star=False, variance='subsample', n_subsamples=3)
+    a = PathSpecificEffects(**kw, n_jobs=1).fit(SIM.data).report_
+    b = PathSpecificEffects(**kw, n_jobs=2).fit(SIM.data).report_
+    assert_frame_equal(a.table, b.table)
+    assert_frame_equal(a.subsample_tables, b.subsample_tables)
+
+
 def test_combine_repeats_by_hand():
     t = pd.DataFrame(dict(effect=['TE'], estimator=['DR'], estimate=[1.0], se=[0.1], ci_low=[0.0], ci_high=[0.0], truth=[np.nan]))
     out = _combine_repeats([t.assign(estimate=v, se=s) for v, s in ((1.0, 0.1), (2.0, 0.2), (4.0, 0.1))], 0.95)

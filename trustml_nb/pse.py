@@ -36,11 +36,11 @@ from .pse_simulator import population_truth, sim_oximetry
 from .viz import Explorer, explorer, legend_outside, new_figure, plot_estimates
 
 # %% auto #0
-__all__ = ['LEARNER_ROLES', 'LEARNER_PRESETS', 'NESTED_FITS', 'EFFECTS', 'FUNCTIONAL_NAMES', 'ESTIMATORS', 'EFFECT_NAMES',
-           'PSE_BENCHMARK_FILES', 'gmf_weights', 'FunctionalEstimate', 'gmf_estimate', 'GLMClassifier', 'GLMRegressor',
-           'make_learners', 'StackClassifier', 'StackRegressor', 'CrossFitNuisances', 'crossfit_gmf', 'EffectsReport',
-           'PathSpecificEffects', 'pse_effects', 'plot_effects', 'CoverageReport', 'pse_benchmark_results',
-           'plot_coverage', 'explore_effects', 'pse_explorer']
+__all__ = ['LEARNER_ROLES', 'LEARNER_PRESETS', 'NESTED_FITS', 'VARIANCES', 'EFFECTS', 'FUNCTIONAL_NAMES', 'ESTIMATORS',
+           'EFFECT_NAMES', 'PSE_BENCHMARK_FILES', 'gmf_weights', 'FunctionalEstimate', 'gmf_estimate', 'GLMClassifier',
+           'GLMRegressor', 'make_learners', 'StackClassifier', 'StackRegressor', 'CrossFitNuisances', 'crossfit_gmf',
+           'EffectsReport', 'PathSpecificEffects', 'pse_effects', 'half_sample_se', 'plot_effects', 'CoverageReport',
+           'pse_benchmark_results', 'plot_coverage', 'explore_effects', 'pse_explorer']
 
 # %% ../nbs/11_path_specific_effects.ipynb #a37b2de9
 def _check_seed(seed)->int:
@@ -464,6 +464,7 @@ def _check_rows(rows, what, fold, min_rows):
                          "use fewer folds (n_folds), more data, or a smaller min_group_rows")
 
 NESTED_FITS = ('fold', 'split')
+VARIANCES = ('influence', 'subsample')   # standard errors from the influence function, or from refits on half-samples
 
 def _check_crossfit_settings(n_folds, clip, seed, min_group_rows, n_jobs, nested='fold', n_repeats=1)->tuple:
     "Validated (n_folds, clip, seed, min_group_rows, n_jobs, nested, n_repeats); n_jobs None defers to joblib.parallel_config."
@@ -730,7 +731,7 @@ def _plugin_draws(x, y, blocks:list, key:dict, star_blocks:list|None, binary_y:b
 # %% ../nbs/11_path_specific_effects.ipynb #56154fcd
 @report
 class EffectsReport(Report):
-    "Path-specific effects with influence-function intervals, the functionals behind them and the diagnostics of their weights."
+    "Path-specific effects with Wald intervals (influence-function or half-sample SEs), the functionals behind them and the diagnostics of their weights."
     table: pd.DataFrame # one row per (effect, estimator): estimate, se, ci_low, ci_high and the truth (NaN where unknown)
     functionals: pd.DataFrame # one row per (functional psi(a), estimator): estimate, se and the truth (NaN where unknown)
     weight_diagnostics: pd.DataFrame # per functional and weight stage: weight_mean (near 1), weight_max, ess (effective sample size), eligible units
@@ -753,6 +754,8 @@ class EffectsReport(Report):
     total_effect: float # TE by the first estimator
     v_specific_effect: float|None # VDE by the first estimator (None without a w block)
     notes: tuple = () # weak positivity and caveats a reader must see
+    variance: str = 'influence' # how the standard errors were computed: 'influence' or 'subsample' (half-sample refits)
+    subsample_tables: pd.DataFrame|None = None # every half-sample's effects table (column subsample); None with variance='influence'
 
     @property
     def title(self)->str: return f"Path-specific effects of {self.exposure} on {self.outcome}"
@@ -768,7 +771,7 @@ class EffectsReport(Report):
 
 # %% ../nbs/11_path_specific_effects.ipynb #d3eca4a5
 class PathSpecificEffects(BaseEstimator):
-    "TE, NDE, NIE, VDE, NIE* and TV with influence-function intervals, from one cross-fitted estimator of psi(a_W, a_V, a_Y)."
+    "TE, NDE, NIE, VDE, NIE* and TV with Wald intervals, from one cross-fitted estimator of psi(a_W, a_V, a_Y)."
     def __init__(self,
                  x:str|None=None, # binary exposure column (race: 1 = Black, 0 = White)
                  z=(), # baseline confounder columns
@@ -788,18 +791,25 @@ class PathSpecificEffects(BaseEstimator):
                  n_repeats:int=1, # cross-fitting repeats on fresh fold splits: median estimate, between-split spread added to the variance
                  nested:str='fold', # 'fold': nested regressions on whole training folds; 'split': on disjoint parts (the authors')
                  n_boot:int=200, # bootstrap resamples of the 'plugin' estimator's standard errors
+                 variance:str='influence', # 'influence': influence-function SEs; 'subsample': SEs from refits on half-samples, which include the error of fitting the nuisances
+                 n_subsamples:int=20, # half-samples for variance='subsample' (each costs about half a fit)
                 ):
         self.x, self.z, self.w, self.v, self.y = x, z, w, v, y
         self.learners, self.estimators, self.n_folds, self.clip, self.level = learners, estimators, n_folds, clip, level
         self.star, self.min_group_rows, self.n_jobs, self.warn, self.seed = star, min_group_rows, n_jobs, warn, seed
-        self.n_repeats, self.nested, self.n_boot = n_repeats, nested, n_boot
+        self.n_repeats, self.nested, self.n_boot, self.variance, self.n_subsamples = n_repeats, nested, n_boot, variance, n_subsamples
 
     def _checked_settings(self)->dict:
         "Every setting validated (roles aside)."
         n_folds, clip, seed, min_group_rows, n_jobs, nested, n_repeats = _check_crossfit_settings(
             self.n_folds, self.clip, self.seed, self.min_group_rows, self.n_jobs, self.nested, self.n_repeats)
+        variance = check_option(self.variance, 'variance', VARIANCES)
+        if variance == 'subsample' and n_repeats > 1:
+            raise ValueError(f"variance='subsample' needs n_repeats=1 (got n_repeats={n_repeats}): the half-sample refits already "
+                             "include the spread between fold splits")
         return dict(n_folds=n_folds, clip=clip, seed=seed, min_group_rows=min_group_rows, n_jobs=n_jobs, nested=nested, n_repeats=n_repeats,
-                    n_boot=int(check_scalar(self.n_boot, 'n_boot', int, low=2, high=100_000)),
+                    n_boot=int(check_scalar(self.n_boot, 'n_boot', int, low=2, high=100_000)), variance=variance,
+                    n_subsamples=int(check_scalar(self.n_subsamples, 'n_subsamples', int, low=2, high=10_000)),
                     level=float(check_scalar(self.level, 'level', low=0, high=1, closed='neither')),
                     estimators=_check_estimators(self.estimators), star=check_flag(self.star, 'star'), warn=check_flag(self.warn, 'warn'))
 
@@ -816,13 +826,17 @@ class PathSpecificEffects(BaseEstimator):
         n = len(xa)
         need = 2 * s['n_folds'] * s['min_group_rows']
         if n < need: raise ValueError(f"data has {n:,} rows: too few for n_folds={s['n_folds']} and min_group_rows={s['min_group_rows']} (need at least {need:,})")
+        if s['variance'] == 'subsample' and n // 2 < need:
+            raise ValueError(f"data has {n:,} rows: too few for variance='subsample', whose half-samples of {n // 2:,} rows need at least {need:,} "
+                             f"for n_folds={s['n_folds']} and min_group_rows={s['min_group_rows']}; use variance='influence'")
         for g in (0, 1):
             if (xa == g).sum() < 2 * s['min_group_rows']:
                 raise ValueError(f"x column {roles['x']!r} has only {int((xa == g).sum())} row(s) with X={g}: too few for "
                                  f"min_group_rows={s['min_group_rows']} (need at least {2 * s['min_group_rows']})")
         has_w = Wm.shape[1] > 0
-        crossfit = lambda blocks, targets: _crossfit(xa, ya, blocks, targets, learners, binary_y, s['n_folds'], s['clip'], s['seed'],
-                                                     s['min_group_rows'], s['n_jobs'], s['nested'], s['n_repeats'])
+        crossfit = lambda blocks, targets, rows=slice(None): _crossfit(
+            xa[rows], ya[rows], [b[rows] for b in blocks], targets, learners, binary_y, s['n_folds'], s['clip'], s['seed'],
+            s['min_group_rows'], s['n_jobs'], s['nested'], s['n_repeats'])
         if has_w:
             blocks, targets = [Z, Wm, V], [(1, 1, 1), (0, 0, 0), (0, 0, 1), (1, 0, 1)]
             key = {t: t for t in targets}
@@ -833,17 +847,31 @@ class PathSpecificEffects(BaseEstimator):
         plugin = None
         if 'plugin' in s['estimators']:
             plugin = _plugin_draws(xa, ya, blocks, key, [Z, V] if star else None, binary_y, s['n_boot'], s['seed'])
-        cf_runs = crossfit(blocks, targets)
-        star_runs = crossfit([Z, V], [(0, 1)]) if star else [None] * s['n_repeats']
-        tables, functional_tables, all_fits = [], [], []
-        for cf, cfs in zip(cf_runs, star_runs):
-            fits = {name3: {e: gmf_estimate(xa, ya, cf.propensities, cf.regressions[t], t, normalize=(e == 'SN')) for e in ('DR', 'SN')}
-                    for name3, t in key.items()}
-            if cfs is not None:
-                fits['star'] = {e: gmf_estimate(xa, ya, cfs.propensities, cfs.regressions[(0, 1)], (0, 1), normalize=(e == 'SN')) for e in ('DR', 'SN')}
-            t_, f_ = _effects_tables(fits, xa, ya, s['estimators'], s['level'], truth, plugin)
-            tables.append(t_); functional_tables.append(f_); all_fits.append(fits)
+        def estimate(rows=slice(None)):   # cross-fit and estimate on these rows: per repeat, the tables and the fits
+            cf_runs = crossfit(blocks, targets, rows)
+            star_runs = crossfit([Z, V], [(0, 1)], rows) if star else [None] * s['n_repeats']
+            x_, y_, tables, functional_tables, all_fits = xa[rows], ya[rows], [], [], []
+            for cf, cfs in zip(cf_runs, star_runs):
+                fits = {name3: {e: gmf_estimate(x_, y_, cf.propensities, cf.regressions[t], t, normalize=(e == 'SN')) for e in ('DR', 'SN')}
+                        for name3, t in key.items()}
+                if cfs is not None:
+                    fits['star'] = {e: gmf_estimate(x_, y_, cfs.propensities, cfs.regressions[(0, 1)], (0, 1), normalize=(e == 'SN')) for e in ('DR', 'SN')}
+                t_, f_ = _effects_tables(fits, x_, y_, s['estimators'], s['level'], truth, plugin)
+                tables.append(t_); functional_tables.append(f_); all_fits.append(fits)
+            return tables, functional_tables, all_fits, cf_runs, star_runs
+        tables, functional_tables, all_fits, cf_runs, star_runs = estimate()
         table, functionals = _combine_repeats(tables, s['level']), _combine_repeats(functional_tables, None)
+        sub_tables = None
+        if s['variance'] == 'subsample':
+            rng, m, subs = np.random.default_rng([s['seed'], 3]), n // 2, []
+            for b in progress(range(s['n_subsamples']), desc='half-samples'):
+                rows = np.sort(rng.choice(n, m, replace=False))
+                try: t_, f_ = (r[0] for r in estimate(rows)[:2])
+                except ValueError as e: raise ValueError(f"variance='subsample': half-sample {b} ({m:,} of {n:,} rows) cannot be fitted: {e}") from e
+                subs.append((t_, f_))
+            table = _subsample_intervals(table, [t_ for t_, _ in subs], n, m, s['level'])
+            functionals = _subsample_intervals(functionals, [f_ for _, f_ in subs], n, m, None)
+            sub_tables = pd.concat([t_.assign(subsample=b) for b, (t_, _) in enumerate(subs)], ignore_index=True)
         cf, cfs, fits = cf_runs[0], star_runs[0], all_fits[0]
         prop_names = ['P(X=1 | Z)'] + (['P(X=1 | Z, W)'] if has_w else []) + ['P(X=1 | Z, W, V)' if has_w else 'P(X=1 | Z, V)']
         raw_all, names_all = list(cf.raw_propensities), list(prop_names)
@@ -866,7 +894,8 @@ class PathSpecificEffects(BaseEstimator):
             outcome_kind='binary' if binary_y else 'continuous', n_rows=n, n_exposed=int(xa.sum()), estimators=s['estimators'],
             learners=self.learners if isinstance(self.learners, str) else 'custom', n_folds=s['n_folds'], clip=s['clip'], level=s['level'],
             n_repeats=s['n_repeats'], repeat_tables=pd.concat([t_.assign(repeat=r) for r, t_ in enumerate(tables)], ignore_index=True),
-            total_effect=float(first['TE']), v_specific_effect=float(first['VDE']) if 'VDE' in first else None, notes=tuple(notes))
+            total_effect=float(first['TE']), v_specific_effect=float(first['VDE']) if 'VDE' in first else None, notes=tuple(notes),
+            variance=s['variance'], subsample_tables=sub_tables)
         return self
 
 def _combine_repeats(tables:list, level:float|None)->pd.DataFrame:
@@ -925,6 +954,33 @@ def pse_effects(
 )->EffectsReport:
     "Function form of `PathSpecificEffects(x=x, z=z, w=w, v=v, y=y, **settings).fit(data, truth).report_`."
     return PathSpecificEffects(x=x, z=z, w=w, v=v, y=y, **settings).fit(data, truth).report_
+
+# %% ../nbs/11_path_specific_effects.ipynb #bcb41c03
+def half_sample_se(
+    estimates, # the estimate on each half-sample (subsamples of m of the n units, drawn without replacement)
+    n:int, # units in the full sample
+    m:int|None=None, # units in each subsample (default n // 2)
+    ddof:int=1, # 1 for random half-samples; 0 when `estimates` holds every possible subsample
+)->float:
+    "Standard error of the full-sample estimate from subsample estimates: sqrt(m / (n - m)) times their SD."
+    est = check_array(estimates, 'estimates', ndim=1).astype(float)
+    n = check_scalar(n, 'n', int, low=2)
+    m = n // 2 if m is None else check_scalar(m, 'm', int, low=1, high=n - 1)
+    if len(est) < 1 + ddof: raise ValueError(f"estimates holds {len(est)} value(s): need at least {1 + ddof} for ddof={ddof}")
+    return float(np.sqrt(m / (n - m)) * np.std(est, ddof=ddof))
+
+def _subsample_intervals(table:pd.DataFrame, sub_tables:list, n:int, m:int, level:float|None)->pd.DataFrame:
+    "The table with half-sample SEs (and, given a level, Wald intervals), except rows whose SEs need no nuisances (TV, 'plugin')."
+    out = table.copy()
+    est = np.column_stack([t_.estimate.to_numpy() for t_ in sub_tables])
+    keep = (out.estimator == 'plugin').to_numpy() | (out.get('effect', pd.Series('', index=out.index)) == 'TV').to_numpy()
+    se = np.array([half_sample_se(row, n, m) if np.all(np.isfinite(row)) else np.nan for row in est])
+    out['se'] = np.where(keep, out.se, se)
+    if level is not None:
+        zq = norm.ppf(0.5 + level / 2)
+        out['ci_low'], out['ci_high'] = out.estimate - zq * out.se, out.estimate + zq * out.se
+    return out
+
 
 # %% ../nbs/11_path_specific_effects.ipynb #04ccc4ab
 def plot_effects(
@@ -1040,7 +1096,8 @@ PSE_BENCHMARK_FILES = ('pse_coverage_nonlinear.csv', 'pse_coverage_nonlinear_dra
                        'pse_e2_learner_interact_2000.csv', 'pse_coverage_configs.csv',
                        'pse_learner_roles_threshold_5000.csv', 'pse_learner_roles_interact_5000.csv',
                        'pse_calibrated_propensities_binary_2000.csv', 'pse_calibrated_propensities_threshold_2000.csv',
-                       'pse_offset_propensities_binary_2000.csv', 'pse_offset_propensities_threshold_2000.csv')
+                       'pse_offset_propensities_binary_2000.csv', 'pse_offset_propensities_threshold_2000.csv',
+                       'pse_pipeline_bootstrap_binary_2000_draws.csv', 'pse_subsample_cost.csv')
 
 def pse_benchmark_results(
     file:str='pse_coverage_nonlinear.csv', # one of PSE_BENCHMARK_FILES
