@@ -792,7 +792,7 @@ class PathSpecificEffects(BaseEstimator):
                  nested:str='fold', # 'fold': nested regressions on whole training folds; 'split': on disjoint parts (the authors')
                  n_boot:int=200, # bootstrap resamples of the 'plugin' estimator's standard errors
                  variance:str='influence', # 'influence': influence-function SEs; 'subsample': SEs from refits on half-samples, which include the error of fitting the nuisances
-                 n_subsamples:int=20, # half-samples for variance='subsample' (each costs about half a fit)
+                 n_subsamples:int=20, # half-samples for variance='subsample' (each a whole refit on n // 2 rows)
                 ):
         self.x, self.z, self.w, self.v, self.y = x, z, w, v, y
         self.learners, self.estimators, self.n_folds, self.clip, self.level = learners, estimators, n_folds, clip, level
