@@ -15,7 +15,9 @@ benchmarks/results/pse_coverage_configs.{csv,md}):
  appended to /tmp/i13_cfg's for step 2; then variance='subsample' in two concurrent runs, PSE_BENCH_OUT=/tmp/hs_b with
  --n 2000 5000 --designs binary --reps 200 --config subsample --workers 1, and PSE_BENCH_OUT=/tmp/hs_a with
  --n 2000 --designs threshold interact (stopped after 15-16 replications per design) followed by --n 5000 --designs threshold interact,
- both stopped when the session's time ran out; their draws appended to the committed pse_coverage_configs_draws.csv for step 2)
+ both stopped when the session's time ran out; their draws appended to the committed pse_coverage_configs_draws.csv for step 2;
+ then PSE_BENCH_OUT=/tmp/e0 with --n 5000 2000 --designs threshold interact binary --reps 200 --config e0logit --workers 2 (16 minutes),
+ its draws appended to the committed file the same way)
 """
 import os
 import sys
@@ -69,7 +71,7 @@ def main(new_draws):
             "`repeats5` = `n_repeats=5` (median over 5 fold splits, se^2 = median(se_r^2 + (est_r - median)^2)); `folds10` = `n_folds=10`; "
             "`glmprop` = `learners={'propensity': 'glm'}`; `hgbloose` = boosted propensities with less shrinkage (min_samples_leaf 20, no L2, patience 30); `hgbloose_r5` = `hgbloose` with `n_repeats=5`; "
             "`gblogit` = propensities by sklearn's GradientBoostingClassifier started from a standardised logistic regression (`init=`). "
-            "`subsample` = `variance='subsample'` (the default learners and estimates; SEs from 20 half-sample refits). "
+            "`subsample` = `variance='subsample'` (the default learners and estimates; SEs from 20 half-sample refits); `e0logit` = `gblogit` for e0 = P(X=1 | Z) only, the default booster for e1, e2. "
             "Columns `*_config` are the config, `*_default` the package defaults on the same replications; `se_ratio_vs_default` is the mean paired ratio of the SEs; "
             "`est_shift` the mean paired change of the estimate (each with its Monte Carlo SE). "
             "Commands: see the docstring of `benchmarks/bench_pse_coverage_configs.py`. Median seconds per fit: "

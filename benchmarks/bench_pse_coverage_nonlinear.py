@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
@@ -26,7 +27,7 @@ from sklearn.preprocessing import StandardScaler
 
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
 from trustml_nb.core import markdown_table
-from trustml_nb.pse import PathSpecificEffects
+from trustml_nb.pse import PathSpecificEffects, make_learners
 from trustml_nb.pse_simulator import NONLINEAR_DESIGNS, population_truth, sim_nonlinear
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -42,17 +43,39 @@ CONFIGS = {'default': {}, 'split': dict(nested='split'), 'repeats5': dict(n_repe
                max_iter=1000, learning_rate=0.05, max_leaf_nodes=8, min_samples_leaf=20, l2_regularization=0.0, early_stopping=True,
                validation_fraction=0.2, n_iter_no_change=30, random_state=rep)}),
            'hgbloose_r5': lambda design, rep: {**CONFIGS['hgbloose'](design, rep), 'n_repeats': 5},   # both leads at once
-           'gblogit': lambda design, rep: dict(learners={'propensity': GradientBoostingClassifier(   # boosting from a logistic start
-               init=make_pipeline(StandardScaler(), LogisticRegression()), n_estimators=300, learning_rate=0.05, max_leaf_nodes=8,
-               min_samples_leaf=40, validation_fraction=0.2, n_iter_no_change=10, random_state=rep)}),
+           'gblogit': lambda design, rep: dict(learners={'propensity': gb_logit(rep)}),   # boosting from a logistic start
+           'e0logit': lambda design, rep: dict(learners={'propensity': FirstStageSwitch(   # the logistic start for e0 = P(X=1 | Z) only
+               gb_logit(rep), make_learners('hgb', seed=rep)['propensity'], n_first=2)}),
            'stack': lambda design, rep: dict(learners=stack_learners(NONLINEAR_DESIGNS[design]['binary'], seed=rep)),
            'subsample': dict(variance='subsample')}   # the package's half-sample standard errors (20 half-samples), same estimates
 LABELS = {'subsample': "the default learners with variance='subsample' (SEs from 20 half-sample refits; the estimates are the default's)",
           'stack': 'stacked GLM + splines + boosting (benchmarks/pse_stack.py)',
+          'e0logit': 'gblogit for the first propensity e0 = P(X=1 | Z) only; the default boosting for e1 and e2',
           'gblogit': 'propensities by gradient boosting started from a logistic regression (init=), so the tails follow the logistic fit',
           'hgbloose_r5': 'hgbloose plus n_repeats=5',
           'hgbloose': 'boosted propensities with less shrinkage (min_samples_leaf 20, no L2, patience 30; bench_pse_e2_learner.py hgb_loose)'}
 _TRUTH = {}
+
+
+class FirstStageSwitch(ClassifierMixin, BaseEstimator):
+    "A propensity learner that fits `first` to the first stage (exactly `n_first` features, i.e. Z only) and `rest` to the later stages."
+    def __init__(self, first=None, rest=None, n_first=2):
+        self.first, self.rest, self.n_first = first, rest, n_first
+
+    def fit(self, X, y):
+        self.model_ = clone(self.first if X.shape[1] == self.n_first else self.rest).fit(X, y)
+        self.classes_ = self.model_.classes_
+        return self
+
+    def predict_proba(self, X): return self.model_.predict_proba(X)
+
+    def predict(self, X): return self.model_.predict(X)
+
+
+def gb_logit(rep):
+    "Gradient boosting started from a standardised logistic regression (init=): the tails follow the logistic fit."
+    return GradientBoostingClassifier(init=make_pipeline(StandardScaler(), LogisticRegression()), n_estimators=300, learning_rate=0.05,
+                                      max_leaf_nodes=8, min_samples_leaf=40, validation_fraction=0.2, n_iter_no_change=10, random_state=rep)
 
 
 def truth(design):
