@@ -17,7 +17,9 @@ benchmarks/results/pse_coverage_configs.{csv,md}):
  --n 2000 --designs threshold interact (stopped after 15-16 replications per design) followed by --n 5000 --designs threshold interact,
  both stopped when the session's time ran out; their draws appended to the committed pse_coverage_configs_draws.csv for step 2;
  then PSE_BENCH_OUT=/tmp/e0 with --n 5000 2000 --designs threshold interact binary --reps 200 --config e0logit --workers 2 (16 minutes),
- its draws appended to the committed file the same way)
+ its draws appended to the committed file the same way; then the subsample runs extended, PSE_BENCH_OUT=/tmp/hs2 seeded with the committed
+ subsample draws: --n 2000 --designs threshold interact --reps 100 --config subsample --workers 2, then --n 5000 2000 --designs threshold
+ interact binary --reps 100 (stopped at 92 replications per design); merged into the committed file, duplicates dropped)
 """
 import os
 import sys
