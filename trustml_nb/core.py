@@ -29,9 +29,9 @@ from tqdm.auto import tqdm
 # %% auto #0
 __all__ = ['TrustMLWarning', 'DroppedRowsWarning', 'NumericalWarning', 'SmallGroupWarning', 'report_dropped', 'report_numerical',
            'quiet', 'check_array', 'check_same_length', 'check_scalar', 'check_option', 'check_probabilities',
-           'check_binary', 'check_flag', 'check_numbers', 'check_columns', 'require', 'make_rng', 'seed_everything',
-           'Report', 'report', 'check_is_fitted', 'PrefitClassifier', 'markdown_table', 'progress_enabled', 'progress',
-           'param_docs', 'document_parameters']
+           'check_binary', 'check_flag', 'check_numbers', 'check_columns', 'column_names', 'match_columns', 'require',
+           'make_rng', 'seed_everything', 'isolated_seed', 'Report', 'report', 'check_is_fitted', 'PrefitClassifier',
+           'markdown_table', 'progress_enabled', 'progress', 'param_docs', 'document_parameters']
 
 # %% ../nbs/00_core.ipynb #71fb7fb9
 class TrustMLWarning(UserWarning):
@@ -296,6 +296,45 @@ def check_columns(
     if missing: raise ValueError(f"{name} is missing column(s) {missing}; it has {list(df.columns)[:12]}")
     return df
 
+# %% ../nbs/00_core.ipynb #a4a92161
+def column_names(
+    X, # the input at fit: a DataFrame (its column names are recorded) or anything array-like (no names)
+    name:str='X', # argument name, used in error messages
+)->np.ndarray|None:
+    "The column names of a DataFrame as an object array (scikit-learn's `feature_names_in_`), or None for unnamed input."
+    if not isinstance(X, pd.DataFrame): return None
+    dup = X.columns[X.columns.duplicated()].unique()
+    if len(dup): raise ValueError(f"{name} has duplicate column name(s) {sorted(map(str, dup))}; rename them first")
+    return np.asarray(X.columns, dtype=object)
+
+# %% ../nbs/00_core.ipynb #283284a6
+def match_columns(
+    X, # the input after fit: a DataFrame is matched by column name, an array is taken by position
+    names, # the column names recorded at fit (`column_names`), or None if the fit saw unnamed input
+    name:str='X', # argument name, used in error messages
+    n_columns:int|None=None, # the width an unnamed input must have (defaults to len(names))
+):
+    "Line `X` up with the columns seen at fit: a DataFrame by name (reordered to the fit's order), an array by position."
+    width = len(names) if names is not None else n_columns
+    if isinstance(X, pd.DataFrame):
+        if names is None:
+            if width is not None and X.shape[1] != width:
+                raise ValueError(f"{name} has {X.shape[1]} column(s), but the model was fitted on {width} unnamed column(s)")
+            return X
+        column_names(X, name)   # refuses duplicate names
+        have = list(X.columns); want = list(names)
+        missing = [c for c in want if c not in have]
+        unknown = [c for c in have if c not in want]
+        if missing or unknown:
+            parts = ([f"is missing column(s) {missing[:8]}"] if missing else []) + ([f"has column(s) {unknown[:8]} not seen at fit"] if unknown else [])
+            raise ValueError(f"{name} {' and '.join(parts)}; the model was fitted on columns {want[:12]}")
+        return X if have == want else X.loc[:, want]
+    if isinstance(X, pd.Series) and names is not None and X.index.isin(list(names)).all() and len(X) == len(names):
+        return X.reindex(list(names))    # one row given as a Series labelled by column name
+    if width is not None and np.ndim(X) == 2 and np.shape(X)[1] != width:
+        raise ValueError(f"{name} has {np.shape(X)[1]} column(s), but the model was fitted on {width}")
+    return X
+
 # %% ../nbs/00_core.ipynb #9f221855
 def require(
     module:str, # the import name, e.g. 'lightgbm'
@@ -334,6 +373,24 @@ def seed_everything(
         torch.manual_seed(seed)
     except ImportError: pass
     return seed
+
+# %% ../nbs/00_core.ipynb #09bd18c5
+@contextlib.contextmanager
+def isolated_seed(
+    seed:int|None, # the seed for the block (None: leave the generators as they are and restore them afterwards)
+):
+    "Seed Python's, numpy's and torch's global generators inside the block; restore the caller's states on exit."
+    torch = sys.modules.get('torch')     # only a torch the caller already imported has state worth saving
+    saved = (random.getstate(), np.random.get_state(), torch.random.get_rng_state() if torch is not None else None)
+    try:
+        if seed is not None:
+            check_scalar(seed, 'seed', int, low=0)
+            random.seed(seed); np.random.seed(seed % 2**32)
+            if torch is not None: torch.manual_seed(seed)
+        yield
+    finally:
+        random.setstate(saved[0]); np.random.set_state(saved[1])
+        if torch is not None: torch.random.set_rng_state(saved[2])
 
 # %% ../nbs/00_core.ipynb #4bfc9ac3
 _FIELD_DOC = re.compile(r"^\s+([A-Za-z_]\w*)\s*:[^#]*#\s*(.+?)\s*$")
