@@ -182,7 +182,8 @@ def test_bounds_hold_on_every_order_of_small_random_matroids():
         for sel in (ColouringSelector(), DoublingColouringSelector()) + ((LaminarColouringSelector(),) if M.family in LaminarColouringSelector.families else ()):
             rep = adversarial_order_search(M, sel, exhaustive_up_to=6, show_progress=False)
             assert rep.exhaustive and rep.orders_evaluated == math.factorial(M.n_elements)
-            assert rep.bound_met, (M.family, sel.name, rep.colours_used, rep.colours_allowed)
+            if math.isfinite(rep.bound): assert rep.bound_met, (M.family, sel.name, rep.colours_used, rep.colours_allowed)
+            else: assert sel.name == 'laminar colouring' and M.family == 'laminar' and rep.bound_met is None   # no claim there (issue 33)
             brute = max(naive_first_fit(M, o).max() for o in itertools.permutations(range(M.n_elements)))
             assert rep.colours_used == brute
 
@@ -206,7 +207,8 @@ def test_search_refuses_random_order_selectors_and_reports_are_documented():
 def test_local_search_finds_the_exhaustive_worst_case():
     M = random_matroid('graphic', 7, seed=3)
     full = adversarial_order_search(M, ColouringSelector(), exhaustive_up_to=7, show_progress=False)
-    local = adversarial_order_search(M, ColouringSelector(), exhaustive_up_to=0, n_restarts=3, n_steps=200, seed=1, show_progress=False)
+    local = adversarial_order_search(M, ColouringSelector(), exhaustive_up_to=0, n_restarts=3, n_steps=200, seed=1, show_progress=False,
+                                     exact_first_fit=False)
     assert not local.exhaustive and local.colours_used == full.colours_used
     assert local.colours_used == first_fit_colouring(M, local.worst_order).max()
 

@@ -11,6 +11,7 @@ import itertools
 import math
 from collections import defaultdict, deque
 from numbers import Integral
+from types import MappingProxyType
 
 import ipywidgets as widgets
 import numpy as np
@@ -24,12 +25,12 @@ from .viz import PALETTE, explorer, new_figure
 # %% auto #0
 __all__ = ['FAMILIES', 'SELECTORS', 'ARRIVALS', 'Matroid', 'UniformMatroid', 'PartitionMatroid', 'LaminarMatroid',
            'GraphicMatroid', 'BinaryMatroid', 'subset_ranks', 'arboricity_brute_force', 'matroid_partition',
-           'ArboricityReport', 'arboricity', 'random_matroid', 'first_fit_colouring', 'OnlineSelector',
-           'ColouringSelector', 'doubling_colour_law', 'DoublingColouringSelector', 'LaminarColouringSelector',
-           'degeneracy_ordering', 'GraphicRandomOrderSelector', 'OfflineOptimum', 'GreedySelector',
-           'RandomAcceptanceSelector', 'AcceptanceReport', 'acceptance_probabilities', 'simulate_acceptance',
-           'OrderSearchReport', 'adversarial_order_search', 'stress_results', 'funding_example', 'plot_acceptance',
-           'render_selection', 'selection_explorer']
+           'ArboricityReport', 'arboricity', 'random_matroid', 'first_fit_colouring', 'worst_first_fit_order',
+           'OnlineSelector', 'ColouringSelector', 'doubling_colour_law', 'DoublingColouringSelector',
+           'LaminarColouringSelector', 'degeneracy_ordering', 'GraphicRandomOrderSelector', 'OfflineOptimum',
+           'GreedySelector', 'RandomAcceptanceSelector', 'AcceptanceReport', 'acceptance_probabilities',
+           'simulate_acceptance', 'OrderSearchReport', 'adversarial_order_search', 'stress_results',
+           'adversarial_results', 'funding_example', 'plot_acceptance', 'render_selection', 'selection_explorer']
 
 # %% ../nbs/90_matroid_selection.ipynb #90a27d63
 class Matroid:
@@ -40,6 +41,17 @@ class Matroid:
         "Store the ground-set size and one display label per element."
         self.n_elements = int(n_elements)
         self.labels = tuple(str(v) for v in labels)
+
+    def __setattr__(self, name, value):
+        "Refuse changes to a built matroid (its arboricity and partition are cached on it); only `labels` may be renamed."
+        if getattr(self, '_frozen', False) and not name.startswith('_'):
+            if name != 'labels':
+                raise AttributeError(f"{type(self).__name__}.{name} cannot be changed after the matroid is built (its arboricity and partition "
+                                     f"are cached on it): build a new {type(self).__name__} instead")
+            if isinstance(value, (str, bytes)) or not hasattr(value, '__len__') or len(value) != self.n_elements:
+                raise ValueError(f"labels must hold one label per element ({self.n_elements}), got {value!r:.60}")
+            value = tuple(str(v) for v in value)
+        object.__setattr__(self, name, value)
 
     def _independent(self, elements:tuple)->bool:
         "The oracle on a tuple of distinct valid indices (no checks; subclasses implement it)."
@@ -99,7 +111,7 @@ class UniformMatroid(Matroid):
         n = _check_count(n_elements, 'n_elements'); k = _check_count(rank, 'rank')
         if k > n: raise ValueError(f"rank must be at most n_elements={n}, got {k}")
         self.uniform_rank = k
-        self._setup(n, range(n))
+        self._setup(n, range(n)); self._frozen = True
 
     def _independent(self, elements): return len(elements) <= self.uniform_rank
 
@@ -122,14 +134,19 @@ class PartitionMatroid(Matroid):
         else:
             c = _check_count(capacities, 'capacities')
             caps = {b: c for b in names}
-        self.blocks, self.capacities = tuple(labels.tolist()), caps
-        self._setup(len(labels), [f"{b}{i}" for i, b in enumerate(self.blocks)])
+        self.blocks, self._capacities = tuple(labels.tolist()), caps
+        self._setup(len(labels), [f"{b}{i}" for i, b in enumerate(self.blocks)]); self._frozen = True
+
+    @property
+    def capacities(self):
+        "The capacity of every block, read-only (build a new matroid to change them)."
+        return MappingProxyType(self._capacities)
 
     def _independent(self, elements):
         used = defaultdict(int)
         for e in elements:
             b = self.blocks[e]; used[b] += 1
-            if used[b] > self.capacities[b]: return False
+            if used[b] > self._capacities[b]: return False
         return True
 
 # %% ../nbs/90_matroid_selection.ipynb #0d0238db
@@ -153,6 +170,7 @@ class LaminarMatroid(Matroid):
         for (i, a), (j, b) in itertools.combinations(enumerate(self.sets), 2):
             if a & b and not (a <= b or b <= a):
                 raise ValueError(f"sets must be laminar (nested or disjoint): sets[{i}] and sets[{j}] overlap without nesting")
+        self._frozen = True
 
     def _independent(self, elements):
         S = set(elements)
@@ -179,7 +197,7 @@ class GraphicMatroid(Matroid):
             pairs.append((u, v))
         self.edges = tuple(pairs)
         self.vertices = tuple(dict.fromkeys(x for ed in pairs for x in ed))
-        self._setup(len(pairs), [f"{u}-{v}" for u, v in pairs])
+        self._setup(len(pairs), [f"{u}-{v}" for u, v in pairs]); self._frozen = True
 
     def _independent(self, elements):
         parent = {}
@@ -210,12 +228,12 @@ class BinaryMatroid(Matroid):
         A = check_array(matrix, 'matrix', ndim=2)
         if A.shape[1] == 0: raise ValueError("matrix must have at least one column")
         if not np.isin(A, [0, 1]).all(): raise ValueError(f"matrix must hold only 0 and 1, got values {np.unique(A)[:5]}")
-        A = A.astype(int)
+        A = A.astype(int); A.flags.writeable = False
         zero = np.flatnonzero(A.sum(0) == 0)
         if len(zero): raise ValueError(f"matrix has zero column(s) {zero[:5].tolist()}: a zero column is a loop, never independent")
         self.matrix = A
         self.columns = tuple(int(''.join(map(str, A[:, j])), 2) for j in range(A.shape[1]))
-        self._setup(A.shape[1], range(A.shape[1]))
+        self._setup(A.shape[1], range(A.shape[1])); self._frozen = True
 
     def _independent(self, elements):
         basis = {}   # leading bit -> reduced vector (Gaussian elimination over GF(2))
@@ -396,12 +414,38 @@ def first_fit_colouring(
     for e, c in _first_fit_stream(matroid, _check_order(matroid, order)): colour[e] = c
     return colour
 
+# %% ../nbs/90_matroid_selection.ipynb #494f7eb4
+def worst_first_fit_order(
+    matroid:Matroid, # the matroid (no loops)
+    max_states:int=500_000, # give up (ValueError) after this many distinct colourings of arrived prefixes
+)->tuple: # (the most colours first-fit opens over all n! orders, an order that forces them, colourings searched)
+    "Exact worst case of online first-fit colouring over every arrival order, by a memoised search over first-fit's states."
+    _check_matroid(matroid); matroid._refuse_loops('matroid'); limit = _check_count(max_states, 'max_states')
+    fits, n, memo = matroid._independent, matroid.n_elements, {}
+    def worst(classes, arrived):                       # classes: the colour classes so far, in colour order, each sorted
+        if classes in memo: return memo[classes]
+        if len(memo) >= limit: raise ValueError(f"max_states: first-fit reached more than {limit} colourings on this matroid; raise max_states or use local search")
+        best = (len(classes), ())
+        for e in range(n):
+            if arrived >> e & 1: continue
+            for j, members in enumerate(classes):
+                if fits(members + (e,)): grown = classes[:j] + (tuple(sorted(members + (e,))),) + classes[j + 1:]; break
+            else: grown = classes + ((e,),)
+            colours, rest = worst(grown, arrived | 1 << e)
+            if colours > best[0]: best = (colours, (e,) + rest)
+        memo[classes] = best
+        return best
+    colours, prefix = worst((), 0)
+    return colours, prefix + tuple(e for e in range(n) if e not in prefix), len(memo)
+
+
 # %% ../nbs/90_matroid_selection.ipynb #42cae99e
 class OnlineSelector:
     "Base of the online selectors: each arriving element is accepted or rejected at once, and the accepted set stays independent."
     name = 'selector' # short name, shown in reports and the widget
     order_model = 'adversarial' # the arrival orders its guarantee is for: 'adversarial' (every order), 'random' (uniform) or 'offline'
     families = None # the matroid families it applies to (None: every matroid)
+    first_fit = False # True: it accepts one first-fit colour class, so its worst order is the one that opens the most colours
 
     def check(self,
               matroid:Matroid, # the matroid the selector will run on
@@ -466,6 +510,7 @@ class OnlineSelector:
 class ColouringSelector(OnlineSelector):
     "[reconstructed] Adversarial order, alpha and k known: first-fit colouring; accept one of floor(alpha (ln k + 1)) colours at random."
     name = 'colouring'
+    first_fit = True
     def __init__(self,
                  arboricity:int|None=None, # alpha as told to the algorithm; None: the matroid's true arboricity
                  rank:int|None=None, # k as told to the algorithm; None: the matroid's true rank
@@ -496,6 +541,7 @@ def doubling_colour_law(
 class DoublingColouringSelector(OnlineSelector):
     "[reconstructed] No prior knowledge: first-fit colouring; accept the class of a colour drawn from the heavy-tailed level law."
     name = 'no-knowledge colouring'
+    first_fit = True
     def __init__(self): pass
     def bound(self, matroid):
         F = math.floor(self._alpha(matroid) * (math.log(matroid.rank()) + 1) + 1e-9)
@@ -513,21 +559,26 @@ class DoublingColouringSelector(OnlineSelector):
 
 # %% ../nbs/90_matroid_selection.ipynb #0ac8921d
 class LaminarColouringSelector(OnlineSelector):
-    "[reconstructed stand-in] Laminar matroids: first-fit colouring with 2 alpha - 1 colours, one drawn at random."
+    "[stand-in] First-fit colouring with 2 alpha - 1 colours, one drawn at random: (2 alpha - 1)-fair on partition and uniform matroids only."
     name = 'laminar colouring'
+    first_fit = True
     families = ('laminar', 'partition', 'uniform')
+    proved_families = ('partition', 'uniform') # where first-fit provably opens at most alpha colours; no claim on other laminar matroids
     def __init__(self,
                  arboricity:int|None=None, # alpha as told to the algorithm; None: the matroid's true arboricity
                 ):
         self.arboricity = arboricity
-    def bound(self, matroid): return 2 * self._alpha(matroid, self.arboricity) - 1
-    def colours_allowed(self, matroid): return int(self.bound(matroid))
+    def bound(self, matroid):
+        "2 alpha - 1 on partition and uniform matroids (proved); inf (no claim) on other laminar matroids, where first-fit can open more."
+        return 2 * self._alpha(matroid, self.arboricity) - 1 if matroid.family in self.proved_families else math.inf
+    def colours_allowed(self, matroid): return 2 * self._alpha(matroid, self.arboricity) - 1
     def colouring(self, matroid, order): return first_fit_colouring(matroid, order)
     def _outcomes(self, matroid, order):
         return self._colour_outcomes(matroid, order, self.colouring(matroid, order), self.colours_allowed(matroid))
     def _select(self, matroid, order, rng):
         chosen = int(rng.integers(1, self.colours_allowed(matroid) + 1))
         return tuple(e for e, c in _first_fit_stream(matroid, order) if c == chosen)
+
 
 # %% ../nbs/90_matroid_selection.ipynb #77c611c0
 def degeneracy_ordering(
@@ -795,7 +846,7 @@ class OrderSearchReport(Report):
     bound_ratio: float|None # effective_factor / bound: at most 1 when the bound holds (None without a bound)
     bound_met: bool|None # whether the bound held on the worst order found (None without a bound)
     worst_order: tuple # the worst arrival order found
-    orders_evaluated: int # arrival orders scored
+    orders_evaluated: int # arrival orders scored (first-fit selectors: all n!, covered through first-fit's states)
     exhaustive: bool # True: every order was scored, so the worst order is the worst there is
     table: pd.DataFrame # one row per element on the worst order: element, label, arrival (position), colour, probability
     notes: tuple = () # what a reader must know
@@ -807,11 +858,12 @@ def adversarial_order_search(
     selector:OnlineSelector, # a selector whose guarantee is for every order
     n_restarts:int=3, # local search: random starting orders
     n_steps:int=150, # local search: moves tried per start
-    exhaustive_up_to:int=6, # score every order when n_elements is at most this (n! orders)
+    exhaustive_up_to:int=6, # score every order when n_elements is at most this (n! orders); first-fit selectors: always exact, see below
     seed=0, # random seed (int >= 0) or numpy Generator
     show_progress:bool|None=None, # progress bar; None follows TRUSTML_NB_PROGRESS
+    exact_first_fit:bool=True, # first-fit selectors: exact worst case over all n! orders via `worst_first_fit_order` (False: as other selectors)
 )->OrderSearchReport:
-    "Search for the arrival order minimising the worst element's exact acceptance probability (then maximising colours used)."
+    "Search for the arrival order minimising the worst element's exact acceptance probability (then maximising colours used); exact for first-fit selectors."
     _check_selector(selector).check(matroid)
     if selector.order_model != 'adversarial':
         raise ValueError(f"selector: {selector.name} is guaranteed for {selector.order_model} order only; search adversarial-order selectors "
@@ -825,14 +877,21 @@ def adversarial_order_search(
             probs, _, colours = _order_probabilities(matroid, selector, o)
             cache[o] = (round(float(probs.min()), 12), -colours)
         return cache[o]
-    listed = tuple(range(n)); best = listed
+    listed = tuple(range(n)); best = listed; notes = []
     exhaustive = n <= limit
-    if exhaustive:
+    exact_ff = check_flag(exact_first_fit, 'exact_first_fit') and selector.first_fit
+    if exact_ff:                                         # its worst order is the one that opens the most colours: search first-fit's states
+        try:
+            _, best, states = worst_first_fit_order(matroid)
+            exhaustive = True; notes.append(f"exact over all {n}! orders: {states} first-fit colourings of arrived prefixes searched")
+        except ValueError: exhaustive = False
+    if exact_ff and exhaustive: pass
+    elif exhaustive:
         for o in progress(itertools.permutations(range(n)), total=math.factorial(n), desc='all orders', disable=disable, leave=False):
             if score(o) < score(best): best = o
     else:
-        for _ in progress(range(restarts), desc='restarts', disable=disable, leave=False):
-            current = tuple(int(v) for v in rng.permutation(n))
+        starts = [listed] + [tuple(int(v) for v in rng.permutation(n)) for _ in range(restarts)]
+        for current in progress(starts, desc='restarts', disable=disable, leave=False):
             for _ in range(steps):
                 i, j = rng.choice(n, 2, replace=False); moved = list(current)
                 if rng.random() < 0.5: moved[i], moved[j] = moved[j], moved[i]
@@ -848,14 +907,21 @@ def adversarial_order_search(
                              bound=rep.bound, colours_allowed=rep.colours_allowed, colours_used=-score(best)[1],
                              colours_used_listed=-score(listed)[1], worst_probability=rep.worst_probability,
                              effective_factor=rep.effective_factor, bound_ratio=rep.bound_ratio, bound_met=rep.bound_met,
-                             worst_order=best, orders_evaluated=len(cache), exhaustive=exhaustive,
-                             table=table[['element', 'label', 'arrival', 'colour', 'probability']], notes=rep.notes)
+                             worst_order=best, orders_evaluated=math.factorial(n) if exact_ff and exhaustive else len(cache),
+                             exhaustive=exhaustive, table=table[['element', 'label', 'arrival', 'colour', 'probability']],
+                             notes=tuple(notes) + rep.notes)
 
 # %% ../nbs/90_matroid_selection.ipynb #859130c2
 def stress_results()->pd.DataFrame: # one row per (instance, selector) of the stress study
-    "The stress study written by benchmarks/bench_matroid_selection.py (the copy shipped in the package's datasets folder)."
+    "The earlier, smaller stress study written by benchmarks/bench_matroid_selection.py (the copy shipped in the package's datasets folder)."
     path = _package_data_dir() / 'matroid_selection_stress.csv'
     if not path.exists(): raise FileNotFoundError(f"{path} is missing: run benchmarks/bench_matroid_selection.py to write it")
+    return pd.read_csv(path)
+
+def adversarial_results()->pd.DataFrame: # one row per (matroid, selector) of the adversarial study
+    "The exact worst-order study written by benchmarks/bench_matroid_adversarial.py (the copy shipped in the package's datasets folder)."
+    path = _package_data_dir() / 'matroid_adversarial.csv'
+    if not path.exists(): raise FileNotFoundError(f"{path} is missing: run benchmarks/bench_matroid_adversarial.py to write it")
     return pd.read_csv(path)
 
 # %% ../nbs/90_matroid_selection.ipynb #a94fd879
