@@ -197,6 +197,23 @@ def test_detection_over_2000_audits_is_within_3_standard_errors_of_exact():
     assert again.table.equals(once.table)                                                  # same seed, same result
 
 
+def test_detection_standard_error_and_exact_value_match_an_independent_recomputation():
+    "Kills a mis-scaled standard error (e.g. x 0.85): recomputed from the table's own counts with scipy's hypergeometric law."
+    from scipy.stats import hypergeom
+    det = detection_study(MODEL, X, S, strategies=('alter', 'late_commit', 'honest'), eps=0.05, nu=12, n_audits=300, n_queries=1500,
+                          seed=5, show_progress=False)
+    zs = []
+    for _, row in det.table.iterrows():
+        exact = float(np.prod([hypergeom.pmf(0, row[f'declared_{g}'], row[f'bad_{g}'], min(12, row[f'declared_{g}'])) for g in (0, 1)]))
+        se = np.sqrt(exact * (1 - exact) / row['audits'])                    # the binomial standard error of an escape rate over the audits
+        emp = row['escaped'] / row['audits']
+        z = (emp - exact) / se if se > 0 else (0.0 if emp == exact else np.inf)
+        assert row['exact_escape'] == pytest.approx(exact, rel=1e-9, abs=1e-15) and row['empirical_escape'] == pytest.approx(emp, abs=1e-14), row['strategy']
+        assert row['standard_error'] == pytest.approx(se, rel=1e-9, abs=1e-15) and row['z_score'] == pytest.approx(z, rel=1e-9, abs=1e-9)
+        zs.append(abs(z))
+    assert det.table.loc[det.table['strategy'] == 'alter', 'standard_error'].item() > 0 and det.worst_z == pytest.approx(max(zs), rel=1e-9)
+
+
 def test_cheating_provider_truth_matches_its_behaviour():
     prov = CheatingProvider(MODEL, 'unfair_model', 0.3, alternative_model=Shifted(MODEL, 0.2), seed=0)
     aud = Auditor(prov.public_key); rows = simulate_service(prov, aud, X, S, 800, seed=0, show_progress=False)
@@ -210,7 +227,7 @@ def test_cheating_provider_truth_matches_its_behaviour():
 def test_http_provider_serves_clients_and_is_audited():
     prov = Provider(MODEL)
     with ProviderServer(prov, timeout=5) as server:
-        remote = RemoteProvider(server.url, timeout=10)
+        remote = server.remote(timeout=10)                 # carries the server's bearer token
         aud = Auditor(remote.public_key)
         for i in range(40):
             c = Client(X[i], int(S[i]))

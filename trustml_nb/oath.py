@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import json
 import os
+import re
+import secrets
+import socket
 import threading
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, fields
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -27,13 +33,14 @@ from .groups import check_sensitive
 from .viz import PALETTE, explorer, new_figure
 
 # %% auto #0
-__all__ = ['ALPHA_BYTES', 'COIN_BYTES', 'DIGEST_BYTES', 'SCALE', 'GROUPS', 'STRATEGIES', 'CATCHING_CHECK', 'ProtocolError',
-           'commit', 'fresh_bytes', 'SigningKey', 'verify_signature', 'chain_start', 'chain_link', 'Message',
-           'ServiceRequest', 'ServiceResponse', 'Receipt', 'AuditClaims', 'Openings', 'query_bytes', 'query_features',
-           'Client', 'Provider', 'Auditor', 'fairness_test', 'AuditFailure', 'InferenceOracle', 'AuditReport',
-           'verify_log', 'audit', 'CheatingProvider', 'simulate_service', 'escape_probability', 'escape_bound',
-           'worst_case_escape', 'DetectionReport', 'detection_study', 'ProviderServer', 'RemoteProvider', 'plot_escape',
-           'explore_detection', 'oath_explorer']
+__all__ = ['ALPHA_BYTES', 'COIN_BYTES', 'DIGEST_BYTES', 'SCALE', 'GROUPS', 'MAX_QUERY_ID', 'STRATEGIES', 'CATCHING_CHECK',
+           'ProtocolError', 'commit', 'fresh_bytes', 'SigningKey', 'verify_signature', 'chain_start', 'chain_link',
+           'Message', 'ServiceRequest', 'ServiceResponse', 'Receipt', 'AuditClaims', 'Openings', 'query_bytes',
+           'query_features', 'Client', 'Provider', 'Auditor', 'fairness_test', 'AuditFailure', 'InferenceOracle',
+           'AuditReport', 'verify_log', 'challenge_sample', 'audit', 'CheatingProvider', 'simulate_service',
+           'escape_probability', 'escape_bound', 'worst_case_escape', 'DetectionReport', 'detection_study',
+           'SamplePredictingProvider', 'ProviderServer', 'RemoteProvider', 'plot_escape', 'explore_detection',
+           'oath_explorer']
 
 # %% ../nbs/80_oath.ipynb #e2b69d53
 ALPHA_BYTES = 16 # length of each client group string alpha_0, alpha_1
@@ -185,7 +192,7 @@ def _message(cls): return dataclass(frozen=True, repr=False, eq=False)(cls)
 @_message
 class ServiceRequest(Message):
     "Client to provider: the query, the client's group and its group string alpha_s, its coin share, signed by the client."
-    query_id: int # the query's number in the log
+    query_id: int # the client's own number for this query (signed; the provider assigns the log id)
     query: bytes # the client's features as bytes
     group: int # the client's group, 0 or 1
     alpha: bytes # the client's group string alpha_s
@@ -201,7 +208,7 @@ class ServiceRequest(Message):
 @_message
 class ServiceResponse(Message):
     "Provider to client: the answer, the provider's coin share, the commitment and its signed chain link."
-    query_id: int # the query's number in the log
+    query_id: int # the query's id in the provider's log (assigned by the provider)
     outcome: int # the served answer, 0 or 1
     provider_coins: bytes # the provider's share of the commitment randomness
     commitment: bytes # H(q || alpha_s || o || r) with r = client coins XOR provider coins
@@ -305,6 +312,18 @@ class Client:
                        self.key.public, self.key.sign(_receipts_signed(hashlib.sha256(body).digest())))
 
 # %% ../nbs/80_oath.ipynb #0de93cd9
+MAX_QUERY_ID = 2**63 - 1 # the largest query id (ids are 8-byte little-endian in the chain)
+
+def _check_request(request)->None:
+    "Check a ServiceRequest's fields (types and sizes) before anything reads them."
+    if not isinstance(request, ServiceRequest): raise TypeError(f"request must be a ServiceRequest, got {type(request).__name__}")
+    check_scalar(request.query_id, 'request.query_id', int, low=0, high=MAX_QUERY_ID)
+    _check_outcome(request.group, 'request.group')
+    _check_bytes(request.alpha, 'request.alpha', ALPHA_BYTES); _check_bytes(request.client_coins, 'request.client_coins', COIN_BYTES)
+    _check_bytes(request.client_key, 'request.client_key', 32); _check_bytes(request.signature, 'request.signature', 64)
+    q = _check_bytes(request.query, 'request.query')
+    if not q or len(q) % 8: raise ValueError(f"request.query must be float64 feature bytes (a non-zero multiple of 8), got {len(q)} bytes")
+
 def _check_model(model, name:str='model'):
     if not hasattr(model, 'predict') or not callable(model.predict):
         raise TypeError(f"{name} must be a fitted classifier with a predict method (features -> 0/1), got {type(model).__name__}")
@@ -411,20 +430,21 @@ class Provider:
     def serve(self,
               request:ServiceRequest, # a client's signed ServiceRequest
              )->ServiceResponse:
-        "Answer one signed request: check the client's signature, answer, commit, chain and sign."
-        if not isinstance(request, ServiceRequest): raise TypeError(f"request must be a ServiceRequest, got {type(request).__name__}")
+        "Answer one signed request: check it and the client's signature, answer, commit, chain and sign; the provider assigns the log id."
+        _check_request(request)
         if not verify_signature(request.client_key, request.signature, request.signed_bytes()):
             raise ProtocolError(f"query {request.query_id}: the client's signature on the request does not verify")
-        if len(request.query) % 8 or not request.query: raise ValueError("request.query must be float64 feature bytes")
+        qid = self._last_id + 1      # server-assigned: a client cannot choose (or exhaust) the log's ids; request.query_id is the client's own number
+        if qid > MAX_QUERY_ID: raise ValueError(f"the log is full: no query id after {MAX_QUERY_ID}")
         x = np.frombuffer(request.query, '<f8')[None, :]
-        out = self.serve_batch([request.query_id], x, [request.group], np.frombuffer(request.alpha, np.uint8)[None, :],
+        out = self.serve_batch([qid], x, [request.group], np.frombuffer(request.alpha, np.uint8)[None, :],
                                np.frombuffer(request.client_coins, np.uint8)[None, :])
-        return ServiceResponse(int(request.query_id), int(out['outcomes'][0]), out['provider_coins'][0].tobytes(),
+        return ServiceResponse(qid, int(out['outcomes'][0]), out['provider_coins'][0].tobytes(),
                                out['commitments'][0].tobytes(), out['links'][0].tobytes(), out['signatures'][0].tobytes())
 
     def claims(self)->AuditClaims:
         "The declared group and outcome of every logged query, signed."
-        ids, g, o = self._claimed(self.state)
+        ids, g, o = self._claimed(self.state) if len(self) else (np.zeros(0, np.int64),) * 3
         ids, g, o = np.asarray(ids, np.int64), np.asarray(g, np.uint8), np.asarray(o, np.uint8)
         return AuditClaims(ids, g, o, self.key.sign(_arrays_digest(b'OATH claims|', ids, g, o)))
 
@@ -560,7 +580,12 @@ class AuditReport(Report):
     n_sampled: int # queries opened in total
     table: pd.DataFrame # one row per group: group, queries, positives, positive_rate, sampled
     checks: pd.DataFrame # one row per check: check, entries (checked), failures, status (passed, FAILED, not reached)
-    notes: tuple = () # what is simulated and what was skipped
+    sound: bool # True iff the sample came from the OS's CSPRNG after the claims were fixed; False with a caller's seed (the provider could predict it)
+    challenge_source: str # where the sample's randomness came from: 'secrets (OS CSPRNG), drawn after the claims' or 'seed given by the caller'
+    challenge_seed: int|None # the seed that chose the sample: audit(..., seed=challenge_seed) or challenge_sample replays it (None: stopped before the challenge)
+    claims_digest: str # SHA-256 (hex) of the signed claims the challenge was drawn after ('' if they were refused): a replay must see the same claims
+    sampled_ids: np.ndarray # the query ids the challenge opened, in the order asked (empty if the audit stopped before the challenge)
+    notes: tuple = () # what is simulated, what was skipped, and whether the audit is sound
 
     title = 'OATH audit'
 
@@ -598,6 +623,21 @@ def _balanced_sample(groups:np.ndarray, nu:int, rng)->np.ndarray:
         idx = np.flatnonzero(groups == g)
         pos.append(idx[rng.permutation(len(idx))[:nu]])
     return np.concatenate(pos)
+
+def challenge_sample(
+    groups, # the declared group (0/1) of every logged query, in log order (AuditClaims.groups)
+    nu:int, # queries sampled per group (all of a group if it is smaller)
+    seed:int, # the challenge seed, an int >= 0 (AuditReport.challenge_seed)
+)->np.ndarray: # positions in the log of the queries the challenge opens, group 0's first
+    "The positions a challenge seed opens: nu per declared group by a random permutation (what `audit` samples; a third party's replay)."
+    g = check_binary(groups, 'groups'); check_scalar(nu, 'nu', int, low=1); check_scalar(seed, 'seed', int, low=0)
+    return _balanced_sample(g, int(nu), np.random.default_rng(int(seed)))
+
+def _draw_challenge(seed)->int:
+    "The challenge seed: 128 bits from the OS's CSPRNG (seed None), the caller's int, or an int drawn from the caller's Generator."
+    if seed is None: return secrets.randbits(128)
+    if isinstance(seed, np.random.Generator): return int(seed.integers(0, 2**63 - 1))
+    return int(seed)
 
 def _check_claims(auditor:Auditor, cl)->tuple:
     "Check the provider's signed claims against the log; return (ids, groups, outcomes, n per group, positives per group)."
@@ -642,14 +682,18 @@ def _check_sample(auditor:Auditor, provider, oracle:InferenceOracle, ids, g, o, 
     if not ok.all(): raise AuditFailure('inference', f"query {ids[pos][~ok][0]}: the certified model does not give the opened outcome "
                                         f"(simulated zero-knowledge proof: trusted re-execution); {int((~ok).sum())} of {k} sampled", ids[pos][~ok])
 
-def _audit(auditor, provider, oracle, nu, theta, scale, rng, check_log):
-    "The audit steps; raises AuditFailure at the first failed check, else returns the report's pieces."
+def _audit(auditor, provider, oracle, nu, theta, scale, seed, check_log, drawn:dict):
+    "The audit steps, commit then challenge; raises AuditFailure at the first failed check, else returns the report's pieces."
     done = {}
     if check_log: done['log'] = done['signature'] = verify_log(auditor)
-    ids, g, o, n, c = _check_claims(auditor, provider.claims())
+    cl = provider.claims()                                     # commit: the provider signs its claims first ...
+    ids, g, o, n, c = _check_claims(auditor, cl)
+    drawn['claims_digest'] = _arrays_digest(b'OATH claims|', cl.query_ids, cl.groups, cl.outcomes).hex()
     done['completeness'] = len(ids)
     fair = fairness_test(int(n[0]), int(n[1]), int(c[0]), int(c[1]), theta, scale)
-    pos = _balanced_sample(g, nu, rng)
+    drawn['seed'] = _draw_challenge(seed)                      # ... then the challenge is drawn: the claims can no longer adapt to it
+    pos = _balanced_sample(g, nu, np.random.default_rng(drawn['seed']))
+    drawn['ids'] = ids[pos]
     _check_sample(auditor, provider, oracle, ids, g, o, pos)
     for name in ('opening', 'group', 'consistency', 'inference'): done[name] = len(pos)
     return done, n, c, fair, pos, g
@@ -661,21 +705,27 @@ def audit(
     nu:int=100, # queries sampled per group
     theta:int=10**4, # fairness tolerance numerator: the test accepts a parity gap up to theta / scale
     scale:int=SCALE, # fairness tolerance denominator
-    seed=0, # seed (int >= 0) or numpy Generator for the sample
+    seed=None, # None (sound): 128 bits from the OS's CSPRNG, drawn after the claims; an int >= 0 or a Generator only to teach or to replay (NOT sound)
     raise_on_failure:bool=True, # raise AuditFailure at a failed check (False: return a report that says so)
     check_log:bool=True, # run verify_log first (False: the caller has already verified this log once)
 )->AuditReport:
-    "Audit a provider's log: counts, the integer fairness test, a balanced sample of nu per group, and the checks."
+    "Audit a provider's log: counts, the integer fairness test, then a challenge nobody can predict (nu per group), and the checks."
     if not isinstance(auditor, Auditor): raise TypeError(f"auditor must be an Auditor, got {type(auditor).__name__}")
     if not (hasattr(provider, 'claims') and hasattr(provider, 'open')): raise TypeError(f"provider must have claims() and open(ids), got {type(provider).__name__}")
     if not isinstance(oracle, InferenceOracle): raise TypeError(f"oracle must be an InferenceOracle, got {type(oracle).__name__}")
     check_scalar(nu, 'nu', int, low=1); check_scalar(theta, 'theta', int, low=0); check_scalar(scale, 'scale', int, low=1)
-    check_flag(raise_on_failure, 'raise_on_failure'); check_flag(check_log, 'check_log'); rng = make_rng(seed)
+    check_flag(raise_on_failure, 'raise_on_failure'); check_flag(check_log, 'check_log')
+    if seed is not None and not isinstance(seed, np.random.Generator): check_scalar(seed, 'seed', int, low=0)
+    sound = seed is None
     notes = ["the inference check is SIMULATED: a trusted oracle re-executes the model (the paper: a zero-knowledge proof, EMP-zk)"]
+    if not sound: notes.append("NOT SOUND: the sample came from a seed given by the caller, so a provider that knows the seed could predict which "
+                               "queries are opened and alter the others (SamplePredictingProvider); for a certificate use the default seed=None. "
+                               "A fixed seed is for teaching, or to replay an earlier audit's challenge_seed")
     if not check_log: notes.append("verify_log was skipped: the caller verified this log's chain and signatures once before")
     n_log = len(auditor.log['ids'])
+    drawn = {'seed': None, 'claims_digest': '', 'ids': np.zeros(0, np.int64)}
     try:
-        done, n, c, fair, pos, g = _audit(auditor, provider, oracle, int(nu), int(theta), int(scale), rng, check_log)
+        done, n, c, fair, pos, g = _audit(auditor, provider, oracle, int(nu), int(theta), int(scale), seed, check_log, drawn)
         failure = None
     except AuditFailure as e:
         if raise_on_failure: raise
@@ -697,7 +747,10 @@ def audit(
     return AuditReport(certified=failure is None and bool(fair), cheating_detected=failure is not None,
                        failed_check='' if failure is None else failure.check, message='' if failure is None else str(failure),
                        fair=bool(fair), parity_gap=gap, tolerance=theta / scale, n_logged=int(n_log), nu=int(nu), n_sampled=int(len(pos)),
-                       table=table, checks=checks, notes=tuple(notes))
+                       table=table, checks=checks, sound=sound,
+                       challenge_source='secrets (OS CSPRNG), drawn after the claims' if sound else 'seed given by the caller',
+                       challenge_seed=drawn['seed'], claims_digest=drawn['claims_digest'], sampled_ids=np.asarray(drawn['ids'], np.int64),
+                       notes=tuple(notes))
 
 # %% ../nbs/80_oath.ipynb #6c1c7d47
 STRATEGIES = ('honest', 'unfair_model', 'misreport_group', 'alter', 'late_commit', 'drop') # the provider behaviours the simulator knows
@@ -905,54 +958,173 @@ def detection_study(
                            worst_z=float(table['z_score'].abs().max()), setting=f"eps={eps:.3f}, nu={nu}, {n_audits} audits of {n_queries} queries",
                            notes=notes)
 
+# %% ../nbs/80_oath.ipynb #a1f0c3d2
+class SamplePredictingProvider(Provider):
+    "A cheater that knows the auditor's seed: it serves and commits honestly, then declares altered outcomes OUTSIDE the sample that seed opens until the counts pass."
+    strategy = 'predict_sample'
+
+    def __init__(self,
+                 model, # the certified model (served honestly: every commitment is correct)
+                 seed:int, # the seed the auditor will use, known in advance (the flaw this provider exploits)
+                 nu:int, # the auditor's queries per group
+                 theta:int, # the auditor's tolerance numerator: the declared counts are altered until fairness_test(..., theta, scale) passes
+                 scale:int=SCALE, # the tolerance denominator
+                 key:SigningKey|None=None, # the provider's key pair (None: a fresh one)
+                ):
+        super().__init__(model, key)
+        self.seed, self.nu = int(check_scalar(seed, 'seed', int, low=0)), int(check_scalar(nu, 'nu', int, low=1))
+        self.theta, self.scale = int(check_scalar(theta, 'theta', int, low=0)), int(check_scalar(scale, 'scale', int, low=1))
+
+    @property
+    def altered_(self)->np.ndarray:
+        "True for every logged query whose declared outcome differs from the served one (the simulator's truth; the auditor never sees it)."
+        if not len(self): return np.zeros(0, bool)
+        st = self.state
+        return self._claimed(st)[2] != st['outcomes']
+
+    def _claimed(self, st):
+        ids, g, o = st['ids'], st['groups'], st['outcomes'].copy()
+        n = np.bincount(g, minlength=2).astype(np.int64); c = np.bincount(g, weights=o, minlength=2).astype(np.int64)
+        if (n == 0).any(): return ids, g, o
+        free = np.ones(len(ids), bool); free[challenge_sample(g, self.nu, self.seed)] = False     # what the seed opens stays true
+        hi = int(c[1] * n[0] > c[0] * n[1]); lo = 1 - hi                                          # the group with the higher positive rate
+        for grp, val in sorted(((hi, 1), (lo, 0)), key=lambda t: n[t[0]]):   # 1 -> 0 in hi, 0 -> 1 in lo; the smaller group's larger steps first
+            cand = list(np.flatnonzero(free & (g == grp) & (o == val)))
+            while cand and not fairness_test(int(n[0]), int(n[1]), int(c[0]), int(c[1]), self.theta, self.scale):
+                j = cand.pop(); o[j] ^= 1; c[grp] += 1 - 2 * val
+        return ids, g, o
+
 # %% ../nbs/80_oath.ipynb #5b63c92a
+class _Refused(Exception):
+    "A request refused with a 4xx status and a fixed message (never exception text, never model details)."
+    def __init__(self, code:int, message:str): super().__init__(message); self.code, self.message = code, message
+
+_ROUTES = {('GET', '/public_key'): False, ('POST', '/serve'): True, ('GET', '/claims'): True, ('POST', '/open'): True} # route: needs the token
+_LENGTH = re.compile(r'[0-9]{1,15}')
+
+def _parse_open(body:bytes)->np.ndarray:
+    "The ids of a POST /open body {\"query_ids\": [...]}: integers in [0, MAX_QUERY_ID] (not floats, not booleans)."
+    try: d = json.loads(body.decode('utf-8'))
+    except (ValueError, UnicodeDecodeError, RecursionError): raise _Refused(400, 'the body must be JSON: {"query_ids": [integers]}') from None
+    if not isinstance(d, dict) or set(d) != {'query_ids'} or not isinstance(d['query_ids'], list):
+        raise _Refused(400, 'the body must be a JSON object {"query_ids": [integers]}')
+    if not all(type(i) is int and 0 <= i <= MAX_QUERY_ID for i in d['query_ids']):
+        raise _Refused(400, 'query_ids must be integers in [0, 2^63 - 1]')
+    return np.asarray(d['query_ids'], np.int64).reshape(-1)
+
+def _parse_serve(body:bytes)->ServiceRequest:
+    "A POST /serve body as a checked ServiceRequest."
+    try: req = ServiceRequest.from_json(body.decode('utf-8'))
+    except (ValueError, TypeError, UnicodeDecodeError, RecursionError): raise _Refused(400, 'the body must be a ServiceRequest message (JSON)') from None
+    try: _check_request(req)
+    except (ValueError, TypeError): raise _Refused(400, 'the ServiceRequest has a field of the wrong type or size') from None
+    return req
+
 class _Handler(BaseHTTPRequestHandler):
-    "Routes HTTP requests to the server's provider; every reply is JSON."
-    server_version = 'OATHProvider/1'
+    "Routes HTTP requests to the server's provider: token first, then the whole body (capped, with a deadline), then the lock. Every reply is JSON."
+    server_version = 'OATHProvider/2'
 
     def log_message(self, *args): pass       # quiet: the notebook's output is not a server log
 
-    def _reply(self, code:int, body:str):
-        data = body.encode(); self.send_response(code)
-        self.send_header('Content-Type', 'application/json'); self.send_header('Content-Length', str(len(data))); self.end_headers()
-        self.wfile.write(data)
+    def _reply(self, code:int, body):
+        data = (body if isinstance(body, str) else json.dumps(body)).encode(); self.send_response(code)
+        self.send_header('Content-Type', 'application/json'); self.send_header('Content-Length', str(len(data)))
+        if code == 401: self.send_header('WWW-Authenticate', 'Bearer')
+        self.end_headers(); self.wfile.write(data)
 
-    def _body(self)->str:
-        n = int(self.headers.get('Content-Length') or 0)
-        if n > self.server.max_body: raise ValueError(f"request body of {n} bytes exceeds the limit of {self.server.max_body}")
-        return self.rfile.read(n).decode()
+    def send_error(self, code, message=None, explain=None):
+        "Errors found by http.server itself (a malformed request line or header) answer 4xx JSON too, with the status phrase only."
+        self.close_connection = True
+        code = 405 if code == 501 else 400 if code >= 500 else code    # an unknown method or HTTP version is the client's error
+        try: phrase = HTTPStatus(code).phrase
+        except ValueError: phrase = 'error'
+        try: self._reply(code, {'error': phrase.lower()})
+        except OSError: pass
+
+    def _authorize(self):
+        scheme, _, token = self.headers.get('Authorization', '').strip().partition(' ')
+        if scheme.lower() != 'bearer' or not token.strip():
+            raise _Refused(401, "this endpoint needs the server's bearer token (Authorization: Bearer <ProviderServer.token>)")
+        if not hmac.compare_digest(token.strip().encode('utf-8', 'replace'), self.server.token.encode()):
+            raise _Refused(403, 'the bearer token is not valid for this server')
+
+    def _body(self)->bytes:
+        "The whole body: Content-Length required, at most max_body bytes, all of it within read_timeout seconds (a slow client is cut off)."
+        if self.headers.get('Transfer-Encoding') is not None: raise _Refused(411, 'send a Content-Length (chunked bodies are not accepted)')
+        lengths = self.headers.get_all('Content-Length') or []
+        if not lengths: raise _Refused(411, 'a Content-Length is required')
+        if len(lengths) > 1 or not _LENGTH.fullmatch(lengths[0].strip()): raise _Refused(400, 'Content-Length must be one non-negative integer')
+        n = int(lengths[0].strip())
+        if n > self.server.max_body: raise _Refused(413, f'the body must be at most {self.server.max_body} bytes')
+        deadline, parts, got = time.monotonic() + self.server.read_timeout, [], 0
+        while got < n:
+            left = deadline - time.monotonic()
+            if left <= 0: raise _Refused(408, 'the request body did not arrive in time')
+            try:
+                self.connection.settimeout(left)
+                b = self.rfile.read1(min(n - got, 65536))
+            except (TimeoutError, socket.timeout): raise _Refused(408, 'the request body did not arrive in time') from None
+            if not b: raise _Refused(400, 'the body ended before Content-Length bytes')
+            parts.append(b); got += len(b)
+        return b''.join(parts)
 
     def _handle(self, method:str):
         prov, lock = self.server.provider, self.server.lock
         try:
-            with lock:
-                if method == 'GET' and self.path == '/public_key': out = json.dumps({'public_key': _b64(prov.public_key)})
-                elif method == 'GET' and self.path == '/claims': out = prov.claims().to_json()
-                elif method == 'POST' and self.path == '/serve': out = prov.serve(ServiceRequest.from_json(self._body())).to_json()
-                elif method == 'POST' and self.path == '/open':
-                    ids = json.loads(self._body()).get('query_ids')
-                    if not isinstance(ids, list): raise ValueError("query_ids must be a JSON list of integers")
-                    out = prov.open(np.asarray(ids, np.int64)).to_json()
-                else: return self._reply(404, json.dumps({'error': f"no route {method} {self.path}"}))
-        except (ValueError, TypeError) as e: return self._reply(400, json.dumps({'error': str(e)}))
-        except Exception as e: return self._reply(500, json.dumps({'error': f"{type(e).__name__}: {e}"}))   # never a dropped connection
+            route = (method, self.path)
+            if route not in _ROUTES:
+                if any(p == self.path for _, p in _ROUTES): raise _Refused(405, f'{method} is not allowed on {self.path[:40]}')
+                raise _Refused(404, 'no such route (GET /public_key, POST /serve, GET /claims, POST /open)')
+            if not _ROUTES[route]: return self._reply(200, {'public_key': _b64(prov.public_key)})     # public: no token, no lock
+            self._authorize()                                            # before reading anything else
+            body = self._body() if method == 'POST' else b''             # the whole body, before any lock
+            if route == ('POST', '/serve'):
+                req = _parse_serve(body)
+                try:
+                    with lock: out = prov.serve(req).to_json()
+                except ProtocolError: raise _Refused(400, "the client's signature on the request does not verify") from None
+                except (ValueError, TypeError): raise _Refused(400, 'the query could not be answered (check its features)') from None
+            elif route == ('GET', '/claims'):
+                with lock:
+                    if not len(prov): raise _Refused(409, 'the log is empty: nothing to claim yet')
+                    out = prov.claims().to_json()
+            else:
+                ids = _parse_open(body)
+                try:
+                    with lock:
+                        if not len(prov): raise _Refused(409, 'the log is empty: nothing to open')
+                        out = prov.open(ids).to_json()
+                except (ValueError, TypeError): raise _Refused(400, 'query_ids must name queries in the log') from None
+        except _Refused as e:
+            self.close_connection = True
+            return self._reply(e.code, {'error': e.message})
+        except Exception: return self._reply(500, {'error': 'internal error'})      # no exception text: it could describe the model
         self._reply(200, out)
 
     def do_GET(self): self._handle('GET')
     def do_POST(self): self._handle('POST')
+    def do_PUT(self): self._handle('PUT')
+    def do_DELETE(self): self._handle('DELETE')
+    def do_PATCH(self): self._handle('PATCH')
+    def do_OPTIONS(self): self._handle('OPTIONS')
 
 class ProviderServer:
-    "A provider answering over HTTP on 127.0.0.1 (standard library, background thread); a context manager that always stops it."
+    "A provider answering over HTTP on 127.0.0.1 only, behind a per-server bearer token; threaded; a context manager that always stops it."
     def __init__(self,
                  provider:Provider, # the provider to serve
                  port:int=0, # TCP port on 127.0.0.1 (0: a free port chosen by the operating system)
-                 timeout:float=10.0, # seconds: bound on reading a request and on stopping the server
+                 timeout:float=10.0, # seconds: bound on receiving a request's headers and its whole body, and on stopping the server
+                 max_body:int=2**20, # bytes: the largest request body accepted (413 above it)
                 ):
         if not isinstance(provider, Provider): raise TypeError(f"provider must be a Provider, got {type(provider).__name__}")
         self.provider = provider
         self.port = check_scalar(port, 'port', int, 0, 65535)
         self.timeout = float(check_scalar(timeout, 'timeout', float, 0, 600, closed='right'))
+        self.max_body = int(check_scalar(max_body, 'max_body', int, low=1))
+        self.token = secrets.token_urlsafe(32)   # per server, from the OS's CSPRNG: hand it only to this provider's clients and auditor
         self._server = self._thread = None
+
+    def __repr__(self): return f"ProviderServer({self.url if self._server is not None else 'stopped'}, token=<hidden>)"
 
     @property
     def url(self)->str:
@@ -965,13 +1137,20 @@ class ProviderServer:
         "True while the server thread is alive."
         return self._thread is not None and self._thread.is_alive()
 
+    def remote(self,
+               timeout:float=10.0, # seconds: bound on every request
+              )->'RemoteProvider':
+        "A RemoteProvider for this server that carries its token (what its clients and its auditor use)."
+        return RemoteProvider(self.url, timeout=timeout, token=self.token)
+
     def start(self)->'ProviderServer':
-        "Bind 127.0.0.1 and serve in a background thread."
+        "Bind 127.0.0.1 and serve in a background thread (one thread per connection)."
         if self.running: return self
         handler = type('Handler', (_Handler,), {'timeout': self.timeout})
         self._server = ThreadingHTTPServer(('127.0.0.1', self.port), handler)
         self._server.daemon_threads = True
-        self._server.provider, self._server.lock, self._server.max_body = self.provider, threading.Lock(), 64 * 2**20
+        srv = self._server
+        srv.provider, srv.lock, srv.max_body, srv.read_timeout, srv.token = self.provider, threading.Lock(), self.max_body, self.timeout, self.token
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={'poll_interval': 0.05}, daemon=True, name='oath-provider')
         self._thread.start()
         return self
@@ -990,24 +1169,30 @@ class ProviderServer:
     def __exit__(self, *exc): self.stop(); return False
 
 class RemoteProvider:
-    "The clients' and the auditor's view of a provider behind a ProviderServer: serve, claims and open over HTTP."
+    "The clients' and the auditor's view of a provider behind a ProviderServer: serve, claims and open over HTTP, with the server's token."
     def __init__(self,
                  url:str, # the server's base URL (ProviderServer.url)
                  timeout:float=10.0, # seconds: bound on every request
+                 token:str|None=None, # the server's bearer token (ProviderServer.token); None: only public_key works
                 ):
         if not isinstance(url, str) or not url.startswith('http://'): raise ValueError(f"url must be an http:// URL, got {url!r:.60}")
         self.url, self.timeout = url.rstrip('/'), float(check_scalar(timeout, 'timeout', float, 0, 600, closed='right'))
-        self._public = None
+        if token is not None and (not isinstance(token, str) or not token or not token.isascii() or not token.isprintable() or ' ' in token):
+            raise ValueError("token must be the server's bearer token (printable ASCII text without spaces), or None")
+        self._token, self._public = token, None
+
+    def __repr__(self): return f"RemoteProvider({self.url}, token={'<hidden>' if self._token else None})"
 
     def _call(self, path:str, body:str|None=None)->str:
+        headers = {'Content-Type': 'application/json', **({'Authorization': f'Bearer {self._token}'} if self._token else {})}
         req = urllib.request.Request(self.url + path, data=None if body is None else body.encode(), method='GET' if body is None else 'POST',
-                                     headers={'Content-Type': 'application/json'})
+                                     headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as r: return r.read().decode()
         except urllib.error.HTTPError as e:
             try: reason = json.loads(e.read().decode()).get('error', '')
-            except ValueError: reason = ''
-            raise ProtocolError(f"the provider at {self.url} refused {path}: {reason or e}") from None
+            except (ValueError, AttributeError, OSError): reason = ''
+            raise ProtocolError(f"the provider at {self.url} refused {path} (HTTP {e.code}): {reason or e.reason}") from None
         except (urllib.error.URLError, OSError) as e:
             raise ConnectionError(f"the provider at {self.url} did not answer {path} within {self.timeout:g} s: {e}") from None
 
