@@ -164,6 +164,7 @@ def test_ecosystem_data():
     ok(ECO.predict_proba, X[['job', 'hours', 'age']], check=lambda p: p.equals(P), case='predict reordered columns')
     err(ECO.predict_proba, X.drop(columns='age'), arg='X', case='predict missing column')
     err(ECO.predict_proba, X.rename(columns={'age': 'Age'}), arg='X', case='predict renamed column')
+    err(ECO.predict_proba, X.assign(income=1.0), arg='X', case='predict unknown column')   # issue 33: was silently ignored
     err(ECO.predict, X.assign(age=with_nan(X['age'])), arg='X', case='predict NaN')
     err(ECO.predict, X.iloc[:0], arg='X', case='predict empty')
 

@@ -17,7 +17,8 @@ from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
 from .core import (Report, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_numbers, check_option,
-                             check_probabilities, check_same_length, check_scalar, make_rng, progress, report, report_numerical)
+                             check_probabilities, check_same_length, check_scalar, column_names, make_rng, match_columns, progress, report,
+                             report_numerical)
 from .groups import check_groups
 from .viz import PALETTE, explorer, new_figure
 
@@ -443,7 +444,7 @@ class ModelEcosystem(BaseEstimator):
            ):
         "Fit every model on its own features and rows; return self."
         self._check_settings()
-        y = check_binary(y, 'y', both_classes=True); X = self._check_X(X, len(y))
+        y = check_binary(y, 'y', both_classes=True); names = column_names(X); X = self._check_X(X, len(y))
         if len(y) < 20: raise ValueError(f"y must have at least 20 rows to fit an ecosystem, got {len(y)}")
         rng = make_rng(self.seed); d, n = X.shape[1], len(y)
         k_feat, k_rows = max(1, int(round(self.feature_share * d))), max(10, int(round(self.row_share * n)))
@@ -459,7 +460,7 @@ class ModelEcosystem(BaseEstimator):
             models.append((model, feats, thr))
             rows.append(dict(model=f"{family} {j:02d}", family=family, n_features=len(feats), features=', '.join(map(str, feats)),
                              train_rows=len(idx), threshold=thr, seed=seed_j))
-        self.models_, self.features_ = models, list(X.columns)
+        self.models_, self.features_, self.feature_names_in_ = models, list(X.columns), names
         self.model_names_ = [r['model'] for r in rows]
         self.report_ = EcosystemFit(table=pd.DataFrame(rows), n_models=self.n_models, n_rows=n, n_features=d,
                                     notes=(f"families {', '.join(self.families)} in turn; each model sees {k_feat} of {d} features and "
@@ -471,7 +472,9 @@ class ModelEcosystem(BaseEstimator):
                      )->pd.DataFrame: # (n_rows, n_models): every model's P(y = 1)
         "Every model's probability of the favourable label: the scores matrix."
         check_is_fitted(self)
-        X = self._check_X(X); check_columns(X, self.features_, 'X')
+        X = self._check_X(X)
+        if self.feature_names_in_ is not None: X = match_columns(X, self.feature_names_in_, 'X')   # by name; unknown or missing: an error
+        check_columns(X, self.features_, 'X')
         with threadpool_limits(1):
             return pd.DataFrame({name: m.predict_proba(X[feats])[:, 1] for name, (m, feats, _) in zip(self.model_names_, self.models_)})
 
