@@ -103,11 +103,17 @@ def test_fair_representation_sweep():
     err(fit(objective='entropy'), P, Y, sensitive=S, arg='route', case='fit entropy with the LP')
     err(fit(n_bins=-1), P, Y, sensitive=S, arg='n_bins', case='fit n_bins < 0')
     err(fit(), P, Y, arg='sensitive', case='fit without sensitive')
-    err(fit(), with_nan(P), Y, sensitive=S, arg='y_prob', case='fit NaN score')
-    err(fit(), P, Y[:-1], sensitive=S, arg='y_true', case='fit length mismatch')
-    err(fit(), P, np.ones_like(Y), sensitive=S, arg='y_true', case='fit single class')
+    # issue 33: the fit's errors name its own arguments X and y (they named bin_scores' y_prob and y_true)
+    for e in (err(fit(), with_nan(P), Y, sensitive=S, arg='X', case='fit NaN score'),
+              err(fit(), P, Y[:-1], sensitive=S, arg='y', case='fit length mismatch'),
+              err(fit(), P, np.ones_like(Y), sensitive=S, arg='y', case='fit single class'),
+              err(fit(), P[:-1], Y[:-1], sensitive=S, arg='X', case='fit sensitive length mismatch')):
+        assert 'y_prob' not in str(e) and 'y_true' not in str(e), e
     err(REP.transform, P, sensitive=np.where(S == 'g0', 'x', S), arg='sensitive', case='transform unknown group')
-    err(REP.transform, with_inf(P), sensitive=S, arg='y_prob', case='transform inf')
+    e = err(REP.transform, with_inf(P), sensitive=S, arg='X', case='transform inf'); assert 'y_prob' not in str(e)
+    e = err(REP.predict_proba, P[:-1], sensitive=S, arg='X', case='predict_proba length mismatch'); assert 'y_prob' not in str(e)
+    e = err(REP.evaluate, P * 2, Y, sensitive=S, arg='X', case='evaluate scores > 1'); assert 'y_prob' not in str(e)
+    err(bin_scores, with_nan(P), Y, S, arg='y_true', case='bin_scores keeps its own names')
     err(REP.evaluate, P, Y, sensitive=np.full(len(S), 'g0'), arg='sensitive', case='evaluate one group')
     err(REP.evaluate, P, Y[:-1], sensitive=S, arg='y', case='evaluate length mismatch')
     ok(REP.evaluate, P, Y, sensitive=S, check=lambda e: abs(e.error - REP.report_.fit_error) < 1e-12, case='evaluate the fitting rows')
@@ -128,6 +134,9 @@ def test_group_calibrated_scores_sweep():
     gs = GroupCalibratedScores(n_folds=2, max_iter=5).fit(X, Y, sensitive=S)
     err(gs.predict_proba, X[['z']], sensitive=S, arg='X', case='scores predict missing column')
     ok(gs.predict_proba, X[['z', 'x']], sensitive=S, check=lambda p: np.allclose(p, gs.predict_proba(X, sensitive=S)), case='scores predict reordered columns')
+    # issue 33: a renamed or unknown column is an error, not silently dropped
+    err(gs.predict_proba, X.assign(extra=1.0), sensitive=S, arg='X', case='scores predict unknown column')
+    err(gs.predict_proba, X.rename(columns={'z': 'w'}), sensitive=S, arg='X', case='scores predict renamed column')
 
 
 def test_peers_plot_explorer_sweep():

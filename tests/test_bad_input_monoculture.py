@@ -164,6 +164,7 @@ def test_ecosystem_data():
     ok(ECO.predict_proba, X[['job', 'hours', 'age']], check=lambda p: p.equals(P), case='predict reordered columns')
     err(ECO.predict_proba, X.drop(columns='age'), arg='X', case='predict missing column')
     err(ECO.predict_proba, X.rename(columns={'age': 'Age'}), arg='X', case='predict renamed column')
+    err(ECO.predict_proba, X.assign(income=1.0), arg='X', case='predict unknown column')   # issue 33: was silently ignored
     err(ECO.predict, X.assign(age=with_nan(X['age'])), arg='X', case='predict NaN')
     err(ECO.predict, X.iloc[:0], arg='X', case='predict empty')
 
@@ -206,6 +207,13 @@ def test_serialize_and_prompts():
     err(build_prompts, X, W, 'Q?', '{record} only', arg='template')
     err(build_prompts, X, W, 'Q?', None, arg='template')
     ok(build_prompts, X.iloc[:2], W, 'Q?', '{question} {sentence}', check=lambda out: len(out) == 2 and out[0].startswith('Q? occupation is'))
+    # issue 33: an unknown field was a KeyError from str.format; now a clear error naming the field and the allowed ones
+    e = err(build_prompts, X, W, 'Q?', '{question} {record} Age: {age}', arg='template', case='build_prompts unknown field')
+    assert "'{age}'" in str(e) and '{question}, {record}, {sentence}' in str(e)
+    err(build_prompts, X, W, 'Q?', '{question} {record} {}', arg='template', case='build_prompts positional field')
+    err(build_prompts, X, W, 'Q?', '{question} {record} {', arg='template', case='build_prompts lone brace')
+    ok(build_prompts, X.iloc[:1], W, 'Q?', '{question} {record} / {sentence}', case='build_prompts record and sentence',
+       check=lambda out: out[0].endswith(f"/ occupation is {X['job'][0]}, age is {X['age'][0]}"))
 
 
 def test_ask_templates():
@@ -227,6 +235,7 @@ def test_threshold_decisions():
     err(threshold_decisions, S.iloc[:0], arg='scores', case='threshold_decisions empty')
     err(threshold_decisions, S.set_axis(['a', 'a', 'b', 'c'], axis=1), arg='scores', case='threshold_decisions duplicate names')
     err(threshold_decisions, S, rule='median', arg='rule')
+    err(threshold_decisions, S, seed=-1, arg='seed', case='threshold_decisions negative seed')
     for share in (0, 1, -0.2, np.nan, '0.5'):
         err(threshold_decisions, S, accept_share=share, arg='accept_share', case=f'threshold_decisions accept_share={share!r}')
     err(threshold_decisions, S, rule='fixed', threshold=1.5, arg='threshold')

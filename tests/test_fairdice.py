@@ -647,3 +647,29 @@ def test_divergence_weights_on_torch_tensors_match_numpy(kind):
     for fn in (D.wstar, D.f0star, D.finv):
         t = fn(torch.tensor(y, dtype=torch.float64))
         assert isinstance(t, torch.Tensor) and np.allclose(t.numpy(), fn(y))
+
+
+def _global_states():
+    import random
+    return random.getstate(), np.random.get_state(), torch.random.get_rng_state()
+
+
+def _same_states(a, b):
+    return (a[0] == b[0] and all(np.array_equal(u, v) if isinstance(u, np.ndarray) else u == v for u, v in zip(a[1], b[1]))
+            and torch.equal(a[2], b[2]))
+
+
+def test_fit_leaves_the_callers_global_generators_alone():
+    "Issue 33: fit once reset Python's, numpy's and torch's global generators to its seed; now it seeds a private block."
+    import random
+    rd = random_momdp(n_states=8, n_actions=2, deterministic=True, seed=0)
+    D = collect_dataset(rd, uniform_policy(rd), 60, 20, seed=0)
+    random.seed(7); np.random.seed(7); torch.manual_seed(7)
+    before = _global_states()
+    a = NeuralFairDICE(gamma=rd.gamma, steps=20, seed=3, refit_steps=2, batch_size=16, show_progress=False).fit(D)
+    assert _same_states(before, _global_states())
+    np.random.seed(0); after_seed_0 = np.random.rand(); np.random.set_state(before[1])
+    assert np.random.rand() != after_seed_0
+    random.seed(1); np.random.seed(1); torch.manual_seed(1)        # the fit's result does not depend on the caller's states
+    b = clone(a).fit(D)
+    np.testing.assert_array_equal(a.policy_, b.policy_)

@@ -5,6 +5,7 @@ import itertools
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from trustml_nb.gam_models import (GAM, EnumerableDomain, GridDomain, IntervalDomain, ReLUNetComponent, SplineComponent,
@@ -421,3 +422,34 @@ def test_optional_libraries_name_the_extra(monkeypatch):
     with pytest.raises(ImportError, match=r"from_interpret_ebm needs the optional package 'interpret'.*trustml_nb\[gam\]"): from_interpret_ebm(object())
     with pytest.raises(ImportError, match=r"from_pygam needs the optional package 'pygam'.*trustml_nb\[gam\]"): from_pygam(object(), IntervalDomain(0, 1))
     with pytest.raises(ImportError, match=r"TorchNAM needs the optional package 'torch'"): TorchNAM(2)
+
+
+# ---------------------------------------------------------------- issue 33: labelled input, global generators
+def test_labelled_instances_are_matched_by_name():
+    "A Series (index) or DataFrame (columns) is read by feature name: reordered gives the same answer, renamed is an error."
+    d = EnumerableDomain([0, 1])
+    gam = GAM([TableComponent({0: 0, 1: 2}), TableComponent({0: 0, 1: -1}), TableComponent({0: 0, 1: -1})], d,
+              task='classification', feature_names=['income', 'debt', 'late'])
+    xs = pd.Series({'income': 1, 'debt': 0, 'late': 0})          # score 2.0; read by position reversed it would be 0 + 0 - 1
+    a, b = explain(gam, xs), explain(gam, xs[::-1])
+    assert a.score == 2.0 and b.score == 2.0
+    pd.testing.assert_frame_equal(a.table, b.table)
+    assert a.sufficient_reason == b.sufficient_reason and msr(gam, xs[::-1]) == msr(gam, [1, 0, 0])
+    np.testing.assert_array_equal(shap_regression(gam, xs[['late', 'income', 'debt']]), shap_regression(gam, [1, 0, 0]))
+    X = pd.DataFrame([[1, 0, 0], [0, 1, 1], [1, 1, 1]], columns=gam.feature_names)
+    np.testing.assert_array_equal(gam.score(X[['late', 'debt', 'income']]), gam.score(X.to_numpy()))
+    np.testing.assert_array_equal(gam.predict(X[['debt', 'income', 'late']]), [1, 0, 1])
+    with pytest.raises(ValueError, match=r"x is missing column\(s\) \['income'\]"): explain(gam, xs.rename({'income': 'salary'}))
+    with pytest.raises(ValueError, match=r"X is missing column\(s\) \['late'\]"): gam.score(X[['income', 'debt']])
+    assert gam.score(pd.Series([1, 0, 0])) == 2.0                 # the default index 0..n-1 is read in order
+
+
+def test_torch_nam_leaves_the_callers_generators_alone():
+    torch = pytest.importorskip('torch')
+    torch.manual_seed(123)
+    saved = torch.random.get_rng_state()
+    a = TorchNAM(2, hidden=(3,), seed=4)
+    assert torch.equal(torch.random.get_rng_state(), saved)
+    torch.manual_seed(999)
+    b = TorchNAM(2, hidden=(3,), seed=4)                              # still seeded by its own seed
+    for p, q in zip(a.parameters(), b.parameters()): assert torch.equal(p, q)

@@ -182,6 +182,43 @@ def test_group_calibrated_scores_contract():
                              output=lambda e: e.predict_proba(X, sensitive=fit['group']))
 
 
+def _brute_force_ece(y, p, n_bins=10):
+    "Expected calibration error by a loop over the bins [b/10, (b+1)/10) (the last one closed): sum_b |sum over b of (y - p)| / n."
+    total = 0.0
+    for b in range(n_bins):
+        lo, hi = b / n_bins, (b + 1) / n_bins
+        inside = [(yi, pi) for yi, pi in zip(y, p) if lo <= pi < hi or (b == n_bins - 1 and pi == 1.0)]
+        total += abs(sum(yi - pi for yi, pi in inside))
+    return total / len(y)
+
+
+def test_calibration_error_against_brute_force():
+    "Issue 33 item 9: ScoreReport.calibration_error is the ECE, the mean of |residual sum| per bin, checked where bins differ in sign."
+    fit = synthetic_mifpo(500, seed=12)
+    X = pd.DataFrame({'logit': np.log(fit['p_true'] / (1 - fit['p_true'])), 'noise': np.random.default_rng(1).normal(size=len(fit))})
+    gs = GroupCalibratedScores(calibration='sigmoid', n_folds=2, max_iter=10, seed=0).fit(X, fit['y'], sensitive=fit['group'])
+    y, groups = fit['y'].to_numpy(), fit['group'].astype(str).to_numpy()
+    table = gs.report_.table.set_index('group')
+    signs_differ = False
+    for g in gs.groups_:
+        yg, pg = y[groups == g], gs.oof_score_[groups == g]
+        assert table.loc[g, 'calibration_error'] == pytest.approx(_brute_force_ece(yg, pg), abs=1e-12), g
+        sums = [np.sum((yg - pg)[(pg >= b / 10) & (pg < (b + 1) / 10)]) for b in range(10)]
+        signs_differ |= min(sums) < -1e-3 and max(sums) > 1e-3
+        assert table.loc[g, 'brier'] == pytest.approx(np.mean((yg - pg) ** 2), abs=1e-12)
+    assert signs_differ          # so |sum over bins| (a planted bug) would differ from the sum of |bin sums|
+
+
+def test_group_calibrated_scores_match_columns_by_name():
+    fit = synthetic_mifpo(300, seed=13)
+    X = pd.DataFrame({'logit': np.log(fit['p_true'] / (1 - fit['p_true'])), 'noise': np.random.default_rng(2).normal(size=len(fit))})
+    gs = GroupCalibratedScores(n_folds=2, max_iter=5).fit(X, fit['y'], sensitive=fit['group'])
+    assert list(gs.feature_names_in_) == ['logit', 'noise']
+    np.testing.assert_array_equal(gs.predict_proba(X[['noise', 'logit']], sensitive=fit['group']), gs.predict_proba(X, sensitive=fit['group']))
+    with pytest.raises(ValueError, match=r"X has column\(s\) \['extra'\] not seen at fit"):
+        gs.predict_proba(X.assign(extra=0.0), sensitive=fit['group'])
+
+
 def test_groups_matched_by_label():
     fit = synthetic_mifpo(600, seed=10)
     rep = FairRepresentation(gamma=0.1).fit(fit['p_true'], fit['y'], sensitive=fit['group'])

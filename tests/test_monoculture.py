@@ -377,6 +377,44 @@ def test_threshold_decisions_against_ranks():
     assert list(threshold_decisions(S.to_numpy()).columns) == ['model 0', 'model 1', 'model 2']
 
 
+def test_threshold_decisions_honour_the_share_when_scores_tie():
+    "Issue 33: rows tied at the cut were all accepted (30% asked, 100% accepted); a seeded lottery among them now fills the share."
+    rng = np.random.default_rng(2)
+    S = pd.DataFrame({'flat': np.full(20, 0.4), 'steps': np.repeat([0.2, 0.5, 0.8, 0.9], 5), 'mixed': rng.choice([0.3, 0.6], 20)})
+    for share in (0.1, 0.3, 0.5, 0.71):
+        k = 20 - int(np.ceil((1 - share) * 19))
+        D = threshold_decisions(S, accept_share=share, seed=3)
+        assert (D.sum(axis=0) == k).all(), (share, D.sum(axis=0).tolist(), k)
+        for c in S:                                    # accepted = the k best, up to ties: nobody below an accepted-tied score
+            s, d = S[c].to_numpy(), D[c].to_numpy()
+            assert s[d == 1].min() >= s[d == 0].max() if (d == 0).any() else True
+        assert D.equals(threshold_decisions(S, accept_share=share, seed=3))
+    draws = {tuple(threshold_decisions(S, accept_share=0.3, seed=s)['flat']) for s in range(20)}
+    assert len(draws) > 10                              # a lottery, not "the first rows"
+    counts = sum(threshold_decisions(S, accept_share=0.3, seed=s)['flat'].to_numpy(int) for s in range(400))
+    assert counts.min() > 0.3 * 400 * 0.6 and counts.max() < 0.3 * 400 * 1.4   # every tied row has about the same chance (0.3)
+
+
+def test_bootstrap_interval_is_the_central_percentile_interval():
+    "Issue 33 item 9: the interval is at the (1 - level)/2 and (1 + level)/2 quantiles of the resampled statistic, recomputed here."
+    y, H, _, _ = _world(n=150, M=5, seed=3)
+    level, n_boot = 0.8, 200
+    out = bootstrap_ecosystem(y, H, null='independent', n_boot=n_boot, level=level, seed=11, show_progress=False).table.set_index('measure')
+    R = 1 - H.to_numpy(); n, M = R.shape; K = R.sum(1)
+    rng = np.random.default_rng(11); unan, se, agree = [], [], []
+    for _ in range(n_boot):                       # the same resamples of people, each statistic by a plain loop over them
+        w = rng.multinomial(n, np.full(n, 1 / n))
+        people = np.repeat(np.arange(n), w)
+        unan.append(np.mean([(K[i] == 0) or (K[i] == M) for i in people]))
+        se.append(np.mean([K[i] == M for i in people]))
+        agree.append(np.mean([np.mean([R[i, a] == R[i, b] for a, b in itertools.combinations(range(M), 2)]) for i in people]))
+    for name, draws in (('unanimity', unan), ('systemic_exclusion', se), ('mean_agreement', agree)):
+        lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
+        assert out.loc[name, 'ci_low'] == pytest.approx(lo, abs=1e-12), name
+        assert out.loc[name, 'ci_high'] == pytest.approx(hi, abs=1e-12), name
+    assert np.mean((np.array(unan) >= out.loc['unanimity', 'ci_low']) & (np.array(unan) <= out.loc['unanimity', 'ci_high'])) >= level
+
+
 def test_prompts_reach_the_model_unchanged():
     X = pd.DataFrame({'age': [39, 50, 23], 'job': pd.Categorical(['clerk', 'farmer', 'clerk'])})
     words = {'job': 'occupation', 'age': 'age'}

@@ -348,6 +348,19 @@ def test_estimator_contract_multicalibrator():
         est.fit(d['p0'], d['y'], groups=d['groups'])
 
 
+def test_a_named_score_column_is_matched_by_name():
+    "Issue 33 item 4: a one-column DataFrame of scores is recorded at fit (feature_names_in_); a renamed column is an error later."
+    d = make_mc_synthetic(600, seed=4)
+    X = pd.DataFrame({'base_score': d['p0']})
+    for est in (MCBoost(n_levels=8, alpha=0.005), Multicalibrator(learning_rates=(0.3,), max_rounds=20, patience=5, n_folds=2)):
+        est.fit(X, d['y'], groups=d['groups'])
+        assert list(est.feature_names_in_) == ['base_score']
+        np.testing.assert_array_equal(est.predict(X, groups=d['groups']), est.predict(d['p0'], groups=d['groups']))
+        with pytest.raises(ValueError, match=r"X is missing column\(s\) \['base_score'\]"):
+            est.predict(X.rename(columns={'base_score': 'other_score'}), groups=d['groups'])
+        assert est.fit(d['p0'], d['y'], groups=d['groups']).feature_names_in_ is None
+
+
 def test_estimator_contract_mcboost():
     d = make_mc_synthetic(600, seed=4)
     check_estimator_contract(MCBoost(n_levels=8, alpha=0.005), fit=lambda est: est.fit(d['p0'], d['y'], groups=d['groups']),

@@ -618,6 +618,24 @@ def test_estimator_contract_and_typed_report():
     with pytest.raises(ValueError, match=r'n_folds must be in \[2, 50\], got 1'): est.set_params(n_folds=1).fit(s.data)
 
 
+def test_learners_match_frame_columns_by_name():
+    "Issue 33 item 4: after fit, a DataFrame is matched by column name: reordered gives the same predictions, renamed is an error."
+    from trustml_nb.pse import StackClassifier, StackRegressor
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.normal(size=(300, 3)), columns=['spo2', 'sao2', 'age'])
+    y = (X['spo2'] - 2 * X['age'] + rng.logistic(size=300) > 0).astype(int); yc = X['sao2'] + rng.normal(size=300)
+    swapped = X[['age', 'spo2', 'sao2']]
+    for est, target, method in ((GLMClassifier(), y, 'predict_proba'), (GLMRegressor(), yc, 'predict'),
+                                (StackClassifier(), y, 'predict_proba'), (StackRegressor(), yc, 'predict')):
+        est.fit(X, target)
+        np.testing.assert_array_equal(getattr(est, method)(swapped), getattr(est, method)(X))
+        np.testing.assert_array_equal(getattr(est, method)(swapped), getattr(est, method)(X.to_numpy()))
+        with pytest.raises(ValueError, match=r"X is missing column\(s\) \['age'\]"):
+            getattr(est, method)(X.rename(columns={'age': 'years'}))
+    with pytest.raises(ValueError, match="X has 2 features, but GLMRegressor is expecting 3"):
+        GLMRegressor().fit(X.to_numpy(), yc).predict(X.iloc[:, :2])
+
+
 def test_glm_wrappers_pass_sklearn_check_estimator():
     from sklearn.utils.estimator_checks import check_estimator
     for est in (GLMClassifier(), GLMRegressor()):

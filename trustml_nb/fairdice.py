@@ -21,7 +21,7 @@ from threadpoolctl import threadpool_limits
 from torch import nn
 
 from .core import (Report, _warn_at_user, check_array, check_flag, check_numbers, check_option, check_scalar, progress,
-                             report, report_numerical, require, seed_everything)
+                             isolated_seed, report, report_numerical, require)
 from .momdp import (OfflineDataset, TabularMOMDP, _check_mdp, _dangling_states, collect_dataset,
                               empirical_mdp, four_room, optimal_policy, plot_grid_policy, preference_dataset, random_momdp,
                               spibb_policy, uniform_policy)
@@ -1009,9 +1009,9 @@ class NeuralFairDICE(BaseEstimator):
         # (the official code, weight_parametrisation='raw', works on the raw rewards: c = 1)
         kD = np.abs(data.rewards.mean(0)); c = 1 / kD.max() if kD.max() > 0 and param != 'raw' else 1.0
         s_obj, mu_back = _scaling(c, W, param == 'fixed')
-        seed_everything(self.seed)
         n_threads = torch.get_num_threads(); torch.set_num_threads(1)
-        try: model, hist, last, done_steps, notes, secs = self._train(data, W, c, s_obj, mu_fixed)
+        try:    # seeded, yet the caller's Python, numpy and torch generators are left as they were
+            with isolated_seed(self.seed): model, hist, last, done_steps, notes, secs = self._train(data, W, c, s_obj, mu_fixed)
         finally: torch.set_num_threads(n_threads)
         mu_v = model.mu().detach().double().numpy() * mu_back
         hist = pd.DataFrame(hist)

@@ -14,7 +14,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from .core import check_array, check_option, check_scalar, make_rng, require
+from .core import check_array, check_option, check_scalar, isolated_seed, make_rng, match_columns, require
 
 # %% auto #0
 __all__ = ['TASKS', 'COMPONENT_KINDS', 'DOMAIN_KINDS', 'Domain', 'EnumerableDomain', 'GridDomain', 'IntervalDomain', 'Component',
@@ -577,12 +577,23 @@ class GAM:
         "Validate one feature, given by index or name; return its index."
         if isinstance(i, str) or _is_int(i): return check_features([i], self.n, self.feature_names, name)[0]
         raise TypeError(f"{name} must be a feature index (int) or name (str), got {type(i).__name__} {i!r:.40}")
+    def by_name(self,
+                X, # one instance or instances; a Series (its index) or a DataFrame (its columns) is matched to `feature_names` by label
+                name:str='X', # the argument name errors quote
+               ):
+        "Line a labelled input up with the features: reordered by name, an error for unknown or missing names; other input as it is."
+        if not isinstance(X, (pd.Series, pd.DataFrame)): return X
+        labels = list(X.index if isinstance(X, pd.Series) else X.columns)
+        if len(labels) == self.n and all(_is_int(v) for v in labels) and sorted(labels) == list(range(self.n)):
+            return X.sort_index() if isinstance(X, pd.Series) else X.sort_index(axis=1)   # unnamed positions 0..n-1, put in order
+        if isinstance(X, pd.Series): return match_columns(X.to_frame().T, self.feature_names, name).iloc[0]
+        return match_columns(X, self.feature_names, name)
     def check_x(self,
-                x, # one instance: n feature values
+                x, # one instance: n feature values (a Series is matched to `feature_names` by its index)
                 name:str='x', # the argument name errors quote
                )->np.ndarray:
         "Validate one instance: n numbers, each inside its feature's domain."
-        x = check_array(x, name, ndim=1)
+        x = check_array(self.by_name(x, name), name, ndim=1)
         if len(x) != self.n: raise ValueError(f"{name} must have {self.n} features (one per component), got {len(x)}")
         x = x.astype(float)
         for i, (v, d) in enumerate(zip(x, self.domains)):
@@ -593,7 +604,7 @@ class GAM:
                 name:str='X', # the argument name errors quote
                )->np.ndarray:
         "Validate a matrix of instances: one column per feature, every value inside its feature's domain."
-        X = check_array(X, name, ndim=2).astype(float)
+        X = check_array(self.by_name(X, name), name, ndim=2).astype(float)
         if X.shape[1] != self.n: raise ValueError(f"{name} must have {self.n} columns (one per component), got {X.shape[1]}")
         lo = np.array([d.lo for d in self.domains]); hi = np.array([d.hi for d in self.domains])
         outside = (X < lo - 1e-12) | (X > hi + 1e-12)               # every domain lies within [lo, hi]: one vectorised test
@@ -614,7 +625,7 @@ class GAM:
               X, # one instance (n values) or instances, shape (N, n)
              )->np.ndarray|float:
         "s(x) = beta0 + sum_i c_i for one instance (float) or a matrix of instances (array)."
-        X = check_array(X, 'X', ndim=(1, 2))
+        X = check_array(self.by_name(X, 'X'), 'X', ndim=(1, 2))
         if X.ndim == 1: return self.beta0 + float(self.contributions(X).sum())
         X = self.check_X(X)
         return self.beta0 + sum(b * c(X[:, i]) for i, (b, c) in enumerate(zip(self.betas, self.components)))
@@ -840,12 +851,13 @@ def TorchNAM(
     nn = torch.nn
     class _NAM(nn.Module):
         def __init__(self):
-            super().__init__(); torch.manual_seed(seed)
+            super().__init__()
             def mlp():
                 dims = (1,) + tuple(hidden); layers = []
                 for a, b in zip(dims[:-1], dims[1:]): layers += [nn.Linear(a, b), nn.ReLU()]
                 return nn.Sequential(*layers, nn.Linear(dims[-1], 1))
-            self.feature_nets = nn.ModuleList([mlp() for _ in range(n_features)])
+            with isolated_seed(seed):     # seeded initialisation; the caller's global generators are left as they were
+                self.feature_nets = nn.ModuleList([mlp() for _ in range(n_features)])
             self.bias = nn.Parameter(torch.zeros(()))
         def forward(self, X):
             return self.bias + sum(net(X[:, i:i + 1]).squeeze(-1) for i, net in enumerate(self.feature_nets))

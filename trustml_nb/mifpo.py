@@ -20,8 +20,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from threadpoolctl import threadpool_limits
 
 from .core import (NumericalWarning, Report, check_array, check_binary, check_flag, check_is_fitted, check_numbers, check_option,
-                             check_probabilities, check_same_length, check_scalar, make_rng, progress, quiet, report,
-                             report_numerical, require)
+                             check_probabilities, check_same_length, check_scalar, column_names, make_rng, match_columns, progress,
+                             quiet, report, report_numerical, require)
 from .data import benchmark_result
 from .groups import check_sensitive
 from .viz import PALETTE, explorer, new_figure
@@ -76,12 +76,13 @@ def score_bins(
                      edges=(np.array([]), np.array([])), n_rows=0, table=_bins_table(groups, rates, masses, zeros))
 
 # %% ../nbs/70_mifpo.ipynb #14623199
-def _check_score_data(y_true, y_prob, sensitive, min_group_size:int=2)->tuple:
-    "Checked (score, labels, group codes 0/1, group labels)."
-    s = check_probabilities(y_prob, 'y_prob', one_per_row=True)
-    y = None if y_true is None else check_binary(y_true, 'y_true', both_classes=True)
+def _check_score_data(y_true, y_prob, sensitive, min_group_size:int=2, names:tuple=('y_true', 'y_prob'))->tuple:
+    "Checked (score, labels, group codes 0/1, group labels); errors name the labels and scores as `names` (the caller's argument names)."
+    yname, pname = names
+    s = check_probabilities(y_prob, pname, one_per_row=True)
+    y = None if y_true is None else check_binary(y_true, yname, both_classes=True)
     codes, labels = check_sensitive(sensitive, 'sensitive', kind='binary', min_group_size=min_group_size)
-    check_same_length(y_prob=s, sensitive=codes, **({} if y is None else {'y_true': y}))
+    check_same_length(**{pname: s, 'sensitive': codes}, **({} if y is None else {yname: y}))
     return s, y, codes, tuple(str(g) for g in labels)
 
 def bin_scores(
@@ -92,9 +93,13 @@ def bin_scores(
     bins_like:ScoreBins|None=None, # use these fitted bins' edges instead of new quantiles (e.g. to bin test rows like the fitting rows)
 )->ScoreBins:
     "Quantile bins of the score within each group, with each bin's mass and observed positive rate."
+    return _bin_scores(y_true, y_prob, sensitive, n_bins, bins_like)
+
+def _bin_scores(y_true, y_prob, sensitive, n_bins:int=10, bins_like=None, names:tuple=('y_true', 'y_prob'))->ScoreBins:
+    "`bin_scores`, its errors naming the labels and the scores as `names` (the caller's own argument names)."
     check_scalar(n_bins, 'n_bins', int, 1, 1000)
     if bins_like is not None: _check_bins(bins_like, need_edges=True, name='bins_like')
-    s, y, codes, labels = _check_score_data(y_true, y_prob, sensitive)
+    s, y, codes, labels = _check_score_data(y_true, y_prob, sensitive, names=names)
     if bins_like is not None and labels != bins_like.groups:
         raise ValueError(f"sensitive has the groups {list(labels)}, but bins_like was fitted on {list(bins_like.groups)}")
     rates, masses, edges, counts, notes = [], [], [], [], []
@@ -120,9 +125,13 @@ def assign_bins(
     sensitive, # one group label per row, the labels of `bins.groups`
 )->tuple: # (group codes 0/1, bin index within the group)
     "Put new rows into the fitted bins of their group."
+    return _assign_bins(bins, y_prob, sensitive)
+
+def _assign_bins(bins, y_prob, sensitive, name:str='y_prob')->tuple:
+    "`assign_bins`, its errors naming the scores `name` (the caller's own argument name)."
     _check_bins(bins, need_edges=True)
-    s = check_probabilities(y_prob, 'y_prob', one_per_row=True)
-    codes = _codes_for(sensitive, bins.groups, len(s))
+    s = check_probabilities(y_prob, name, one_per_row=True)
+    codes = _codes_for(sensitive, bins.groups, len(s), name)
     b = np.where(codes == 1, np.searchsorted(bins.edges[1], s, side='left'), np.searchsorted(bins.edges[0], s, side='left'))
     return codes, b
 
@@ -132,10 +141,10 @@ def _check_bins(bins, need_edges:bool=False, name:str='bins'):
     if need_edges and bins.n_rows == 0: raise ValueError(f"{name} were made from distributions (score_bins): they have no edges to put rows in; use bin_scores")
     return bins
 
-def _codes_for(sensitive, groups:tuple, n:int)->np.ndarray:
-    "Group codes 0/1 of `sensitive`, matched by label to the fitted `groups`."
+def _codes_for(sensitive, groups:tuple, n:int, rows:str='the scores')->np.ndarray:
+    "Group codes 0/1 of `sensitive`, matched by label to the fitted `groups`; `rows` names what gives the row count."
     arr = check_array(sensitive, 'sensitive', ndim=1, numeric=False)
-    if len(arr) != n: raise ValueError(f"inputs must have the same number of rows: the scores have {n:,} but sensitive has {len(arr):,}")
+    if len(arr) != n: raise ValueError(f"inputs must have the same number of rows: {rows} has {n:,} rows but sensitive has {len(arr):,}")
     lab = np.array([str(v) for v in arr])
     unknown = sorted(set(lab) - set(groups))
     if unknown: raise ValueError(f"sensitive holds label(s) {unknown[:5]} not seen in fit; the fitted groups are {list(groups)}")
@@ -451,6 +460,7 @@ class GroupCalibratedScores(BaseEstimator):
                     mdl = self._new_model(int(rng.integers(2**31))).fit(X.iloc[tr], y[tr])
                     oof[te] = mdl.predict_proba(X.iloc[te])[:, 1]; self.models_[g].append(mdl)
         self.groups_, self.columns_, self.oof_score_ = tuple(str(v) for v in labels), list(X.columns), oof
+        self.feature_names_in_ = column_names(X)
         rows = [dict(group=self.groups_[g], n=int((codes == g).sum()), base_rate=float(y[codes == g].mean()),
                      brier=float(np.mean((y[codes == g] - oof[codes == g])**2)), calibration_error=_calibration_error(y[codes == g], oof[codes == g]))
                 for g in (0, 1)]
@@ -464,9 +474,7 @@ class GroupCalibratedScores(BaseEstimator):
                      )->np.ndarray: # (n, 2): P(y = 0), P(y = 1)
         "Average of the fold models of each row's group."
         check_is_fitted(self)
-        X = _check_features(X)
-        missing = [c for c in self.columns_ if c not in X.columns]
-        if missing: raise ValueError(f"X is missing column(s) {missing} seen in fit")
+        X = match_columns(_check_features(X), self.feature_names_in_, 'X')   # by name: reordered is the same, unknown or missing an error
         codes = _codes_for(sensitive, self.groups_, len(X)); p = np.zeros(len(X))
         with threadpool_limits(1):
             for g in (0, 1):
@@ -546,7 +554,7 @@ class FairRepresentation(TransformerMixin, BaseEstimator):
         check_scalar(self.n_atoms, 'n_atoms', int, 1, 20); check_scalar(self.restarts, 'restarts', int, 1, 50)
         check_scalar(self.max_iter, 'max_iter', int, 1, 10000); check_scalar(self.seed, 'seed', int, 0)
         if sensitive is None: raise TypeError("sensitive must be given: one group label per row")
-        bins = bin_scores(y, X, sensitive, self.n_bins)
+        bins = _bin_scores(y, X, sensitive, self.n_bins, names=('y', 'X'))
         notes = list(bins.notes)
         if self.route == 'lp':
             fc = best_fair_classifier(bins, float(self.gamma))
@@ -558,7 +566,7 @@ class FairRepresentation(TransformerMixin, BaseEstimator):
             enc, atoms, value, tv = sol.encoding, sol.atoms, sol.value, sol.tv; notes += list(sol.notes)
         self.bins_, self.encoding_, self.groups_ = bins, enc, bins.groups
         self.atom_rate_, self.atom_label_ = atoms['positive_rate'].to_numpy(), atoms['label'].to_numpy()
-        ev = self._evaluate(*assign_bins(bins, X, sensitive), check_binary(y, 'y'))
+        ev = self._evaluate(*_assign_bins(bins, X, sensitive, 'X'), check_binary(y, 'y'))
         self.report_ = RepresentationReport(gamma=float(self.gamma), route=self.route, objective=self.objective, front_value=value, tv=tv,
                                             n_atoms=len(atoms), fit_error=ev['error'], fit_dp_gap=ev['dp_gap'],
                                             atoms=atoms.assign(atom=np.arange(len(atoms))), notes=tuple(notes))
@@ -583,7 +591,7 @@ class FairRepresentation(TransformerMixin, BaseEstimator):
                  )->np.ndarray: # (n, n_atoms): P(atom | row)
         "The representation of new rows: a distribution over the atoms."
         check_is_fitted(self)
-        return self._encode(*assign_bins(self.bins_, X, sensitive))
+        return self._encode(*_assign_bins(self.bins_, X, sensitive, 'X'))
 
     def predict_proba(self,
                       X, # features, shape (n, d)
@@ -618,7 +626,7 @@ class FairRepresentation(TransformerMixin, BaseEstimator):
                 )->RepresentationEvaluation:
         "Expected error and DP gap of the classifier on top of Z on these rows, beside the front's prediction."
         check_is_fitted(self)
-        codes, b = assign_bins(self.bins_, X, sensitive); y = check_binary(y, 'y'); check_same_length(X=codes, y=y)
+        codes, b = _assign_bins(self.bins_, X, sensitive, 'X'); y = check_binary(y, 'y'); check_same_length(X=codes, y=y)
         if len(np.unique(codes)) < 2: raise ValueError("sensitive must contain both fitted groups to measure a DP gap")
         ev = self._evaluate(codes, b, y)
         return RepresentationEvaluation(n_rows=len(y), error=ev['error'], dp_gap=ev['dp_gap'], front_error=self.report_.front_value,

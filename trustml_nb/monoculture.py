@@ -17,18 +17,19 @@ from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
 from .core import (Report, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_numbers, check_option,
-                             check_probabilities, check_same_length, check_scalar, make_rng, progress, report, report_numerical)
+                             check_probabilities, check_same_length, check_scalar, column_names, make_rng, match_columns, progress, report,
+                             report_numerical)
 from .groups import check_groups
 from .viz import PALETTE, explorer, new_figure
 
 # %% auto #0
-__all__ = ['NULLS', 'FAMILIES', 'LLM_FEATURES', 'LLM_QUESTIONS', 'PROMPT_TEMPLATES', 'THRESHOLD_RULES', 'LLM_SCORES_FILE',
-           'LLM_SCORES_SHA256', 'check_decisions', 'poisson_binomial_pmf', 'poisson_binomial_enumerate',
-           'pairwise_agreement', 'pairwise_kappa', 'error_correlation', 'null_strata', 'EcosystemReport',
-           'rashomon_set', 'rashomon_measures', 'measure_ecosystem', 'EcosystemIntervals', 'bootstrap_ecosystem',
-           'EcosystemFit', 'ModelEcosystem', 'plot_rejection_counts', 'plot_position', 'render_ecosystem',
-           'ecosystem_explorer', 'serialize_rows', 'build_prompts', 'ask_templates', 'threshold_decisions',
-           'load_prompt_multiplicity']
+__all__ = ['NULLS', 'FAMILIES', 'LLM_FEATURES', 'LLM_QUESTIONS', 'PROMPT_TEMPLATES', 'TEMPLATE_FIELDS', 'THRESHOLD_RULES',
+           'LLM_SCORES_FILE', 'LLM_SCORES_SHA256', 'check_decisions', 'poisson_binomial_pmf',
+           'poisson_binomial_enumerate', 'pairwise_agreement', 'pairwise_kappa', 'error_correlation', 'null_strata',
+           'EcosystemReport', 'rashomon_set', 'rashomon_measures', 'measure_ecosystem', 'EcosystemIntervals',
+           'bootstrap_ecosystem', 'EcosystemFit', 'ModelEcosystem', 'plot_rejection_counts', 'plot_position',
+           'render_ecosystem', 'ecosystem_explorer', 'serialize_rows', 'build_prompts', 'ask_templates',
+           'threshold_decisions', 'load_prompt_multiplicity']
 
 # %% ../nbs/95_monoculture.ipynb #9570e52c
 def check_decisions(
@@ -443,7 +444,7 @@ class ModelEcosystem(BaseEstimator):
            ):
         "Fit every model on its own features and rows; return self."
         self._check_settings()
-        y = check_binary(y, 'y', both_classes=True); X = self._check_X(X, len(y))
+        y = check_binary(y, 'y', both_classes=True); names = column_names(X); X = self._check_X(X, len(y))
         if len(y) < 20: raise ValueError(f"y must have at least 20 rows to fit an ecosystem, got {len(y)}")
         rng = make_rng(self.seed); d, n = X.shape[1], len(y)
         k_feat, k_rows = max(1, int(round(self.feature_share * d))), max(10, int(round(self.row_share * n)))
@@ -459,7 +460,7 @@ class ModelEcosystem(BaseEstimator):
             models.append((model, feats, thr))
             rows.append(dict(model=f"{family} {j:02d}", family=family, n_features=len(feats), features=', '.join(map(str, feats)),
                              train_rows=len(idx), threshold=thr, seed=seed_j))
-        self.models_, self.features_ = models, list(X.columns)
+        self.models_, self.features_, self.feature_names_in_ = models, list(X.columns), names
         self.model_names_ = [r['model'] for r in rows]
         self.report_ = EcosystemFit(table=pd.DataFrame(rows), n_models=self.n_models, n_rows=n, n_features=d,
                                     notes=(f"families {', '.join(self.families)} in turn; each model sees {k_feat} of {d} features and "
@@ -471,7 +472,9 @@ class ModelEcosystem(BaseEstimator):
                      )->pd.DataFrame: # (n_rows, n_models): every model's P(y = 1)
         "Every model's probability of the favourable label: the scores matrix."
         check_is_fitted(self)
-        X = self._check_X(X); check_columns(X, self.features_, 'X')
+        X = self._check_X(X)
+        if self.feature_names_in_ is not None: X = match_columns(X, self.feature_names_in_, 'X')   # by name; unknown or missing: an error
+        check_columns(X, self.features_, 'X')
         with threadpool_limits(1):
             return pd.DataFrame({name: m.predict_proba(X[feats])[:, 1] for name, (m, feats, _) in zip(self.model_names_, self.models_)})
 
@@ -592,6 +595,20 @@ def serialize_rows(
     sep, join = (': ', '\n') if style == 'record' else (' is ', ', ')
     return [join.join(f"{words}{sep}{cells[c][i]}" for c, words in features.items()) for i in range(len(X))]
 
+TEMPLATE_FIELDS = ('question', 'record', 'sentence') # the fields a prompt template may hold
+
+def _template_fields(template)->set:
+    "The fields a prompt template names; a clear error for a non-string, a malformed template or a field other than TEMPLATE_FIELDS."
+    import string
+    if not isinstance(template, str): raise TypeError(f"template must be a string holding {{question}} and {{record}} or {{sentence}}, got {type(template).__name__}")
+    try: names = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as e: raise ValueError(f"template is not a valid format string ({e}); write a literal brace as {{{{ or }}}}, got {template!r:.80}") from None
+    unknown = sorted({f for f in names if f not in TEMPLATE_FIELDS}, key=str)
+    if unknown:
+        raise ValueError(f"template names the unknown field(s) {['{' + f + '}' for f in unknown]}; the allowed fields are "
+                         f"{', '.join('{' + f + '}' for f in TEMPLATE_FIELDS)} (write a literal brace as {{{{ or }}}})")
+    return set(names)
+
 def build_prompts(
     X:pd.DataFrame, # feature rows
     features:dict, # column -> words (LLM_FEATURES[task])
@@ -600,10 +617,11 @@ def build_prompts(
 )->list: # one prompt per row
     "Fill a prompt template with each row's record (or sentence) and the question."
     if not isinstance(question, str) or not question.strip(): raise ValueError(f"question must be a non-empty string, got {question!r}")
-    if not isinstance(template, str) or '{question}' not in template or not ('{record}' in template or '{sentence}' in template):
+    fields = _template_fields(template)
+    if 'question' not in fields or not {'record', 'sentence'} & fields:
         raise ValueError(f"template must be a string holding {{question}} and {{record}} or {{sentence}}, got {template!r:.80}")
-    style = 'record' if '{record}' in template else 'sentence'
-    return [template.format(question=question, **{style: text}) for text in serialize_rows(X, features, style)]
+    texts = {style: serialize_rows(X, features, style) for style in ('record', 'sentence') if style in fields}
+    return [template.format(question=question, **{style: rows[i] for style, rows in texts.items()}) for i in range(len(X))]
 
 # %% ../nbs/95_monoculture.ipynb #20213740
 def ask_templates(
@@ -627,13 +645,21 @@ def threshold_decisions(
     rule:str='share', # 'share' (a per-column quantile threshold) or 'fixed' (one threshold for every column)
     accept_share:float=0.5, # rule='share': the share of rows each column accepts (0.5: at its median)
     threshold:float=0.5, # rule='fixed': the common threshold
+    seed=0, # rule='share': seed (int >= 0, or a numpy Generator; None: fresh entropy) of the lottery among rows tied at a column's cut
 )->pd.DataFrame: # decisions 0/1, same shape and column names
-    "Turn a scores matrix into decisions by a fixed threshold or by accepting the same share of rows in every column."
+    "Turn a scores matrix into decisions by a fixed threshold or by accepting the same share of rows (ties drawn by lot) in every column."
     S = check_array(scores, 'scores', ndim=2); check_probabilities(S, 'scores'); check_option(rule, 'rule', THRESHOLD_RULES)
     check_scalar(accept_share, 'accept_share', float, low=0, high=1, closed='neither'); check_scalar(threshold, 'threshold', float, low=0, high=1)
+    rng = make_rng(seed, 'seed')
     cols = [str(c) for c in scores.columns] if isinstance(scores, pd.DataFrame) else [f"model {j}" for j in range(S.shape[1])]
-    cut = np.quantile(S, 1 - accept_share, axis=0, method='higher') if rule == 'share' else np.full(S.shape[1], threshold)
-    return pd.DataFrame((S >= cut).astype(np.int8), columns=cols)
+    if rule == 'fixed': return pd.DataFrame((S >= threshold).astype(np.int8), columns=cols)
+    n = S.shape[0]; k = n - int(np.quantile(np.arange(n), 1 - accept_share, method='higher'))   # the top k rows of each column
+    D = np.zeros(S.shape, np.int8)
+    for j in range(S.shape[1]):
+        cut = np.sort(S[:, j])[n - k]
+        above = S[:, j] > cut; D[above, j] = 1
+        D[rng.choice(np.flatnonzero(S[:, j] == cut), k - int(above.sum()), replace=False), j] = 1   # the tied rows: a lottery fills the share
+    return pd.DataFrame(D, columns=cols)
 
 # %% ../nbs/95_monoculture.ipynb #8363809e
 LLM_SCORES_FILE = 'monoculture_llm.npz' # shipped P(yes) per row and template (computed once by benchmarks/make_monoculture_llm.py)

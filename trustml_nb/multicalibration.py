@@ -19,7 +19,8 @@ from scipy.special import expit, logit
 from sklearn.base import BaseEstimator
 
 from .core import (Report, check_binary, check_flag, check_is_fitted, check_numbers, check_option, check_probabilities,
-                             check_same_length, check_scalar, make_rng, progress, report, report_numerical, require)
+                             check_same_length, check_scalar, column_names, make_rng, match_columns, progress, report, report_numerical,
+                             require)
 from .data import Task, adult_task
 from .groups import check_groups, intersect
 from .viz import PALETTE, explorer, legend_outside, new_figure
@@ -43,10 +44,15 @@ def _check_labelled(y, p, groups, yname:str='y_true', pname:str='y_prob', both_c
     y, p = _check_scored(y, p, yname, pname, both_classes)
     return y, p, check_groups(groups, len(p), columns=columns)
 
+def _same_name(est, X):
+    "A one-column DataFrame of scores matched by name to the column seen in fit (`est.feature_names_in_`); other input as it is."
+    names = getattr(est, 'feature_names_in_', None)
+    return match_columns(X, names, 'X') if isinstance(X, pd.DataFrame) and names is not None else X
+
 def _fitted_inputs(est, X, groups)->tuple:
     "For a fitted post-processor: check that it is fitted (first), then its scores and memberships matched by name to `est.groups_`."
     check_is_fitted(est)
-    p0 = check_probabilities(X, 'X', one_per_row=True)
+    p0 = check_probabilities(_same_name(est, X), 'X', one_per_row=True)
     return p0, check_groups(groups, len(p0), columns=est.groups_, min_size=0)
 
 # %% ../nbs/50_multicalibration.ipynb #ba20f29d
@@ -323,7 +329,7 @@ class Multicalibrator(BaseEstimator):
         if chosen['max_rounds_used'] >= self.max_rounds:
             notes.append(report_numerical(f"Multicalibrator: the chosen setting (learning rate {chosen['learning_rate']:g}) used all max_rounds={self.max_rounds} "
                                           "rounds and its validation loss was still falling: the fit may not be saturated; raise max_rounds or the learning rate"))
-        self.groups_, self.boosters_, self.folds_ = list(G.columns), boosters, folds
+        self.groups_, self.boosters_, self.folds_, self.feature_names_in_ = list(G.columns), boosters, folds, column_names(X)
         self.data_digest_ = self._digest(p0, y, G)
         self.report_ = MulticalibrationReport(
             loss=self.loss, learning_rate=chosen['learning_rate'], bagging_fraction=chosen['bagging_fraction'], max_depth=self.max_depth,
@@ -361,7 +367,7 @@ class Multicalibrator(BaseEstimator):
                         )->SaturationReport:
         "Run the same fit a second time (same folds and setting) from the post-processed score; report the relative drop of the held-out loss."
         check_is_fitted(self)
-        y, p0, G = _check_labelled(y, X, groups, 'y', 'X', both_classes=True, columns=self.groups_)
+        y, p0, G = _check_labelled(y, _same_name(self, X), groups, 'y', 'X', both_classes=True, columns=self.groups_)
         if self._digest(p0, y, G) != self.data_digest_:
             raise ValueError("X, y and groups must be the data this Multicalibrator was fitted on (the check reuses its folds of fitting and validation rows)")
         max_rounds = self.fit_settings_['max_rounds'] if max_rounds is None else check_scalar(max_rounds, 'max_rounds', int, 1, 1_000_000)
@@ -425,7 +431,7 @@ class MCBoost(BaseEstimator):
             if not changed: converged = True; break
         notes = [] if converged else [report_numerical(
             f"MCBoost: cells above alpha={self.alpha:g} remain after max_iter={self.max_iter} sweeps; raise max_iter or alpha")]
-        self.groups_, self.updates_, self.n_levels_ = list(G.columns), updates, int(n_levels)
+        self.groups_, self.updates_, self.n_levels_, self.feature_names_in_ = list(G.columns), updates, int(n_levels), column_names(X)
         self.report_ = MCBoostReport(n_updates=len(updates), sweeps=sweeps, converged=converged, n_levels=int(n_levels), alpha=float(self.alpha),
                                      table=pd.DataFrame([dict(group=self.groups_[j], level=v, shift=s) for j, v, s in updates],
                                                         columns=['group', 'level', 'shift']), notes=tuple(notes))

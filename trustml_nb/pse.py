@@ -30,7 +30,7 @@ from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
 from .core import (Report, _kind, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_option, check_probabilities,
-                             check_scalar, make_rng, progress, report, report_numerical)
+                             check_scalar, make_rng, match_columns, progress, report, report_numerical)
 from .data import benchmark_result
 from .pse_simulator import population_truth, sim_oximetry
 from .viz import Explorer, explorer, legend_outside, new_figure, plot_estimates
@@ -164,9 +164,10 @@ def gmf_estimate(
 
 # %% ../nbs/11_path_specific_effects.ipynb #20491211
 def _validated(est, X, y=None, reset:bool=True, where:str='fit(X, y)'):
-    "scikit-learn's own input validation, re-raised from here with the call it came from."
+    "scikit-learn's own input validation, re-raised from here with the call it came from; after fit a DataFrame is matched by column name."
     try:
         if y is None and reset: raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None")
+        if not reset and isinstance(X, pd.DataFrame) and hasattr(est, 'feature_names_in_'): X = match_columns(X, est.feature_names_in_, 'X')
         return validate_data(est, X, y, reset=reset) if y is not None else validate_data(est, X, reset=reset)
     except (ValueError, TypeError) as e:
         raise type(e)(f"{type(est).__name__}.{where}: {e}") from None
