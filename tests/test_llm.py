@@ -88,3 +88,75 @@ def test_live_interface_agrees_with_itself_and_the_cache(tmp_path):
     assert abs(draws.count('A') / 4000 - exact) < 4 * np.sqrt(exact * (1 - exact) / 4000) + 1e-3
     assert lm.hidden_states([q]).shape == (1, 576)
     assert isinstance(lm.generate(q, max_new_tokens=3), str)
+
+
+# ---- issue 33 -------------------------------------------------------------------------------------------------------
+
+class _FakeTokenizer:
+    "Just enough of a tokenizer for `generate`: one token per character."
+    pad_token_id = 0
+    def apply_chat_template(self, msgs, tokenize=False, add_generation_prompt=True):
+        return ''.join(f"<{m['role']}>{m['content']}" for m in msgs) + ('<assistant>' if add_generation_prompt else '')
+    def __call__(self, texts, return_tensors=None, add_special_tokens=False, padding=False):
+        ids = [[ord(c) % 1000 + 1 for c in t] for t in texts]
+        if return_tensors == 'pt':
+            import torch
+            return {'input_ids': torch.tensor(ids), 'attention_mask': torch.ones(len(ids), len(ids[0]), dtype=torch.long)}
+        return {'input_ids': ids}
+    def decode(self, ids, skip_special_tokens=True): return ''.join(chr(96 + int(i) % 26) for i in ids)
+
+
+class _FakeModel:
+    "Samples its reply from torch's global generator, as transformers' `generate(do_sample=True)` does."
+    def generate(self, input_ids, attention_mask, max_new_tokens, pad_token_id, **kw):
+        import torch
+        new = torch.randint(1, 26, (1, max_new_tokens)) if kw.get('do_sample') else torch.ones((1, max_new_tokens), dtype=torch.long)
+        return torch.cat([input_ids, new], 1)
+
+
+def _global_states():
+    import random
+    torch = pytest.importorskip('torch')
+    return random.getstate(), np.random.get_state(), torch.random.get_rng_state()
+
+
+def _same_states(a, b):
+    import torch
+    return a[0] == b[0] and all(np.array_equal(x, y) for x, y in zip(a[1], b[1])) and torch.equal(a[2], b[2])
+
+
+def test_generate_with_a_seed_leaves_the_callers_generators_alone(monkeypatch):
+    """`generate(seed=...)` used to call torch.manual_seed: the caller's torch generator was reset. Now the seed acts
+    inside the call only: same seed, same reply; the caller's Python, numpy and torch generators are as they were."""
+    torch = pytest.importorskip('torch')
+    monkeypatch.setattr(llm, 'load_tokenizer', lambda: _FakeTokenizer())
+    monkeypatch.setattr(llm, 'load_model', lambda: (_FakeModel(), _FakeTokenizer()))
+    box = BlackBoxLM(cache=False)
+    torch.manual_seed(123); np.random.seed(5)
+    before = _global_states()
+    first = box.generate('Name a colour.', max_new_tokens=12, seed=7)
+    assert _same_states(before, _global_states())
+    assert box.generate('Name a colour.', max_new_tokens=12, seed=7) == first != box.generate('Name a colour.', max_new_tokens=12, seed=8)
+    box.generate('Name a colour.', max_new_tokens=12)   # greedy
+    assert _same_states(before, _global_states())
+
+
+@needs_model
+def test_context_length_is_the_one_in_the_gguf_file():
+    from gguf import GGUFReader
+    from trustml_nb.llm import CONTEXT_TOKENS, MODEL_FILE
+    field = GGUFReader(str(model_folder() / MODEL_FILE)).fields['llama.context_length']
+    assert int(field.parts[field.data[0]][0]) == CONTEXT_TOKENS == 8192
+
+
+@needs_model
+@pytest.mark.slow
+def test_live_generate_and_load_leave_the_callers_generators_alone(tmp_path):
+    torch = pytest.importorskip('torch')
+    torch.manual_seed(1); np.random.seed(1)
+    before = _global_states()
+    lm = BlackBoxLM(cache_dir=tmp_path, show_progress=False)
+    reply = lm.generate('Name a colour.', max_new_tokens=6, seed=3)       # loads the model, then samples
+    assert reply == lm.generate('Name a colour.', max_new_tokens=6, seed=3)
+    lm.yes_probability(['Is 7 prime? Answer Yes or No.']); lm.sample_next_token('Is 7 prime?', n_samples=10, seed=0)
+    assert _same_states(before, _global_states())

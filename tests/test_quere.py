@@ -140,3 +140,76 @@ def test_cache_equals_live_model_on_a_subsample():
     for key, value in live.items():
         tol = dict(atol=1e-4, rtol=1e-4) if key == 'hidden' else dict(atol=1e-4, rtol=0)
         np.testing.assert_allclose(value, F['clean_' + key][idx], err_msg=key, **tol)
+
+
+# ---- issue 33 -------------------------------------------------------------------------------------------------------
+
+def test_probe_matches_dataframe_columns_by_name():
+    """A frame with its columns reordered gives the same probabilities (read by position they moved by up to 0.80);
+    a renamed or missing column is a clear error naming X."""
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame(rng.normal(size=(200, 4)) * [1, 3, 0.5, 2], columns=['follow', 'pre', 'post', 'answer'])
+    y = (X['follow'] - X['answer'] + rng.normal(size=200) > 0).astype(int)
+    probe = QueReProbe().fit(X, y)
+    assert list(probe.feature_names_in_) == list(X.columns)
+    reordered = X[['answer', 'post', 'follow', 'pre']]
+    np.testing.assert_array_equal(probe.predict_proba(reordered), probe.predict_proba(X))
+    np.testing.assert_array_equal(probe.predict(reordered), probe.predict(X))
+    np.testing.assert_array_equal(probe.predict_proba(X.to_numpy()), probe.predict_proba(X))  # an array is read by position
+    with pytest.raises(ValueError, match=r"X is missing column\(s\) \['pre'\]"): probe.predict_proba(X.rename(columns={'pre': 'PRE'}))
+    with pytest.raises(ValueError, match=r"X is missing column\(s\) \['post'\]"): probe.predict_proba(X.drop(columns='post'))
+    assert not hasattr(QueReProbe().fit(X.to_numpy(), y), 'feature_names_in_')
+    with pytest.raises(ValueError, match='different row labels'): QueReProbe().fit(X, y.iloc[::-1])
+
+
+def test_majority_baseline_follows_the_training_labels_not_the_held_out_ones():
+    """Two groups, one held out whatever the seed: group 0 is 70% label 1, group 1 is 30% label 1. The majority baseline
+    is the majority of the training group, so it matches 30% of the held-out labels (the held-out majority would give 70%)."""
+    labels = np.r_[np.ones(7), np.zeros(3), np.ones(3), np.zeros(7)].astype(int)
+    groups = np.repeat([0, 1], 10)
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    for seed in range(4):
+        rep = compare_probes({'noise': X}, labels, groups_of_rows=groups, test_fraction=0.5, n_bootstrap=20, seed=seed)
+        assert rep.n_train == rep.n_test == 10
+        assert rep.majority_accuracy == pytest.approx(0.3)
+
+
+def test_probe_tasks_group_rows_by_prompt_and_no_prompt_straddles_a_split():
+    from trustml_nb.quere import _grouped_split, probe_task
+    prompts = np.asarray(F['prompt']).astype(str)
+    assert len(prompts) - len(np.unique(prompts)) == 5   # five prompts occur twice in the shipped features
+    for task in ('correct', 'steer', 'model'):
+        T = probe_task(F, task)
+        g = np.asarray(T['groups_of_rows'])
+        assert all(len(v) == len(g) for v in T['sets'].values()) and len(T['y']) == len(g)
+        n = len(F['steered_option_logprobs']) if task == 'steer' else len(prompts)
+        assert set(g) == set(prompts[:n]) and (task == 'correct' or (g[:len(g) // 2] == g[len(g) // 2:]).all())
+        for seed in range(20):
+            test = _grouped_split(g, 0.4, np.random.default_rng(seed))
+            assert not set(g[test]) & set(g[~test]), (task, seed)
+
+
+def test_correctness_prediction_is_at_chance_over_grouped_splits_and_the_other_tasks_are_not():
+    """The evidence behind the scoped claims (issue 33, item 7): over prompt-grouped splits QueRE predicts correctness
+    at chance, while steer detection and model identification are far above it."""
+    from trustml_nb.quere import auroc_over_splits, probe_task
+    corr = auroc_over_splits(**probe_task(F, 'correct'), n_splits=100, seed=0).table.set_index('features')
+    assert abs(corr.auroc_mean['QueRE'] - 0.5) < corr.auroc_sd['QueRE'] and corr.auroc_mean['QueRE'] == pytest.approx(0.517, abs=0.002)
+    assert corr.auroc_mean['white-box hidden state'] == pytest.approx(0.610, abs=0.002)
+    for task, low in (('steer', 0.9), ('model', 0.99)):
+        t = auroc_over_splits(**probe_task(F, task), n_splits=20, seed=0).table.set_index('features')
+        assert t.auroc_min['QueRE'] > low
+
+
+def test_quere_leaves_the_callers_global_generators_alone():
+    import random
+    from trustml_nb.quere import auroc_over_splits, probe_task
+    random.seed(11); np.random.seed(11)
+    before = (random.getstate(), np.random.get_state())
+    rng = np.random.default_rng(0); X = rng.normal(size=(60, 3)); y = (X[:, 0] > 0).astype(int)
+    QueReProbe().fit(X, y).predict_proba(X)
+    compare_probes({'a': X}, y, n_bootstrap=20, seed=None)
+    auroc_over_splits({'a': X}, y, n_splits=3, seed=None)
+    make_tasks(2, seed=1); monte_carlo_option_probabilities(np.log([[0.3, 0.2]]), 10, seed=None); probe_task(F, 'steer')
+    after = (random.getstate(), np.random.get_state())
+    assert before[0] == after[0] and all(np.array_equal(a, b) for a, b in zip(before[1], after[1]))

