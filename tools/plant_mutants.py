@@ -53,6 +53,31 @@ MUTANTS = {
         "registry = f.f_globals.setdefault('__warningregistry__', {})",
         "DroppedRowsWarning shown once per line (the package's every-time behaviour removed)",
         ['tests/test_core.py']),
+    # issue 33, item 9: four planted bugs that survived the default tests before it
+    'oath_detection_se_x085': (
+        'trustml_nb/oath.py',
+        "    se = np.sqrt(exact * (1 - exact) / m)",
+        "    se = 0.85 * np.sqrt(exact * (1 - exact) / m)",
+        "the OATH detection study's standard error multiplied by 0.85",
+        ['tests/test_oath.py']),
+    'mifpo_ece_abs_after_sum': (
+        'trustml_nb/mifpo.py',
+        "return float(np.abs(np.bincount(b, weights=y - p, minlength=n_bins)).sum() / len(y))",
+        "return float(np.abs(np.bincount(b, weights=y - p, minlength=n_bins).sum()) / len(y))",
+        'ScoreReport.calibration_error with abs taken after summing the bins',
+        ['tests/test_mifpo.py']),
+    'monoculture_bootstrap_wrong_quantiles': (
+        'trustml_nb/monoculture.py',
+        "lo, hi = (1 - level) / 2, (1 + level) / 2",
+        "lo, hi = 1 - level, level",
+        'bootstrap interval at the (1 - level, level) quantiles instead of the central percentile interval',
+        ['tests/test_monoculture.py']),
+    'quere_majority_on_test': (
+        'trustml_nb/quere.py',
+        "majority = int(y[~test].mean() >= 0.5)",
+        "majority = int(y[test].mean() >= 0.5)",
+        "QueRE's majority baseline chosen on the held-out labels instead of the training labels",
+        ['tests/test_quere.py']),
 }
 
 IGNORE = shutil.ignore_patterns('.git', '.venv', '__pycache__', '*.pyc', 'test-output', '_docs', '_html', '.ipynb_checkpoints',
