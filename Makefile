@@ -29,7 +29,7 @@ help:
 	@echo "make test-slow - the long studies (tests marked slow: coverage, sweeps) and every notebook with its #| slow cells"
 	@echo "make coverage - line coverage of trustml_nb/ over the default suite (test-output/coverage.txt, benchmarks/results/coverage.md)"
 	@echo "make mutation - mutmut over the numeric cores; score per module in benchmarks/results/mutation.md"
-	@echo "make mutants  - the five planted bugs of issue 15 against the default tests (benchmarks/results/mutants.md)"
+	@echo "make mutants  - the nine planted bugs of issues 15 and 33 against the default tests (benchmarks/results/mutants.md)"
 	@echo "make course - nbgrader: the student release (course/release/) and the instructor key (course/source/) of every lesson"
 	@echo "make grade SUBMISSIONS=dir - autograde dir/<student>/<lesson>.ipynb; grade table in course/grades.csv and course/grades.md"
 	@echo "make bench - run every benchmark in benchmarks/ (ours vs peers); results go to benchmarks/results/"
@@ -121,7 +121,7 @@ mutation: install
 	nice -n 10 $(BIN)/python tools/mutation.py $(MUTATION_ARGS)
 
 mutants: install
-	@echo ">>> the five planted bugs of issue 15 against the default tests (tools/plant_mutants.py)"
+	@echo ">>> the nine planted bugs of issues 15 and 33 against the default tests (tools/plant_mutants.py)"
 	$(BIN)/python tools/plant_mutants.py
 
 $(VENV)/.installed-bench: pyproject.toml constraints.txt | $(STAMP)

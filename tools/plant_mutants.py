@@ -1,10 +1,10 @@
-"""Plant the five deliberate bugs of issue 15 one at a time in a scratch copy of the package and run the default tests.
+"""Plant the deliberate bugs of issues 15 and 33 (nine in all) one at a time in a scratch copy of the package and run the default tests.
 
 Each mutant is a one-line edit of a generated module (trustml_nb/*.py) in a copy of the repository under a temporary
 folder; the copy's tests run with the copy first on sys.path (the slow tests stay skipped, as in `make test`). A mutant
 is KILLED when at least one of its tests fails. Before the mutants, the unmutated copy must pass the same tests.
 
-    .venv/bin/python tools/plant_mutants.py            # all five; writes benchmarks/results/mutants.md and .csv
+    .venv/bin/python tools/plant_mutants.py            # all nine; writes benchmarks/results/mutants.md and .csv
     .venv/bin/python tools/plant_mutants.py --only pse_se_x085
 
 A pattern that no longer matches (the module was rewritten) is reported as 'pattern not found', never as killed.
@@ -134,7 +134,7 @@ def main():
     with open(out.with_suffix('.csv'), 'w', newline='') as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0])); w.writeheader(); w.writerows(rows)
     load = os.getloadavg()
-    lines = ['# Planted mutants (issue 15): the default tests against five deliberate bugs', '',
+    lines = ['# Planted mutants (issues 15 and 33): the default tests against nine deliberate bugs', '',
              f'`{Path(sys.executable).relative_to(ROOT) if str(sys.executable).startswith(str(ROOT)) else "python"} tools/plant_mutants.py`; '
              f'the unmutated copy passed the same tests first. Load average at the end: {load[0]:.2f}.'
              + (f' Only the tests selected by `-k "{args.select}"`.' if args.select else ''), '',
