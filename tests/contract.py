@@ -120,3 +120,168 @@ def package_modules():
         except ImportError:
             if m.name not in OPTIONAL_MODULES: raise
     return out
+
+
+# ---- small fits of every public estimator (issue 33): shared by the labelled-input and global-state contract tests ------
+
+class SmallFit:
+    """One estimator fitted on small data: `make()` an unfitted estimator, `fit(est)` fits it, `outputs(est)` runs every
+    fitted method (predict, predict_proba, transform...) and returns what they computed. `frames` maps an input's name to
+    `(frame, call)`: a labelled input (DataFrame, or a Series labelled by feature) and `call(est, frame)` that runs a fitted
+    method (or, for inputs read only at fit, a fresh fit) on it, for the labelled-input contract."""
+    def __init__(self, make, fit, outputs, frames=None):
+        self.make, self.fit, self.outputs, self.frames = make, fit, outputs, frames or {}
+
+
+def _fed_tiny():
+    from trustml_nb.fedfact import synthetic_conflict
+    return synthetic_conflict(n=600, sizes=(0.6, 0.4), group_share=(0.7, 0.3), bias=(1.0, -1.0), seed=0)
+
+
+def _fed_fit(kind):
+    from trustml_nb.core import NumericalWarning, quiet
+    from trustml_nb.fedfact import FedAvg, FedFactIn, FedFactPost
+    fd = _fed_tiny()
+    avg = dict(n_rounds=1, local_steps=3, show_progress=False)
+    make = {'FedAvg': lambda: FedAvg(**avg),
+            'FedFactPost': lambda: FedFactPost(n_rounds=2, local_steps=2, base_model=FedAvg(**avg), show_progress=False),
+            'FedFactIn': lambda: FedFactIn(n_rounds=2, local_steps=2, n_history=2, base_model=FedAvg(**avg), show_progress=False)}[kind]
+    def fit(e):
+        with quiet(NumericalWarning): return e.fit(fd)     # two rounds cannot meet the budgets; reported, not the point here
+    Xt = pd.DataFrame(fd.X_test, columns=fd.feature_names)
+    run = {'FedAvg': lambda e, X: e.predict_proba(X),
+           'FedFactPost': lambda e, X: e.predict(X, sensitive=fd.a_test, clients=fd.k_test),
+           'FedFactIn': lambda e, X: e.predict(X, clients=fd.k_test)}[kind]
+    return SmallFit(make, fit, lambda e: run(e, fd.X_test), {'X': (Xt, run)})
+
+
+def _pse_sim():
+    from trustml_nb.pse_simulator import sim_oximetry
+    return sim_oximetry(600, seed=20)
+
+
+def _glm_data(n=200, seed=0, binary=True):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({'a': rng.normal(size=n), 'b': rng.normal(size=n) * 3, 'c': rng.uniform(size=n)})
+    lin = X['a'] - 0.5 * X['b'] / 3 + 2 * X['c']
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-lin))).astype(int).to_numpy() if binary else (lin + rng.normal(size=n)).to_numpy()
+    return X, y
+
+
+def _typed(n=300, seed=0):
+    "Typed features (numbers, a category, a flag) and labels, as in test_monoculture."
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({'age': rng.integers(18, 70, n), 'hours': rng.normal(40, 8, n),
+                      'job': pd.Categorical(rng.choice(['a', 'b', 'c'], n)), 'owner': rng.uniform(size=n) < 0.4})
+    logit = 0.05 * (X['age'] - 40) + 0.08 * (X['hours'] - 40) + (X['job'] == 'a') * 0.8
+    return X, (rng.uniform(size=n) < 1 / (1 + np.exp(-logit))).astype(int).to_numpy()
+
+
+def small_fits() -> dict:
+    "Every public estimator's SmallFit, by 'module.Class' (the names tests/test_api.py discovers)."
+    from trustml_nb import core, fairdice, fedfact, mifpo, momdp, monoculture, multicalibration, omniprediction, pse, quere
+
+    def prefit():
+        P = np.array([0.1, 0.8, 0.6, 0.3, 0.9, 0.2])
+        return SmallFit(core.PrefitClassifier, lambda e: e.fit(), lambda e: (e.predict_proba(P), e.predict(P)))
+
+    def fairdice_fit(neural):
+        rd = momdp.random_momdp(n_states=8, n_actions=2, deterministic=True, seed=0)
+        D = momdp.collect_dataset(rd, momdp.uniform_policy(rd), 60, 20, seed=0)
+        make = ((lambda: fairdice.NeuralFairDICE(gamma=rd.gamma, steps=30, seed=5, refit_steps=5, show_progress=False)) if neural
+                else (lambda: fairdice.FairDICE(gamma=rd.gamma)))
+        return SmallFit(make, lambda e: e.fit(D), lambda e: e.policy_)
+
+    def fair_representation():
+        f = mifpo.synthetic_mifpo(600, seed=8)
+        return SmallFit(lambda: mifpo.FairRepresentation(gamma=0.1), lambda e: e.fit(f['p_true'], f['y'], sensitive=f['group']),
+                        lambda e: (e.transform(f['p_true'], sensitive=f['group']), e.predict(f['p_true'], sensitive=f['group']),
+                                   e.predict_proba(f['p_true'], sensitive=f['group'])))
+
+    def group_calibrated():
+        f = mifpo.synthetic_mifpo(400, seed=9)
+        X = pd.DataFrame({'logit': np.log(f['p_true'] / (1 - f['p_true'])), 'noise': np.random.default_rng(0).normal(size=len(f))})
+        run = lambda e, X: e.predict_proba(X, sensitive=f['group'])
+        return SmallFit(lambda: mifpo.GroupCalibratedScores(n_folds=2, max_iter=10), lambda e: e.fit(X, f['y'], sensitive=f['group']),
+                        lambda e: run(e, X), {'X': (X, run)})
+
+    def ecosystem():
+        X, y = _typed()
+        run = lambda e, X: (e.predict_proba(X), e.predict(X))
+        return SmallFit(lambda: monoculture.ModelEcosystem(n_models=5, seed=2, show_progress=False), lambda e: e.fit(X, y),
+                        lambda e: run(e, X), {'X': (X, run)})
+
+    def mc(kind):
+        d = multicalibration.make_mc_synthetic(600, seed=4)
+        make = ((lambda: multicalibration.Multicalibrator(learning_rates=(0.3, 1.0), max_rounds=50, patience=5, seed=1)) if kind == 'mc'
+                else (lambda: multicalibration.MCBoost(n_levels=8, alpha=0.005)))
+        run = lambda e, G: e.predict(d['p0'], groups=G)
+        return SmallFit(make, lambda e: e.fit(d['p0'], d['y'], groups=d['groups']), lambda e: run(e, d['groups']), {'groups': (d['groups'], run)})
+
+    def omni():
+        syn = omniprediction.synthetic_selective(800, seed=10); G = omniprediction.synthetic_groups(syn)
+        base = 1 / (1 + np.exp(-syn['x1'].to_numpy())); y = syn['y'].to_numpy()
+        T = pd.DataFrame({'one': np.ones(800), 'x1': syn['x1'], 'x2': syn['x2']})
+        return SmallFit(lambda: omniprediction.OmniPredictor(eps=0.01, n_bins=None, n_bins_candidates=(5, 10), folds=2, seed=3),
+                        lambda e: e.fit(base, y, groups=G, tests=T), lambda e: e.predict(base, groups=G, tests=T),
+                        {'groups': (G, lambda e, F: e.predict(base, groups=F, tests=T)),
+                         'tests': (T, lambda e, F: e.predict(base, groups=G, tests=F))})
+
+    def conformal():
+        syn = omniprediction.synthetic_selective(800, seed=10); G = omniprediction.synthetic_groups(syn)
+        y = syn['y'].to_numpy(); cal = np.arange(800) < 400; Gt = G[~cal].reset_index(drop=True); p = syn['p_true'].to_numpy()
+        run = lambda e, F: e.predict(p[~cal], groups=F)
+        return SmallFit(lambda: omniprediction.GroupConformal(alpha=0.2, seed=4), lambda e: e.fit(p[cal], y[cal], groups=G[cal]),
+                        lambda e: run(e, Gt), {'groups': (Gt, run)})
+
+    def glm(cls, binary, methods):
+        X, y = _glm_data(binary=binary)
+        run = lambda e, X: tuple(getattr(e, m)(X) for m in methods)
+        return SmallFit(cls, lambda e: e.fit(X, y), lambda e: run(e, X), {'X': (X, run)})
+
+    def pse_fit():
+        s = _pse_sim(); R = s.roles
+        make = lambda: pse.PathSpecificEffects(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y='vented', learners='glm', n_folds=2, star=False,
+                                               warn=False, seed=0)
+        return SmallFit(make, lambda e: e.fit(s.data), lambda e: e.report_.table,
+                        {'data': (s.data, lambda e, D: clone(e).fit(D).report_.table)})
+
+    def probe():
+        rng = np.random.default_rng(1)
+        X = pd.DataFrame(rng.normal(size=(300, 4)) * [1, 5, 0.1, 2] + [0, 3, 0, -1], columns=['q1', 'q2', 'q3', 'q4'])
+        y = (X['q1'] + rng.normal(size=300) > 0).astype(int).to_numpy()
+        run = lambda e, X: (e.predict_proba(X), e.predict(X))
+        return SmallFit(lambda: quere.QueReProbe(C=0.5), lambda e: e.fit(X, y), lambda e: run(e, X), {'X': (X, run)})
+
+    return {
+        'trustml_nb.core.PrefitClassifier': prefit,
+        'trustml_nb.fairdice.FairDICE': lambda: fairdice_fit(False),
+        'trustml_nb.fairdice.NeuralFairDICE': lambda: fairdice_fit(True),
+        'trustml_nb.fedfact.FedAvg': lambda: _fed_fit('FedAvg'),
+        'trustml_nb.fedfact.FedFactPost': lambda: _fed_fit('FedFactPost'),
+        'trustml_nb.fedfact.FedFactIn': lambda: _fed_fit('FedFactIn'),
+        'trustml_nb.mifpo.FairRepresentation': fair_representation,
+        'trustml_nb.mifpo.GroupCalibratedScores': group_calibrated,
+        'trustml_nb.monoculture.ModelEcosystem': ecosystem,
+        'trustml_nb.multicalibration.Multicalibrator': lambda: mc('mc'),
+        'trustml_nb.multicalibration.MCBoost': lambda: mc('mcboost'),
+        'trustml_nb.omniprediction.OmniPredictor': omni,
+        'trustml_nb.omniprediction.GroupConformal': conformal,
+        'trustml_nb.pse.GLMClassifier': lambda: glm(pse.GLMClassifier, True, ('predict_proba', 'predict', 'decision_function')),
+        'trustml_nb.pse.GLMRegressor': lambda: glm(pse.GLMRegressor, False, ('predict',)),
+        'trustml_nb.pse.StackClassifier': lambda: glm(pse.StackClassifier, True, ('predict_proba', 'predict')),
+        'trustml_nb.pse.StackRegressor': lambda: glm(pse.StackRegressor, False, ('predict',)),
+        'trustml_nb.pse.PathSpecificEffects': pse_fit,
+        'trustml_nb.quere.QueReProbe': probe,
+    }
+
+
+def package_estimators() -> dict:
+    "Every public BaseEstimator subclass of the package, by 'module.Class' (the same discovery as tests/test_api.py)."
+    found = {}
+    for mod in package_modules():
+        for name, obj in vars(mod).items():
+            if (inspect.isclass(obj) and issubclass(obj, BaseEstimator) and obj is not BaseEstimator
+                    and obj.__module__ == mod.__name__ and not name.startswith('_')):
+                found[f"{mod.__name__}.{name}"] = obj
+    return found

@@ -247,3 +247,48 @@ def test_course_help_and_results_bad(tmp_path):
     err(document_parameters, 'trustml_nb.data', extra=['x'], arg='extra')
     err(document_parameters, 'trustml_nb.data', extra={'f': 'not a dict'}, arg='extra')
     ok(document_parameters, 'trustml_nb.data', check=lambda done: done == [])   # already documented at import: nothing to add
+
+
+# ---- issue 33 item 8: the residue in the shared modules -----------------------------------------------------------
+
+def test_encode_features_positions_and_missing_values():
+    "Row positions past the end, NaN, infinity and a value outside a column's categories: clear errors, never NaN or all-zero rows out."
+    X = pd.DataFrame({'h': [1.0, 2.0, 3.0], 'w': pd.Categorical(['a', 'b', 'a'])})
+    err(data.encode_features, X, fit=[0, 5000], arg='fit')
+    err(data.encode_features, X, fit=[-1, 1], arg='fit')
+    err(data.encode_features, X, fit=[0.5, 1.0], arg='fit')
+    err(data.encode_features, X.assign(h=[1.0, np.nan, 3.0]), arg="'h'")
+    err(data.encode_features, X.assign(h=[1.0, np.inf, 3.0]), arg="'h'")
+    err(data.encode_features, X.assign(w=X.w.cat.set_categories(['a'])), arg="'w'")   # 'b' is no longer a category: read as missing
+    err(data.encode_features, X.assign(w=['a', None, 'b']), arg="'w'")
+    ok(data.encode_features, X, fit=[0, 2], check=lambda out: finite(out[0]) and (np.abs(out[0]).sum(axis=1) > 0).all())
+
+
+def test_viz_refuses_bad_values_and_settings():
+    "Intervals that do not contain their estimate, NaN/inf/text values, an empty grid and a negative font scale: trustml_nb errors."
+    df = pd.DataFrame({'label': ['a', 'b'], 'estimate': [0.1, 0.2], 'ci_low': [0.0, 0.1], 'ci_high': [0.2, 0.3]})
+    err(viz.plot_estimates, df.assign(ci_low=[0.15, 0.1]), arg='ci_low')
+    err(viz.plot_estimates, df.assign(ci_high=[0.05, 0.3]), arg='ci_high')
+    err(viz.plot_estimates, df, upper=None, arg='upper')
+    for col in ('estimate', 'ci_low', 'ci_high'):
+        for bad in (np.nan, np.inf):
+            err(viz.plot_estimates, df.assign(**{col: [bad, 0.2]}), arg=col)
+        err(viz.plot_estimates, df.assign(**{col: ['0.1', 'x']}), arg=col)
+    err(viz.plot_estimates, df.assign(truth=[np.inf, 0.2]), truth='truth', arg='truth')
+    ok(viz.plot_estimates, df.assign(truth=[np.nan, 0.2]), truth='truth', check=lambda ax: len(ax.collections) >= 1)   # an unknown truth is not drawn
+    rates = pd.DataFrame({'g': ['F', 'M'], 'rate': [0.1, 0.3]})
+    for bad in ([np.nan, 0.3], [np.inf, 0.3], ['0.1', 'x'], [True, False]):
+        err(viz.plot_group_metric, rates.assign(rate=bad), 'g', 'rate', arg='rate')
+        err(viz.plot_tradeoff, rates.assign(x=bad), 'x', 'rate', arg="'x'")
+    err(viz.plot_group_metric, rates, 'g', 'rate', reference=np.nan, arg='reference')
+    err(viz.new_figure, 0, arg='nrows')
+    err(viz.new_figure, 1, 0, arg='ncols')
+    err(viz.new_figure, 1.5, arg='nrows')
+    err(viz.new_figure, figsize=(0, 3), arg='figsize')
+    err(viz.new_figure, figsize=(6,), arg='figsize')
+    err(viz.new_figure, figsize='big', arg='figsize')
+    err(viz.set_theme, font_scale=-1, arg='font_scale')
+    err(viz.set_theme, font_scale=0, arg='font_scale')
+    err(viz.set_theme, font_scale=np.nan, arg='font_scale')
+    err(viz.set_theme, font_scale='big', arg='font_scale')
+    viz.set_theme()

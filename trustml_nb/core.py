@@ -308,6 +308,14 @@ def column_names(
     return np.asarray(X.columns, dtype=object)
 
 # %% ../nbs/00_core.ipynb #283284a6
+def _same_labels(have:list, want:list, name:str, what:str)->None:
+    "Refuse labels that are missing from `have` or not in `want`, naming them."
+    missing = [c for c in want if c not in have]
+    unknown = [c for c in have if c not in want]
+    if missing or unknown:
+        parts = ([f"is missing {what}(s) {missing[:8]}"] if missing else []) + ([f"has {what}(s) {unknown[:8]} not seen at fit"] if unknown else [])
+        raise ValueError(f"{name} {' and '.join(parts)}; the model was fitted on {what}s {want[:12]}")
+
 def match_columns(
     X, # the input after fit: a DataFrame is matched by column name, an array is taken by position
     names, # the column names recorded at fit (`column_names`), or None if the fit saw unnamed input
@@ -323,14 +331,15 @@ def match_columns(
             return X
         column_names(X, name)   # refuses duplicate names
         have = list(X.columns); want = list(names)
-        missing = [c for c in want if c not in have]
-        unknown = [c for c in have if c not in want]
-        if missing or unknown:
-            parts = ([f"is missing column(s) {missing[:8]}"] if missing else []) + ([f"has column(s) {unknown[:8]} not seen at fit"] if unknown else [])
-            raise ValueError(f"{name} {' and '.join(parts)}; the model was fitted on columns {want[:12]}")
+        _same_labels(have, want, name, 'column')
         return X if have == want else X.loc[:, want]
-    if isinstance(X, pd.Series) and names is not None and X.index.isin(list(names)).all() and len(X) == len(names):
-        return X.reindex(list(names))    # one row given as a Series labelled by column name
+    if isinstance(X, pd.Series) and names is not None:
+        have = list(X.index); want = list(names)
+        # one row labelled by feature name (any non-integer index, or exactly the fitted labels); a 0..n-1 index is a position
+        if not pd.api.types.is_integer_dtype(X.index) or set(have) == set(want):
+            if X.index.duplicated().any(): raise ValueError(f"{name} has duplicate label(s) {sorted(map(str, X.index[X.index.duplicated()].unique()))}")
+            _same_labels(have, want, name, 'feature')
+            return X.reindex(want)
     if width is not None and np.ndim(X) == 2 and np.shape(X)[1] != width:
         raise ValueError(f"{name} has {np.shape(X)[1]} column(s), but the model was fitted on {width}")
     return X

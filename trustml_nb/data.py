@@ -503,6 +503,25 @@ def german_task(
                 base_split=bsplit, n_rows=n, dropped_rows=0, notes=tuple(notes))
 
 # %% ../nbs/02_data.ipynb #7cf8d1bc
+def _row_selector(
+    fit, # a boolean mask of n rows, or integer positions in [0, n)
+    n:int, # number of rows
+    name:str='fit', # argument name, used in error messages
+)->np.ndarray: # the selected positions
+    "Positions of the rows picked by a boolean mask or by integer positions, checked against the table's length."
+    try: rows = np.asarray(fit)
+    except ValueError: rows = np.asarray(fit, dtype=object)
+    if rows.ndim != 1: raise TypeError(f"{name} must be a boolean mask or a list of row positions, got an array of shape {rows.shape}")
+    if rows.dtype == bool:
+        if len(rows) != n: raise ValueError(f"{name} must be a mask of {n:,} rows, got {len(rows):,}")
+        return np.flatnonzero(rows)
+    if not np.issubdtype(rows.dtype, np.integer) and not (len(rows) == 0 and rows.dtype == float):
+        raise TypeError(f"{name} must be a boolean mask or integer row positions, got dtype {rows.dtype} such as {rows[:3].tolist()}")
+    rows = rows.astype(int)
+    bad = (rows < 0) | (rows >= n)
+    if bad.any(): raise ValueError(f"{name} holds row position(s) {rows[bad][:5].tolist()} outside [0, {n:,}) (X has {n:,} rows)")
+    return rows
+
 def encode_features(
     X:pd.DataFrame, # typed features (text columns as pandas categories), e.g. a TaskSplit's X
     fit=None, # boolean mask or positions of the rows whose mean and sd standardise numeric columns (None: all rows)
@@ -511,10 +530,15 @@ def encode_features(
     if not isinstance(X, pd.DataFrame): raise TypeError(f"X must be a pandas DataFrame, got {_kind(X)}")
     check_columns(X, [], 'X')
     num = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c])]
+    for c in X.columns:    # a NaN would pass through standardising, and get_dummies would encode it as all zeros: refuse both
+        missing = X[c].isna().to_numpy() | (np.isinf(X[c].astype(float).to_numpy()) if c in num else False)
+        if missing.any():
+            raise ValueError(f"X column {c!r} has {int(missing.sum())} missing or infinite value(s) (at index {X.index[missing][:5].tolist()}); "
+                             "encode_features does not impute: drop or impute those rows first (a category outside the column's "
+                             "categories is also read as missing)")
     enc = pd.get_dummies(X, columns=[c for c in X.columns if c not in num], dtype=float)
-    rows = np.ones(len(X), bool) if fit is None else np.asarray(fit)
-    if rows.dtype == bool and len(rows) != len(X): raise ValueError(f"fit must be a mask of {len(X):,} rows, got {len(rows):,}")
-    stats = enc.iloc[np.flatnonzero(rows) if rows.dtype == bool else rows][num]
+    rows = np.ones(len(X), bool) if fit is None else _row_selector(fit, len(X), 'fit')
+    stats = enc.iloc[rows][num]
     if len(stats) < 2: raise ValueError("fit must select at least 2 rows to standardise the numeric columns")
     enc[num] = (enc[num] - stats.mean()) / stats.std().replace(0, 1)
     return enc.to_numpy(float), list(enc.columns)

@@ -23,7 +23,7 @@ from matplotlib.collections import PathCollection
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
-from .core import Report, check_columns, check_option, check_scalar, report
+from .core import Report, check_columns, check_numbers, check_option, check_scalar, report
 
 # %% auto #0
 __all__ = ['PALETTE', 'set_theme', 'NotebookFigure', 'new_figure', 'legend_outside', 'plot_estimates', 'plot_group_metric',
@@ -38,6 +38,7 @@ def set_theme(
 ):
     "Apply the course's seaborn theme (whitegrid, colour-blind palette) to all later figures."
     check_option(context, 'context', ('paper', 'notebook', 'talk', 'poster'))
+    check_scalar(font_scale, 'font_scale', float, low=0, high=10, closed='right')
     sns.set_theme(context=context, style='whitegrid', palette=PALETTE, font_scale=font_scale,
                   rc={'figure.dpi': 100, 'axes.titleweight': 'bold', 'axes.spines.top': False, 'axes.spines.right': False})
 
@@ -54,12 +55,38 @@ def new_figure(
     **kwargs, # passed to `Figure.subplots`
 )->tuple: # (figure, axes)
     "A `NotebookFigure` and its axes, detached from pyplot's global state."
-    fig = NotebookFigure(figsize=figsize, layout='constrained')
+    check_scalar(nrows, 'nrows', int, low=1, high=50); check_scalar(ncols, 'ncols', int, low=1, high=50)
+    size = check_numbers(figsize, 'figsize', float, low=0, high=100, closed='right')
+    if len(size) != 2: raise ValueError(f"figsize must be (width, height) in inches, got {len(size)} value(s): {figsize!r}")
+    fig = NotebookFigure(figsize=size, layout='constrained')
     return fig, fig.subplots(nrows, ncols, **kwargs)
 
 # %% ../nbs/03_viz.ipynb #31c9d3e2
 def _axis(ax, figsize=(6, 3.6)):
     return new_figure(figsize=figsize)[1] if ax is None else ax
+
+def _numeric_columns(
+    df:pd.DataFrame, # the table being drawn
+    columns:dict, # argument name -> column name, for the columns that must hold numbers (None: not used)
+    allow_nan=(), # arguments whose column may hold NaN (drawn as nothing, e.g. an unknown truth)
+    name:str='df', # argument name of the table
+)->dict: # argument name -> float array
+    "The named columns as finite float arrays; text, infinite or NaN values are an error naming the column and its argument."
+    out = {}
+    for arg, c in columns.items():
+        if c is None: continue
+        col = df[c]
+        if pd.api.types.is_bool_dtype(col) or not (pd.api.types.is_numeric_dtype(col) or
+                (col.dtype == object and col.map(lambda v: isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_))).all())):
+            raise TypeError(f"{name} column {c!r} ({arg}) must hold numbers, got dtype {col.dtype} with values such as {col.head(3).tolist()}")
+        v = col.to_numpy(float)
+        bad = np.isinf(v) if arg in allow_nan else ~np.isfinite(v)
+        if bad.any():
+            what = 'infinite' if arg in allow_nan else 'NaN or infinite'
+            raise ValueError(f"{name} column {c!r} ({arg}) must hold finite numbers; {int(bad.sum())} row(s) are {what}, "
+                             f"at index {df.index[bad][:5].tolist()}")
+        out[arg] = v
+    return out
 
 def legend_outside(
     ax:Axes, # axis whose labelled artists go in the legend
@@ -88,6 +115,14 @@ def plot_estimates(
     "Dot-and-whisker plot of estimates with their intervals, optionally against the ground truth."
     cols = [estimate, label] + [c for c in (lower, upper, truth, hue) if c]
     check_columns(df, cols, 'df')
+    if (lower is None) != (upper is None):
+        raise ValueError(f"lower and upper go together (an interval has two ends), got lower={lower!r}, upper={upper!r}")
+    vals = _numeric_columns(df, {'estimate': estimate, 'lower': lower, 'upper': upper, 'truth': truth}, allow_nan=('truth',))
+    if lower:
+        outside = (vals['lower'] > vals['estimate']) | (vals['estimate'] > vals['upper'])
+        if outside.any():
+            raise ValueError(f"df: every interval [{lower}, {upper}] (lower, upper) must contain its {estimate!r}; "
+                             f"{int(outside.sum())} row(s) do not, at index {df.index[outside][:5].tolist()}")
     ax = _axis(ax)
     labels = list(dict.fromkeys(df[label]))
     hues = list(dict.fromkeys(df[hue])) if hue else [None]
@@ -119,6 +154,8 @@ def plot_group_metric(
 )->Axes:
     "Bar chart of a metric per sensitive group, optionally split by `hue`; the legend and the line's label sit outside the bars."
     check_columns(df, [group, value] + ([hue] if hue else []), 'df')
+    _numeric_columns(df, {'value': value})
+    if reference is not None: check_scalar(reference, 'reference', float)
     ax = _axis(ax)
     if hue: sns.barplot(data=df, x=group, y=value, hue=hue, ax=ax, errorbar=None)
     else: sns.barplot(data=df, x=group, y=value, ax=ax, color=PALETTE[0], errorbar=None)
@@ -146,6 +183,7 @@ def plot_tradeoff(
 )->Axes:
     "Trade-off curve(s): `y` against `x`, one line per `hue`, points labelled by `annotate`."
     check_columns(df, [x, y] + [c for c in (hue, annotate) if c], 'df')
+    _numeric_columns(df, {'x': x, 'y': y})
     ax = _axis(ax)
     groups = df.groupby(hue, sort=False) if hue else [(None, df)]
     for i, (h, sub) in enumerate(groups):
