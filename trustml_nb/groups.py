@@ -16,7 +16,18 @@ import pandas as pd
 from .core import SmallGroupWarning, _kind, _warn_at_user, check_array, check_option, check_scalar
 
 # %% auto #0
-__all__ = ['check_sensitive', 'check_groups', 'intersect', 'group_sizes']
+__all__ = ['label_column', 'check_sensitive', 'check_groups', 'intersect', 'group_sizes']
+
+# %% ../nbs/01_groups.ipynb #54f8894f
+def label_column(
+    a, # one label per row: a vector, a Series, or a DataFrame with exactly one column
+    name:str='sensitive', # argument name, used in error messages
+):
+    "A sensitive attribute given as a one-column DataFrame becomes that column; anything else is returned as it is."
+    if isinstance(a, pd.DataFrame):
+        if a.shape[1] != 1: raise ValueError(f"{name} must be one column of labels, got a DataFrame with {a.shape[1]} columns")
+        return a.iloc[:, 0]
+    return a
 
 # %% ../nbs/01_groups.ipynb #4805c695
 def check_sensitive(
@@ -27,10 +38,7 @@ def check_sensitive(
 )->tuple: # (codes: int array of 0..k-1, groups: array of the k labels, sorted)
     "Check a sensitive attribute and encode it as integer group codes."
     check_option(kind, 'kind', ('binary', 'categorical'))
-    if isinstance(a, pd.DataFrame):
-        if a.shape[1] != 1: raise ValueError(f"{name} must be one column of labels, got a DataFrame with {a.shape[1]} columns")
-        a = a.iloc[:, 0]
-    arr = check_array(a, name, ndim=1, numeric=False)
+    arr = check_array(label_column(a, name), name, ndim=1, numeric=False)
     num = pd.to_numeric(pd.Series(arr.ravel()), errors='coerce')
     if num.notna().all() and (np.mod(num, 1) != 0).any():   # numbers that are not integer codes: a score passed by mistake?
         raise ValueError(f"{name} must hold group labels or integer codes, got fractional values such as {num[np.mod(num, 1) != 0].head(3).tolist()}")

@@ -23,7 +23,7 @@ from .core import (NumericalWarning, Report, check_array, check_binary, check_fl
                              check_probabilities, check_same_length, check_scalar, column_names, make_rng, match_columns, progress,
                              quiet, report, report_numerical, require)
 from .data import benchmark_result
-from .groups import check_sensitive
+from .groups import check_sensitive, label_column
 from .viz import PALETTE, explorer, new_figure
 
 # %% auto #0
@@ -143,7 +143,7 @@ def _check_bins(bins, need_edges:bool=False, name:str='bins'):
 
 def _codes_for(sensitive, groups:tuple, n:int, rows:str='the scores')->np.ndarray:
     "Group codes 0/1 of `sensitive`, matched by label to the fitted `groups`; `rows` names what gives the row count."
-    arr = check_array(sensitive, 'sensitive', ndim=1, numeric=False)
+    arr = check_array(label_column(sensitive, 'sensitive'), 'sensitive', ndim=1, numeric=False)
     if len(arr) != n: raise ValueError(f"inputs must have the same number of rows: {rows} has {n:,} rows but sensitive has {len(arr):,}")
     lab = np.array([str(v) for v in arr])
     unknown = sorted(set(lab) - set(groups))
