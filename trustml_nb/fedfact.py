@@ -427,7 +427,7 @@ def make_fed_data(
         raise ValueError(f"feature_names {list(feature_names)[:8]} differ from X's columns {list(names)[:8]}; give one of them")
     if names is None and feature_names is not None and not isinstance(feature_names, (str, bytes)) and hasattr(feature_names, '__len__'):
         names = np.asarray(list(feature_names), dtype=object)
-    X_test = match_columns(X_test, names, 'X_test', n_columns=np.shape(X)[1] if np.ndim(X) == 2 else None)
+    if names is not None and isinstance(X_test, pd.DataFrame): X_test = match_columns(X_test, names, 'X_test')   # arrays: by position, width checked below
     named = names is not None
     if feature_names is None and names is not None: feature_names = list(names)
     X = check_array(X, 'X', ndim=2).astype(float); X_test = check_array(X_test, 'X_test', shape=(None, X.shape[1])).astype(float)
@@ -1526,7 +1526,8 @@ class _FedEstimator:
 
     def _check_X(self, X)->np.ndarray:
         "X as a float array in the fitted column order: a DataFrame matched by column name (when the fit had names), an array by position."
-        X = match_columns(X, getattr(self, 'feature_names_in_', None), 'X', n_columns=self.n_features_in_)
+        names = getattr(self, 'feature_names_in_', None)
+        if names is not None and isinstance(X, pd.DataFrame): X = match_columns(X, names, 'X')   # arrays: by position, width checked below
         return check_array(X, 'X', ndim=2, shape=(None, self.n_features_in_)).astype(float)
 
     def _check_clients(self, clients, n:int)->np.ndarray:
