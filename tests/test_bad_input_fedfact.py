@@ -342,6 +342,18 @@ def test_flower_runner_settings():
     err(FedAvg(**AVG, runner=FlowerRunner(verbose='loud')).fit, FD, arg='verbose')
     err(FedAvg(**AVG, runner=FlowerRunner(verbose=0)).fit, FD, arg='verbose must be True or False', exc=TypeError)   # refused before Ray starts
     err(run_flower, [], [], arg='clients must be a non-empty list')
+    err(FedAvg(**AVG, runner=FlowerRunner(start_attempts=0)).fit, FD, arg='start_attempts')   # issue 33: refused before Ray starts
+    err(FedAvg(**AVG, runner=FlowerRunner(fallback='threads')).fit, FD, arg='fallback')
+
+
+def test_records_bad_input():
+    "issue 33: to_record / from_record name their argument instead of an AttributeError, and refuse keys that would not come back."
+    pytest.importorskip('flwr')
+    from trustml_nb.fedfact_flower import from_record, to_record
+    err(to_record, [1, 2], arg='d must be a dict', exc=TypeError)
+    err(to_record, {'a/b': 1.0}, arg="'a/b'")
+    err(to_record, {'x': ['a', 'b']}, arg="d['x']", exc=TypeError)
+    err(from_record, [1, 2], arg='rec must be', exc=TypeError)
 
 
 # ---- the exact oracle, known scores, the final LP round, the Deployment Engine (issue 14) ------------------------------

@@ -8,6 +8,7 @@ Docs: https://trustml-nb.github.io/trustml_nb/fedfact.html.md"""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
 
 from .core import (NumericalWarning, PrefitClassifier, Report, _kind, _warn_at_user, check_array, check_binary, check_flag,
-                             check_is_fitted, check_numbers, check_option, check_probabilities, check_same_length, check_scalar, make_rng, progress, report,
+                             check_is_fitted, check_numbers, check_option, column_names, match_columns, check_probabilities, check_same_length, check_scalar, make_rng, progress, report,
                              report_numerical, require)
 from .groups import check_sensitive
 
@@ -396,6 +397,10 @@ class FedData:
     group_names:list = field(default_factory=list)
     class_names:list = field(default_factory=list)
     feature_names:list = field(default_factory=list)
+    named_features:bool|None = None # the features carry real names (a DataFrame X, or feature_names=...): fitted estimators match a DataFrame's columns by them (None: True when feature_names is given)
+
+    def __post_init__(self):
+        if self.named_features is None: self.named_features = bool(self.feature_names)
 
     @property
     def counts(self)->np.ndarray: return fl_counts(self.y, self.a, self.k, *self.shape)
@@ -416,7 +421,15 @@ def make_fed_data(
     X_test, y_test, a_test, k_test, # the same for the test rows
     group_names=None, class_names=None, feature_names=None, # optional labels for reports
 )->FedData:
-    "Validate and bundle a federation's train and test data."
+    "Validate and bundle a federation's train and test data; a DataFrame's columns are the feature names, and X_test's are matched to them by name."
+    names = column_names(X, 'X')
+    if names is not None and feature_names is not None and [str(c) for c in feature_names] != [str(c) for c in names]:
+        raise ValueError(f"feature_names {list(feature_names)[:8]} differ from X's columns {list(names)[:8]}; give one of them")
+    if names is None and feature_names is not None and not isinstance(feature_names, (str, bytes)) and hasattr(feature_names, '__len__'):
+        names = np.asarray(list(feature_names), dtype=object)
+    if names is not None and isinstance(X_test, pd.DataFrame): X_test = match_columns(X_test, names, 'X_test')   # arrays: by position, width checked below
+    named = names is not None
+    if feature_names is None and names is not None: feature_names = list(names)
     X = check_array(X, 'X', ndim=2).astype(float); X_test = check_array(X_test, 'X_test', shape=(None, X.shape[1])).astype(float)
     if X.shape[1] == 0: raise ValueError("X must have at least one feature column, got 0")
     y, a, k, shape = encode_fl(y, a, k)
@@ -431,7 +444,7 @@ def make_fed_data(
     return FedData(X, y, a, k, X_test, y_test, a_test, k_test, shape,
                    list(group_names) if group_names is not None else [str(g) for g in range(G)],
                    list(class_names) if class_names is not None else [str(c) for c in range(m)],
-                   list(feature_names) if feature_names is not None else [f'x{j}' for j in range(X.shape[1])])
+                   list(feature_names) if feature_names is not None else [f'x{j}' for j in range(X.shape[1])], named)
 
 # %% ../nbs/20_fedfact.ipynb #1ccb5563
 def synthetic_conflict(
@@ -501,6 +514,7 @@ class FedRun:
     log: list # one dict per round: stage, round, seconds, and what the server logged
     evals: list # every client's confusion counts n[a, y, yhat] on its train and test rows (empty if no shape was given)
     stage_payloads: list # the payload at the end of every stage (e.g. the FedAvg weights before FedFACT-In changes them)
+    runner: str|None = None # how the run was played where that differs from the runner's label (e.g. Flower's in-process fallback); None: as the runner says
 
 def _stage_seeds(seed, n_stages:int)->list:
     "One seed per stage: an int for all of them, or a sequence with one int each."
@@ -1475,6 +1489,16 @@ class _FixedWeights(FedProtocol):
 
 def _finite_weights(weights:dict)->bool: return all(np.isfinite(v).all() for k, v in weights.items() if k.startswith('w.'))
 
+def _align_features(fd:FedData, est, name:str='base_model')->FedData:
+    "`fd` with its feature columns in the order `est` was fitted on, matched by name (a fitted model's weights must meet the right columns)."
+    want = getattr(est, 'feature_names_in_', None)
+    if want is None or not getattr(fd, 'named_features', False) or list(fd.feature_names) == list(want): return fd
+    have = list(fd.feature_names)
+    try: match_columns(pd.DataFrame(columns=have), want, 'fd')
+    except ValueError as e: raise ValueError(f"{name} was fitted on other features than fd has: {e}") from None
+    idx = [have.index(c) for c in want]
+    return dataclasses.replace(fd, X=fd.X[:, idx], X_test=fd.X_test[:, idx], feature_names=list(want))
+
 class _FedEstimator:
     "What FedAvg, FedFACT-Post and FedFACT-In share: checking the federation and the runner, playing the pipeline, the report."
     _method = ''
@@ -1498,8 +1522,13 @@ class _FedEstimator:
         m, G, N = fd.shape
         self.n_features_in_, self.n_classes_, self.n_clients_ = fd.X.shape[1], m, N
         self.classes_, self.class_names_, self.groups_ = np.arange(m), list(fd.class_names), list(fd.group_names)
+        self.feature_names_in_ = np.asarray(fd.feature_names, dtype=object) if getattr(fd, 'named_features', False) else None
 
-    def _check_X(self, X)->np.ndarray: return check_array(X, 'X', ndim=2, shape=(None, self.n_features_in_)).astype(float)
+    def _check_X(self, X)->np.ndarray:
+        "X as a float array in the fitted column order: a DataFrame matched by column name (when the fit had names), an array by position."
+        names = getattr(self, 'feature_names_in_', None)
+        if names is not None and isinstance(X, pd.DataFrame): X = match_columns(X, names, 'X')   # arrays: by position, width checked below
+        return check_array(X, 'X', ndim=2, shape=(None, self.n_features_in_)).astype(float)
 
     def _check_clients(self, clients, n:int)->np.ndarray:
         if clients is None: raise TypeError(f"clients is required: the client (0..{self.n_clients_ - 1}) of every row, whose personalised rule applies")
@@ -1558,7 +1587,7 @@ class FedAvg(ClassifierMixin, _FedEstimator, BaseEstimator):
             raise ValueError(f"FedAvg training diverged: the weights became NaN or infinite (lr={self.lr:g}); lower lr")
         self._set_shape(fd); self.protocol_, self.weights_ = proto, weights
         tr = np.stack([e['train'] for e in run.evals]); te = np.stack([e['test'] for e in run.evals])
-        self.report_ = _fed_report('FedAvg', self.notion, (None, None), 0.0, tr, te, tr, run.log, secs, cpu, runner.label)
+        self.report_ = _fed_report('FedAvg', self.notion, (None, None), 0.0, tr, te, tr, run.log, secs, cpu, run.runner or runner.label)
         return self
 
     def _adopt(self, fd, proto, weights, log, seconds, runner_label):
@@ -1633,6 +1662,7 @@ class _FedFactBase(_FedEstimator):
         runner = self._check_common(fd); check_scalar(self.tol, 'tol', float, low=0)
         xi_g, xi_l = _check_budget(self.xi_g, 'xi_g'), _check_budget(self.xi_l, 'xi_l')
         stage0, avg, seed0, base, fitted = self._base_stage(fd, runner)
+        if fitted: fd = _align_features(fd, base)   # a fitted model's features, matched by name: fd's columns in its order
         proto = self._protocol(fd, avg, base)
         run, secs, cpu = self._play(fd, runner, [stage0, proto], [seed0, self.seed])
         w0 = {k: v for k, v in run.stage_payloads[0].items() if k.startswith('w.')}
@@ -1643,11 +1673,11 @@ class _FedFactBase(_FedEstimator):
             report_numerical(f"{self._method}: the final mixture LP failed; the rule falls back to the last dual iterate (deterministic)")
         self._set_shape(fd)
         stage0_secs = sum(r['seconds'] for r in run.log if r['stage'] == 'FedAvg')
-        self.base_model_ = base if fitted else clone(base)._adopt(fd, avg, w0, run.log, stage0_secs, runner.label)
+        self.base_model_ = base if fitted else clone(base)._adopt(fd, avg, w0, run.log, stage0_secs, run.runner or runner.label)
         self.protocol_, self.payload_, self.client_states_ = proto, run.payload, run.states
         tr = np.stack([e['train'] for e in run.evals]); te = np.stack([e['test'] for e in run.evals])
         tr_ex = np.stack([e['train_expected'] for e in run.evals]) if 'train_expected' in run.evals[0] else tr
-        self.report_ = _fed_report(self._method, self.notion, (xi_g, xi_l), self.tol, tr, te, tr_ex, run.log, secs, cpu, runner.label)
+        self.report_ = _fed_report(self._method, self.notion, (xi_g, xi_l), self.tol, tr, te, tr_ex, run.log, secs, cpu, run.runner or runner.label)
         return self
 
     def _check_diverged(self, run): pass
@@ -1843,6 +1873,7 @@ def fairlearn_baseline(
     check_option(constraints, 'constraints', ('demographic_parity', 'equalized_odds'))
     check_scalar(seed, 'seed', int, low=0, high=2**32 - 1)
     if fd.shape[0] != 2: raise ValueError(f"fd must have binary labels for ThresholdOptimizer, got {fd.shape[0]} classes")
+    fd = _align_features(fd, avg)
     if avg.n_features_in_ != fd.X.shape[1]: raise ValueError(f"base_model was fitted on {avg.n_features_in_} features; fd has {fd.X.shape[1]}")
     ThresholdOptimizer = require('fairlearn.postprocessing', 'fair', 'fairlearn_baseline').ThresholdOptimizer
     score = PrefitClassifier(proba_fn=avg.predict_proba, classes=(0, 1)).fit()

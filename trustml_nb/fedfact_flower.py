@@ -7,14 +7,17 @@ Docs: https://trustml-nb.github.io/trustml_nb/fedfact_flower.html.md"""
 # %% ../nbs/21_fedfact_flower.ipynb #b7dd59fe
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import sys
+import threading
 import time
 
 import numpy as np
 
-from .core import _kind, check_flag, check_scalar, progress, require
-from .fedfact import FedRun, FedRunner, _disable, _stage_seeds, client_counts
+from .core import TrustMLWarning, _kind, _warn_at_user, check_flag, check_option, check_scalar, progress, require
+from .fedfact import FedRun, FedRunner, _disable, _stage_seeds, client_counts, run_inprocess
 
 # %% auto #0
 __all__ = ['to_record', 'from_record', 'FedFactStrategy', 'make_server_app', 'make_client_app', 'run_flower', 'FlowerRunner',
@@ -22,30 +25,63 @@ __all__ = ['to_record', 'from_record', 'FedFactStrategy', 'make_server_app', 'ma
            'DeploymentRunner']
 
 # %% ../nbs/21_fedfact_flower.ipynb #e20bf0f3
-# Ray and Flower stay quiet and offline: no usage statistics, no dashboard, no log deduplication chatter.
-for _k, _v in {'RAY_USAGE_STATS_ENABLED': '0', 'RAY_DEDUP_LOGS': '0', 'RAY_DISABLE_DOCKER_CPU_WARNING': '1',
-               'RAY_ENABLE_UV_RUN_RUNTIME_ENV': '0', 'FLWR_TELEMETRY_ENABLED': '0', 'RAY_LOG_TO_STDERR': '0',
-               'GRPC_VERBOSITY': 'ERROR', 'TF_CPP_MIN_LOG_LEVEL': '3',
-               'RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO': '0'}.items():
-    os.environ.setdefault(_k, _v)
+# What Ray and Flower need is set only while they run (`_environ`), never at import, so importing this module leaves
+# os.environ as it was. Quiet and offline: no usage statistics, no telemetry, no log deduplication chatter.
+_QUIET_ENV = {'RAY_USAGE_STATS_ENABLED': '0', 'RAY_DEDUP_LOGS': '0', 'RAY_DISABLE_DOCKER_CPU_WARNING': '1',
+              'RAY_ENABLE_UV_RUN_RUNTIME_ENV': '0', 'FLWR_TELEMETRY_ENABLED': '0', 'RAY_LOG_TO_STDERR': '0',
+              'GRPC_VERBOSITY': 'ERROR', 'TF_CPP_MIN_LOG_LEVEL': '3', 'RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO': '0'}
+# Patient on a busy machine: Ray's agents, workers and health checks get minutes, not seconds, to answer.
+_PATIENT_ENV = {'RAY_agent_register_timeout_ms': '120000', 'RAY_gcs_rpc_server_reconnect_timeout_s': '120',
+                'RAY_worker_register_timeout_seconds': '300', 'RAY_health_check_timeout_ms': '30000',
+                'RAY_health_check_failure_threshold': '20'}
 
-require('flwr', 'fl', 'trustml_nb.fedfact_flower')   # without the `fl` extra: an ImportError naming it
-from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
-from flwr.clientapp import ClientApp
-from flwr.serverapp import Grid, ServerApp
+@contextlib.contextmanager
+def _environ(extra:dict, force:tuple=()):
+    "Set `extra` in os.environ for the block (keys the caller already set are kept, except those in `force`); afterwards os.environ is exactly as before."
+    saved = dict(os.environ)
+    try:
+        for k, v in extra.items():
+            if k in force or k not in os.environ: os.environ[k] = v
+        yield
+    finally:
+        for k in [k for k in os.environ if k not in saved]: del os.environ[k]
+        for k, v in saved.items():
+            if os.environ.get(k) != v: os.environ[k] = v
+
+with _environ({}):   # importing Flower sets GRPC_VERBOSITY: put it back, so that importing this module changes nothing
+    require('flwr', 'fl', 'trustml_nb.fedfact_flower')   # without the `fl` extra: an ImportError naming it
+    from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
+    from flwr.clientapp import ClientApp
+    from flwr.serverapp import Grid, ServerApp
 
 # %% ../nbs/21_fedfact_flower.ipynb #ea95f07b
+def _record_array(v, where:str)->np.ndarray:
+    "A value as a numeric C-ordered array for an ArrayRecord (TypeError naming `where` otherwise)."
+    if isinstance(v, dict): raise TypeError(f"{where} is a dict: one level of nested dicts travels, not two")
+    arr = np.asarray(v)
+    if arr.dtype.kind not in 'biuf': raise TypeError(f"{where} must be numbers or an array of numbers, got {_kind(v)} of dtype {arr.dtype}")
+    return np.array(arr, order='C')
+
 def to_record(d:dict)->ArrayRecord:
-    "A dict of arrays / floats / dicts of arrays as an ArrayRecord (nested keys joined with '/')."
+    "A dict of arrays / floats / dicts of arrays as an ArrayRecord (nested keys joined with '/', so a top-level key may not contain '/')."
+    if not isinstance(d, dict): raise TypeError(f"d must be a dict of arrays, floats and dicts of arrays, got {_kind(d)}")
     flat = {}
     for k, v in d.items():
+        if not isinstance(k, str): raise TypeError(f"d's keys must be strings, got {k!r} ({_kind(k)})")
         if k.startswith('_'): continue
-        if isinstance(v, dict): flat.update({f'{k}/{kk}': np.asarray(vv) for kk, vv in v.items()})
-        else: flat[k] = np.asarray(v)
-    return ArrayRecord({k: Array(np.array(v, order="C")) for k, v in flat.items()})
+        if '/' in k: raise ValueError(f"d has the key {k!r}: a top-level key may not contain '/', which joins a nested dict's keys "
+                                      f"(from_record would read it back as a nested dict); rename it")
+        if isinstance(v, dict):
+            if not v: raise ValueError(f"d[{k!r}] is an empty dict, which an ArrayRecord cannot carry (it would not come back); leave it out")
+            for kk, vv in v.items():
+                if not isinstance(kk, str): raise TypeError(f"d[{k!r}]'s keys must be strings, got {kk!r} ({_kind(kk)})")
+                flat[f'{k}/{kk}'] = _record_array(vv, f"d[{k!r}][{kk!r}]")
+        else: flat[k] = _record_array(v, f"d[{k!r}]")
+    return ArrayRecord({k: Array(v) for k, v in flat.items()})
 
 def from_record(rec:ArrayRecord)->dict:
-    "Inverse of `to_record`: 0-d arrays become floats, 'a/b' keys become nested dicts."
+    "Inverse of `to_record`: 0-d arrays become floats, 'a/b' keys become nested dicts (split at the first '/')."
+    if not isinstance(rec, ArrayRecord): raise TypeError(f"rec must be a Flower ArrayRecord written by to_record, got {_kind(rec)}")
     out = {}
     for k in rec.keys():
         v = rec[k].numpy(); v = float(v) if v.ndim == 0 else v
@@ -66,6 +102,7 @@ class FedFactStrategy:
         self.protocols, self.timeout, self.min_nodes = list(protocols), timeout, min_nodes
         self.seeds, self.disable = _stage_seeds(seed, len(self.protocols)), _disable(show_progress)
         self.payload, self.log, self.evals, self.states, self.stage_payloads = {}, [], None, None, []
+        self.stopped = threading.Event()   # set by run_flower when the simulation ends early: the server thread stops waiting
 
     def _ask(self, grid, node_ids, kind, stage, rnd):
         msgs = [Message(content=RecordDict({'payload': to_record(self.payload),
@@ -85,6 +122,7 @@ class FedFactStrategy:
         "Run every protocol's rounds, then a final evaluation round; results land in payload, log, evals and states."
         t0 = time.monotonic()
         while len(list(grid.get_node_ids())) < self.min_nodes:
+            if self.stopped.is_set(): raise RuntimeError("the Flower run was stopped before its nodes connected")
             if time.monotonic() - t0 > self.timeout: raise RuntimeError(f"only {len(list(grid.get_node_ids()))} of {self.min_nodes} Flower nodes connected")
             time.sleep(0.2)
         node_ids = sorted(grid.get_node_ids())
@@ -140,6 +178,31 @@ def _client_evaluate(protocols, load_partition, shape, msg, context):
     return Message(content=RecordDict({'reply': to_record(counts), 'state': to_record(state), 'meta': ConfigRecord({'cid': cid})}), reply_to=msg)
 
 # %% ../nbs/21_fedfact_flower.ipynb #18a37c07
+def _stop_new_children(before:set):
+    "Stop the processes this process started since `before` (a failed Ray start leaves its GCS and agents running)."
+    psutil = require('psutil', 'fl', 'run_flower')
+    new = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+    for p in new:
+        try: p.terminate()
+        except psutil.NoSuchProcess: pass
+    _, alive = psutil.wait_procs(new, timeout=10)
+    for p in alive:
+        try: p.kill()
+        except psutil.NoSuchProcess: pass
+
+def _start_ray(ray, init_args:dict, attempts:int)->str|None:
+    "Start Ray, up to `attempts` times (a failed try's processes are stopped first); None once it runs, else the last error."
+    psutil = require('psutil', 'fl', 'run_flower')
+    last = None
+    for _ in range(attempts):
+        before = {p.pid for p in psutil.Process().children(recursive=True)}
+        try:
+            ray.init(**init_args); return None
+        except Exception as e:   # Ray reports a start-up timeout as a bare Exception ("The current node timed out during startup ...")
+            last = f"{type(e).__name__}: {str(e).strip()[:300]}"
+            ray.shutdown(); _stop_new_children(before)
+    return last
+
 def run_flower(
     protocols:list, # FedProtocol objects run in sequence
     clients:list, # per-client data dicts (X, y, a, X_test, y_test, a_test)
@@ -149,26 +212,48 @@ def run_flower(
     total_cpus:int=2, # CPUs Ray may use in all
     verbose:bool=False, # show Flower's logs
     show_progress:bool|None=False, # progress bar over rounds (None: follow TRUSTML_NB_PROGRESS)
+    start_attempts:int=3, # tries to start Ray (a busy machine can miss Ray's fixed 30 s start-up wait; each failed try is cleaned up)
+    fallback:str|None='inprocess', # when Ray does not start: 'inprocess' runs the same protocols in this process (identical results) with a warning; None raises
 )->FedRun: # payload, client states (handed back at the evaluation), round log, evaluation counts, stage payloads
     "Run a protocol pipeline with Flower's local simulation engine (Ray); same answers as `run_inprocess`."
     check_scalar(num_cpus, 'num_cpus', low=0, closed='neither'); check_scalar(total_cpus, 'total_cpus', int, low=1)
-    check_flag(verbose, 'verbose')
+    check_flag(verbose, 'verbose'); check_scalar(start_attempts, 'start_attempts', int, low=1)
+    if fallback is not None: check_option(fallback, 'fallback', ('inprocess',))
     if not isinstance(clients, (list, tuple)) or not clients: raise TypeError(f"clients must be a non-empty list of per-client data dicts, got {_kind(clients)}")
     if shape is None: raise ValueError("shape (m, G, N) is required: the clients report their counts at the end")
-    run_simulation = require('flwr.simulation', 'fl', 'run_flower').run_simulation
-    ray = require('ray', 'fl', 'run_flower')
+    with _environ({}):   # importing flwr.simulation sets RAY_ENABLE_UV_RUN_RUNTIME_ENV, and ray RAY_CLIENT_MODE: not in the caller's environment
+        run_simulation = require('flwr.simulation', 'fl', 'run_flower').run_simulation
+        ray = require('ray', 'fl', 'run_flower')
     strategy = FedFactStrategy(protocols, seed, min_nodes=len(clients), show_progress=show_progress)
     server = make_server_app(strategy)
     client = make_client_app(protocols, lambda cid: clients[cid], shape)
-    backend = {'client_resources': {'num_cpus': num_cpus, 'num_gpus': 0.0},
-               'init_args': {'num_cpus': total_cpus, 'include_dashboard': False, 'log_to_driver': verbose,
-                             'logging_level': logging.INFO if verbose else logging.ERROR, 'configure_logging': True}}
+    backend = {'client_resources': {'num_cpus': num_cpus, 'num_gpus': 0.0}}
+    # Flower would start Ray itself, once and with Ray's fixed 30 s start-up wait; we start it (with retries) and Flower uses it.
+    # The actors import this package: they get the parent's sys.path, as Flower's own start would give them.
+    pythonpath = os.pathsep.join([*sys.path, *([os.environ['PYTHONPATH']] if os.environ.get('PYTHONPATH') else [])])
+    init_args = {'num_cpus': total_cpus, 'include_dashboard': False, 'log_to_driver': verbose,
+                 'logging_level': logging.INFO if verbose else logging.ERROR, 'configure_logging': True,
+                 'runtime_env': {'env_vars': {'PYTHONPATH': pythonpath}}}
     flwr_logger = logging.getLogger('flwr'); old = flwr_logger.level
-    if not verbose: flwr_logger.setLevel(logging.ERROR)
-    try: run_simulation(server_app=server, client_app=client, num_supernodes=len(clients), backend_config=backend)
-    finally:
-        flwr_logger.setLevel(old)
-        if ray.is_initialized(): ray.shutdown()
+    t0 = time.monotonic()
+    with _environ({**_QUIET_ENV, **_PATIENT_ENV, 'PYTHONPATH': pythonpath}, force=('PYTHONPATH',)):
+        started = not ray.is_initialized()              # a Ray the caller started is used as it is, and left running
+        error = _start_ray(ray, init_args, start_attempts) if started else None
+        if error is None:
+            if not verbose: flwr_logger.setLevel(logging.ERROR)
+            try: run_simulation(server_app=server, client_app=client, num_supernodes=len(clients), backend_config=backend)
+            finally:
+                strategy.stopped.set(); flwr_logger.setLevel(old)
+                if started and ray.is_initialized(): ray.shutdown()
+    if error is not None:
+        msg = (f"Flower's simulation engine could not start Ray in {start_attempts} attempt(s) ({time.monotonic() - t0:.0f} s); "
+               f"the machine may be too busy. Last error: {error}")
+        if fallback is None: raise RuntimeError(f"{msg}. Retry when the machine is quieter, or use InProcessRunner() (identical results)")
+        _warn_at_user(f"{msg}. Running the same protocols in this process instead (InProcessRunner, identical results); "
+                      f"pass fallback=None to raise instead.", TrustMLWarning, every_time=True)
+        run = run_inprocess(protocols, clients, seed, show_progress, shape)
+        run.runner = 'in-process (Flower could not start)'
+        return run
     if strategy.evals is None: raise RuntimeError("the Flower run ended before the evaluation round; rerun with verbose=True to see why")
     return FedRun(strategy.payload, strategy.states, strategy.log, strategy.evals, strategy.stage_payloads)
 
@@ -179,12 +264,16 @@ class FlowerRunner(FedRunner):
                  num_cpus:float=1.0, # Ray CPUs per simulated client (1: one Ray actor per CPU; each actor process imports torch and the package at start-up)
                  total_cpus:int=2, # CPUs Ray may use in all
                  verbose:bool=False, # show Flower's and Ray's logs
+                 start_attempts:int=3, # tries to start Ray on a busy machine
+                 fallback:str|None='inprocess', # Ray does not start: 'inprocess' plays the protocols in this process with a warning (the report's runner says so); None raises
                 ):
         self.num_cpus, self.total_cpus, self.verbose = num_cpus, total_cpus, verbose
+        self.start_attempts, self.fallback = start_attempts, fallback
 
     def run(self, protocols, clients, seed, shape, show_progress=None)->FedRun:
         "Play the pipeline under Flower's simulation engine with `run_flower`; Ray is shut down afterwards."
-        return run_flower(protocols, clients, seed, shape, self.num_cpus, self.total_cpus, self.verbose, show_progress)
+        return run_flower(protocols, clients, seed, shape, self.num_cpus, self.total_cpus, self.verbose, show_progress,
+                          self.start_attempts, self.fallback)
 
 # %% ../nbs/21_fedfact_flower.ipynb #9d3e1a70
 _CACHE = {}
@@ -308,7 +397,7 @@ def run_deployment(
     app = write_deployment_app(work / 'app')
     port = _free_port()                              # flwr 1.42: one HTTP port serves the Fleet, Control and ServerAppIo APIs
     (home / 'config.toml').write_text(f'[superlink]\ndefault = "local"\n\n[superlink.local]\naddress = "127.0.0.1:{port}"\ninsecure = true\n')
-    env = {**os.environ, 'FLWR_HOME': str(home), 'PATH': os.path.dirname(sys.executable) + os.pathsep + os.environ.get('PATH', ''),
+    env = {**_QUIET_ENV, **_PATIENT_ENV, **os.environ, 'FLWR_HOME': str(home), 'PATH': os.path.dirname(sys.executable) + os.pathsep + os.environ.get('PATH', ''),
            'TRUSTML_NB_PROGRESS': '0'}
     bin_ = lambda name: os.path.join(os.path.dirname(sys.executable), name)
     procs = []
@@ -358,7 +447,6 @@ class DeploymentRunner(FedRunner):
     def run(self, protocols, clients, seed, shape, show_progress=None)->FedRun:
         "Play the pipeline on the Deployment Engine with `run_deployment`; every process is stopped afterwards."
         return run_deployment(protocols, clients, seed, shape, self.timeout, self.verbose, show_progress)
-
 
 # %% ../nbs/21_fedfact_flower.ipynb #5fcfd4da
 from .core import document_parameters as _document_parameters
