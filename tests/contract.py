@@ -134,8 +134,11 @@ class SmallFit:
 
 
 def _fed_tiny():
+    import dataclasses
     from trustml_nb.fedfact import synthetic_conflict
-    return synthetic_conflict(n=600, sizes=(0.6, 0.4), group_share=(0.7, 0.3), bias=(1.0, -1.0), seed=0)
+    fd = synthetic_conflict(n=600, sizes=(0.6, 0.4), group_share=(0.7, 0.3), bias=(1.0, -1.0), seed=0)
+    # a federation whose features carry names (as make_fed_data gives for a DataFrame X): frames are matched by them
+    return dataclasses.replace(fd, named_features=True)
 
 
 def _fed_fit(kind):

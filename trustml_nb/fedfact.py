@@ -22,7 +22,7 @@ from sklearn.exceptions import NotFittedError
 from .core import (NumericalWarning, PrefitClassifier, Report, _kind, _warn_at_user, check_array, check_binary, check_flag,
                              check_is_fitted, check_numbers, check_option, column_names, match_columns, check_probabilities, check_same_length, check_scalar, make_rng, progress, report,
                              report_numerical, require)
-from .groups import check_sensitive
+from .groups import check_sensitive, label_column
 
 # %% auto #0
 __all__ = ['NOTIONS', 'encode_fl', 'fl_counts', 'fairness_matrices', 'confusion_matrices', 'disparities', 'direct_disparities',
@@ -1538,7 +1538,7 @@ class _FedEstimator:
     def _check_sensitive(self, sensitive, n:int)->np.ndarray:
         "Group codes 0..G-1, from the fitted group names or from the codes themselves."
         if sensitive is None: raise TypeError(f"sensitive is required: the group of every row, one of {self.groups_}")
-        arr = check_array(sensitive, 'sensitive', ndim=1, numeric=False); check_same_length(X=np.empty(n), sensitive=arr)
+        arr = check_array(label_column(sensitive, 'sensitive'), 'sensitive', ndim=1, numeric=False); check_same_length(X=np.empty(n), sensitive=arr)
         names, vals = [str(g) for g in self.groups_], arr.ravel()
         if all(isinstance(v, str) for v in vals):
             unknown = sorted(set(vals) - set(names))
