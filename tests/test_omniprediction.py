@@ -491,3 +491,84 @@ def test_qr_report_lists_each_groups_coefficient():
     loss = lambda th: np.sum(np.maximum(tau * (s - Phi @ th), (tau - 1) * (s - Phi @ th)))
     assert abs(loss(est.coef_) - loss(theta)) <= 1e-9
     assert loss(theta + [0.05, 0]) > loss(theta) + 1e-3              # and the LP optimum is sharp at this scale
+
+
+# --- issue 33: labelled input matched by name everywhere, no hidden global state, the like-for-like MAPIE peer ---
+
+def test_probability_column_is_matched_by_name():
+    "Issue 33 item 4: a base score fitted as a named one-column DataFrame was accepted under any other name at predict."
+    syn, G, base, T = _syn_fit(1500, seed=11)
+    y = syn['y'].to_numpy(); Xs = pd.DataFrame({'base score': base})
+    om = OmniPredictor(eps=0.005).fit(Xs, y, groups=G, tests=T)
+    with pytest.raises(ValueError, match=r"X is missing column\(s\) \['base score'\] and has column\(s\) \['other score'\]"):
+        om.predict(pd.DataFrame({'other score': base}), groups=G, tests=T)
+    assert list(om.feature_names_in_) == ['base score']
+    p = om.predict(Xs, groups=G, tests=T)
+    assert np.array_equal(om.predict(base, groups=G[G.columns[::-1]], tests=T[T.columns[::-1]]), p)   # array by position, tables by name
+    cal = np.arange(len(y)) < 800
+    for method in ('max', 'qr', 'conditional'):
+        gc = GroupConformal(method=method, alpha=0.2).fit(Xs[cal], y[cal], groups=G[cal])
+        assert list(gc.feature_names_in_) == ['base score']
+        ref = gc.predict(Xs[~cal], groups=G[~cal])
+        pd.testing.assert_frame_equal(gc.predict(base[~cal], groups=G[~cal][G.columns[::-1]]), ref)
+        with pytest.raises(ValueError, match=r"X is missing column\(s\) \['base score'\]"):
+            gc.predict(pd.DataFrame({'p': base[~cal]}), groups=G[~cal])
+    assert OmniPredictor(eps=0.01).fit(base, y, groups=G, tests=T).feature_names_in_ is None    # unnamed input: no names recorded
+
+
+def test_adult_tests_matches_a_series_score_by_index():
+    "Issue 33 item 4: `adult_tests` read a score Series by position, so a score in another row order gave wrong test functions."
+    rng = np.random.default_rng(3); n = 50
+    X = pd.DataFrame({'age': rng.integers(18, 80, n), 'education_num': rng.integers(1, 17, n), 'hours_per_week': rng.integers(5, 80, n)},
+                     index=rng.permutation(1000)[:n])
+    s = pd.Series(rng.uniform(size=n), index=X.index)
+    ref = omod.adult_tests(X, s)
+    assert list(ref.index) == list(X.index)
+    np.testing.assert_allclose(ref['score'].to_numpy(), 2 * s.to_numpy() - 1)           # independent: the formula on aligned values
+    shuffled = s.sample(frac=1, random_state=1)
+    pd.testing.assert_frame_equal(omod.adult_tests(X, shuffled), ref)                   # rows matched by label
+    pd.testing.assert_frame_equal(omod.adult_tests(X[['hours_per_week', 'education_num', 'age']], s), ref)   # columns by name
+    with pytest.raises(ValueError, match="score is a Series whose index is not X's row index"):
+        omod.adult_tests(X, s.reset_index(drop=True))
+
+
+def _global_states():
+    import random
+    return random.getstate(), np.random.get_state()
+
+
+def _same_states(a, b):
+    return a[0] == b[0] and all(np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y for x, y in zip(a[1], b[1]))
+
+
+@pytest.mark.parametrize('seed', [0, None])
+def test_fit_and_predict_leave_global_generators_alone(seed):
+    "Issue 33 item 5: no fit, predict or study function of the module draws from or reseeds Python's or numpy's global generator."
+    syn, G, base, T = _syn_fit(1200, seed=12); y = syn['y'].to_numpy(); cal = np.arange(len(y)) < 600
+    calls = [lambda: OmniPredictor(eps=0.01, n_bins=None, n_bins_candidates=(5, 10), folds=2, seed=seed).fit(base, y, groups=G, tests=T).predict(base, groups=G, tests=T),
+             lambda: synthetic_selective(300, seed=seed),
+             lambda: group_ratio_sd(y, base, G, score=base, y_fit=y, score_fit=base, n_boot=5, seed=seed)]
+    calls += [lambda m=m: GroupConformal(method=m, seed=seed).fit(base[cal], y[cal], groups=G[cal]).predict(base[~cal], groups=G[~cal])
+              for m in ('max', 'qr', 'conditional')]
+    import random
+    for call in calls:
+        random.seed(123); np.random.seed(123)
+        before = _global_states(); call(); after = _global_states()
+        assert _same_states(before, after)
+
+
+def test_conditional_equals_mapie_conditional_conformal():
+    "The 'conditional' sets equal MAPIE's ConditionalSplitConformalClassifier (Gibbs et al., same group features), an independent implementation."
+    cond = pytest.importorskip('mapie.conditional_conformal_prediction')
+    from trustml_nb.core import PrefitClassifier
+    syn, G, _, _ = _syn_fit(1300, seed=13); y = syn['y'].to_numpy(); p = syn['p_true'].to_numpy()
+    cal = np.arange(len(y)) < 1000
+    ours = GroupConformal(method='conditional', alpha=0.1).fit(p[cal], y[cal], groups=G[cal]).predict(p[~cal], groups=G[~cal])
+    Xm = np.column_stack([G.to_numpy(float), p])
+    m = cond.ConditionalSplitConformalClassifier(feature_map=lambda X: X[:, :-1], estimator=PrefitClassifier().fit(), confidence_level=0.9,
+                                                 conformity_score='lac', prefit=True).conformalize(Xm[cal], y[cal])
+    _, s = m.predict_set(Xm[~cal])
+    differ = (s[:, 0, 0] != ours['has0'].to_numpy()) | (s[:, 1, 0] != ours['has1'].to_numpy())
+    q, pt = ours['q'].to_numpy(), p[~cal]
+    near = np.minimum(np.abs(pt - q), np.abs(1 - pt - q)) <= omod.JITTER      # only our tie-breaking jitter may separate the two
+    assert not (differ & ~near).any() and differ.sum() <= 3

@@ -15,7 +15,8 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 
 from .core import (Report, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_numbers, check_option,
-                             check_probabilities, check_same_length, check_scalar, make_rng, progress, report, report_numerical)
+                             check_probabilities, check_same_length, check_scalar, column_names, make_rng, match_columns, progress,
+                             report, report_numerical)
 from .groups import check_groups
 from .multicalibration import _bins
 from .viz import PALETTE, explorer, new_figure
@@ -325,6 +326,7 @@ class OmniPredictor(BaseEstimator):
             tests=None, # test functions in [-1, 1]: DataFrame (named columns) or array; None: the constant 1
            ):
         "Alternate multiaccuracy boosting and calibration until neither residual exceeds eps; return self."
+        names_in = column_names(X, 'X')      # a one-column DataFrame's name, matched by name at predict
         p0 = check_probabilities(X, 'X', one_per_row=True); y = check_binary(y, 'y'); check_same_length(X=p0, y=y)
         g = check_groups(_everyone(len(y)) if groups is None else groups, len(y)); C, names = _check_tests(tests, len(y))
         cands = self._settings(len(y)); rng = make_rng(self.seed)
@@ -342,6 +344,7 @@ class OmniPredictor(BaseEstimator):
                                           f"calibration residual {cal:.4f}, eps {self.eps}); raise max_rounds or eps"))
         history = pd.DataFrame(history)
         self.groups_, self.tests_, self.steps_, self.n_bins_ = list(g.columns), names, steps, n_bins
+        self.feature_names_in_ = names_in
         self.report_ = OmniReport(history, converged=converged, rounds=len(history), boosting_steps=int(history['boosting_steps'].sum()),
                                   multiaccuracy_residual=ma, calibration_residual=cal, base_squared_error=float(np.mean((y - p0)**2)),
                                   squared_error=float(history['squared_error'].iloc[-1]), eps=float(self.eps), n_bins=n_bins,
@@ -355,7 +358,7 @@ class OmniPredictor(BaseEstimator):
                )->np.ndarray: # the learned probabilities
         "Replay the learned updates on new rows."
         check_is_fitted(self)
-        p = check_probabilities(X, 'X', one_per_row=True)
+        p = check_probabilities(match_columns(X, self.feature_names_in_, 'X'), 'X', one_per_row=True)
         g = check_groups(_everyone(len(p)) if groups is None else groups, len(p), columns=self.groups_, min_size=0)
         C, _ = _check_tests(tests, len(p), columns=self.tests_)
         return _replay(p, g.to_numpy(float), C, self.steps_)
@@ -582,6 +585,7 @@ class GroupConformal(BaseEstimator):
             groups=None, # calibration group memberships (anything `groups.check_groups` accepts); None: everyone
            ):
         "Compute the non-conformity scores of the calibration rows and the thresholds the method needs; return self."
+        names_in = column_names(X, 'X')      # a one-column DataFrame's name, matched by name at predict
         p = check_probabilities(X, 'X', one_per_row=True); y = check_binary(y, 'y'); check_same_length(X=p, y=y)
         g = check_groups(_everyone(len(y)) if groups is None else groups, len(y))
         alpha = check_scalar(self.alpha, 'alpha', float, 0, 1, closed='neither'); check_option(self.method, 'method', ('max', 'qr', 'conditional'))
@@ -594,7 +598,7 @@ class GroupConformal(BaseEstimator):
             qg[c] = s[k - 1] if k <= len(s) else np.inf
         table = pd.DataFrame(dict(group=list(g.columns), n_calibration=g.sum(axis=0).to_numpy(int), group_quantile=list(qg.values())))
         self.alpha_, self.method_, self.allow_empty_ = float(alpha), self.method, bool(self.allow_empty)
-        self.groups_, self.group_quantiles_ = list(g.columns), np.array(list(qg.values()))
+        self.groups_, self.group_quantiles_, self.feature_names_in_ = list(g.columns), np.array(list(qg.values())), names_in
         if self.method == 'qr':
             self.coef_ = quantile_fit(Phi, sc, 1 - alpha); table['coefficient'] = self.coef_
         if self.method == 'conditional': self.scores_, self.design_ = sc, Phi
@@ -611,7 +615,7 @@ class GroupConformal(BaseEstimator):
                )->pd.DataFrame: # columns has0, has1 (booleans), action (0, 1, ABSTAIN for {0, 1}, EMPTY), q (the threshold)
         "The prediction set of every test row: the labels whose non-conformity score is at most the row's threshold."
         check_is_fitted(self)
-        pt = check_probabilities(X, 'X', one_per_row=True)
+        pt = check_probabilities(match_columns(X, self.feature_names_in_, 'X'), 'X', one_per_row=True)
         gt = check_groups(_everyone(len(pt)) if groups is None else groups, len(pt), columns=self.groups_, min_size=0)
         M = gt.to_numpy(float)
         lost = int((M.sum(axis=1) == 0).sum())
@@ -690,11 +694,15 @@ def adult_tests(
 )->pd.DataFrame: # test functions in [-1, 1]
     "Test functions for multiaccuracy on Adult: constant, scaled age, education, hours, and the base score."
     check_columns(X, ['age', 'education_num', 'hours_per_week'], 'X')
+    if isinstance(score, pd.Series) and not score.index.equals(X.index):     # a labelled score is matched to X's rows by label
+        if score.index.has_duplicates or len(score) != len(X) or not score.index.isin(X.index).all():
+            raise ValueError("score is a Series whose index is not X's row index (in any order); pass it with X's index, or as an array (taken by position)")
+        score = score.reindex(X.index)
     s = check_probabilities(score, 'score', one_per_row=True); check_same_length(X=X, score=s)
     num = {c: check_array(X[c], f"X[{c!r}]", ndim=1).astype(float) for c in ('age', 'education_num', 'hours_per_week')}
     return pd.DataFrame({'one': np.ones(len(X)), 'age': np.clip((num['age'] - 40) / 30, -1, 1),
                          'education': np.clip((num['education_num'] - 10) / 6, -1, 1),
-                         'hours': np.clip((num['hours_per_week'] - 40) / 40, -1, 1), 'score': 2 * s - 1})
+                         'hours': np.clip((num['hours_per_week'] - 40) / 40, -1, 1), 'score': 2 * s - 1}, index=X.index)
 
 # %% ../nbs/60_selective_omniprediction.ipynb #13564c18
 def plot_omni_ratios(
