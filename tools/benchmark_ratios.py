@@ -40,7 +40,7 @@ def conformal():
     t = pd.concat(rows)
     mean = t.groupby('method').agg(**{f'{c}_ratio_mean': (f'{c}_ratio', 'mean') for c in ('worst_abs_gap', 'set_size', 'seconds')},
                                    seeds_within_0_02=('within_0.02', 'sum'), peer_seeds_within_0_02=('peer_within_0.02', 'sum'), seeds=('seed', 'count')).reset_index()
-    return ('Group-conditional conformal vs MAPIE 1.6.0 Mondrian (omniprediction_coverage.csv; target: worst |gap| <= 0.02 over groups with >= 500 test rows)',
+    return ('Group-conditional conformal vs MAPIE 1.6.0 Mondrian, a simpler method (like-for-like peer: omniprediction_conditional_peer.csv) (omniprediction_coverage.csv; target: worst |gap| <= 0.02 over groups with >= 500 test rows)',
             mean, t)
 
 
