@@ -746,10 +746,10 @@ def group_ratio_sd(
     omni = np.mean([realized_loss(yt, bayes_action(p, L), L) for L in losses], 0)
     tuned = np.mean([realized_loss(yt, threshold_action(st, *tune_selective(sf, yf, L)), L) for L in losses], 0)
     out = {}
-    for c in g.columns:
+    for c in sorted(g.columns, key=str):   # groups draw in the order of their names, so reordered columns give the same draws
         m = np.nonzero(g[c].to_numpy())[0]; idx = m[rng.integers(0, len(m), (n_boot, len(m)))]
         out[c] = float(np.std(_ratio(omni[idx].mean(1), tuned[idx].mean(1))))
-    return pd.Series(out, name='ratio_sd')
+    return pd.Series({c: out[c] for c in g.columns}, name='ratio_sd')
 
 # %% ../nbs/60_selective_omniprediction.ipynb #b5d90df5
 def explore_losses(
