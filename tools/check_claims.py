@@ -170,7 +170,7 @@ def main():
     readme = (ROOT / 'README.md').read_text()
     readme_code = set(re.findall(r'\d+(?:\.\d+)?', ' '.join(re.findall(r'```.*?```|`[^`]*`', readme, flags=re.S))))
     for full, num, ctx, line in _numbers(readme):      # README: only a results file holding the same text counts
-        exact = next((p.name for p in sorted(RESULTS.glob('*')) if p.suffix in ('.md', '.csv') and p.name != 'claims.md' and full in p.read_text(errors='replace')), '')
+        exact = next((p.name for p in sorted(RESULTS.glob('*')) if p.suffix in ('.md', '.csv') and p.name != 'claims.md' and (full in (t := p.read_text(errors='replace')) or full.replace(',', '') in t)), '')   # tables print 9996 for 9,996
         kind = ('results', exact) if exact and not LEAD.search(line) else classify(num, ctx, line, set(), set(), {}, readme_code)
         rows.append(('README.md', '', full, *kind, ctx))
     nbs = [ROOT / 'nbs' / 'index.ipynb'] + sorted((ROOT / 'tutorials').glob('*.ipynb')) + sorted((ROOT / 'nbs').glob('[0-9]*.ipynb'))
