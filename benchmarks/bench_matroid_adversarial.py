@@ -11,7 +11,7 @@ is checked on every matroid. The graphic random-order selector's 4 alpha is for 
 graphs (n = 4..6 edges) its acceptance probabilities are exact averages over all n! orders.
 bound_ratio = (1 / worst acceptance probability) / claimed factor: <= 1 the bound held, inf an element is never accepted.
 Run: PYTHONPATH=. .venv/bin/python benchmarks/bench_matroid_adversarial.py
-(writes benchmarks/results/matroid_adversarial.{csv,md} and a copy of the CSV into trustml_nb/datasets/, which
+(writes benchmarks/results/matroid_adversarial.{csv,md} and a gzipped copy of the CSV into trustml_nb/datasets/, which
 `matroid_selection.adversarial_results()` and the notebook read). About 3 minutes on the shared 2-core machine.
 """
 import math
@@ -90,7 +90,7 @@ if __name__ == '__main__':
     OUT.mkdir(exist_ok=True)
     table.to_csv(OUT / 'matroid_adversarial.csv', index=False)
     shipped = ['selector', 'family', 'instance', 'n', 'alpha', 'rank', 'bound', 'colours_allowed', 'colours_used', 'bound_ratio', 'bound_met', 'orders']
-    if PER_FAMILY >= 500: table[shipped].to_csv(Path(__file__).parents[1] / 'trustml_nb' / 'datasets' / 'matroid_adversarial.csv', index=False,
+    if PER_FAMILY >= 500: table[shipped].to_csv(Path(__file__).parents[1] / 'trustml_nb' / 'datasets' / 'matroid_adversarial.csv.gz', index=False,
                                                 float_format='%.6g')
     summary = summarise(table)
     text = ("# Fair matroid selection: every claimed bound against the worst arrival order\n\n"
