@@ -25,7 +25,7 @@ import pandas as pd
 
 from trustml_nb.core import NumericalWarning, markdown_table, quiet
 from trustml_nb.fairdice import FairDICE, NeuralFairDICE, policy_metrics
-from trustml_nb.momdp import _dangling_states, collect_dataset, random_momdp, spibb_policy, unmapped_room
+from trustml_nb.momdp import dangling_states, collect_dataset, random_momdp, spibb_policy, unmapped_room
 
 OUT = Path(__file__).parent / "results"
 
@@ -49,7 +49,7 @@ def exact_rows(name, m, D):
             with quiet(NumericalWarning):
                 du = FairDICE(beta=beta, gamma=m.gamma, states_without_data=conv).fit(D).report_
                 pr = FairDICE(beta=beta, gamma=m.gamma, states_without_data=conv, solver="primal").fit(D).report_
-            rows.append({"momdp": name, "states_without_data_in_data": len(_dangling_states(D)), "beta": beta,
+            rows.append({"momdp": name, "states_without_data_in_data": len(dangling_states(D)), "beta": beta,
                          "convention": conv, "total_occupancy": du.total_occupancy,
                          "occupancy_without_data": du.occupancy_without_data, "occupancy_sum": du.occupancy.sum(),
                          "abs_dual_minus_primal": abs(du.objective - pr.objective),

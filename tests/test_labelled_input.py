@@ -430,6 +430,7 @@ EXEMPT = {
     'data.german_task(sensitive)': "names of sensitive columns (strings), not a frame",
     'fedfact.confusion_matrices(y_pred)': _VECTOR, 'fedfact.direct_disparities(y_pred)': _VECTOR,
     'fedfact.prediction_counts(y_pred)': _VECTOR,
+    'core.describe_input(x)': "describes any refused input for an error message; reads no values",
     'oath.challenge_sample(groups)': _VECTOR, 'quere.auroc_over_splits(groups_of_rows)': _VECTOR,
     'fedfact.client_counts(data)': "a client's partition inside a federated protocol (arrays), not a user frame",
     'gam_explain.plot_runtime(df)': "draws runtime_table's own output (columns it wrote itself)",

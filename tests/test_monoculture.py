@@ -317,7 +317,7 @@ def test_llm_cache_checksum_is_verified(tmp_path, monkeypatch):
     assert hashlib.sha256(path.read_bytes()).hexdigest() == LLM_SCORES_SHA256
     damaged = bytearray(path.read_bytes()); damaged[len(damaged) // 2] ^= 0x01
     (tmp_path / LLM_SCORES_FILE).write_bytes(bytes(damaged))
-    monkeypatch.setattr(data, '_package_data_dir', lambda: tmp_path)   # the loader now finds the damaged copy
+    monkeypatch.setattr(data, 'package_data_dir', lambda: tmp_path)   # the loader now finds the damaged copy
     with pytest.raises(data.ChecksumError, match=LLM_SCORES_FILE):
         load_prompt_multiplicity('adult')
 

@@ -33,7 +33,7 @@ MODULES = {
                                    'test_standard_errors_and_intervals_match_the_exact_efficient_se',
                                    'test_every_nuisance_is_predicted_only_on_rows_its_model_never_saw', 'test_clipping_is_honoured',
                                    'test_low_level_errors', 'test_boolean_propensities_are_refused')]),
-    'multicalibration': (['_bins', '_weighted_errors', 'mc_table', 'mc_error', 'mc_error_to_truth', '_smece_sigma', '_smooth_ece',
+    'multicalibration': (['_weighted_errors', 'mc_table', 'mc_error', 'mc_error_to_truth', '_smece_sigma', '_smooth_ece',
                           'smooth_ece', 'weighted_smooth_ece'],
                          [T('multicalibration', n) for n in ('test_mc_error_matches_brute_force', 'test_mc_table_in_group_error_is_the_groups_ece',
                                                              'test_metrics_take_y_true_y_prob_groups', 'test_smooth_ece_known_values',

@@ -25,20 +25,20 @@ ROOT = Path(__file__).resolve().parents[1]
 MUTANTS = {
     'pse_effect_se_x085': (
         'trustml_nb/pse.py',
-        "se = float((fp - fq).std() / np.sqrt(n)) if fp is not None and fq is not None else np.nan",
-        "se = float(0.85 * (fp - fq).std() / np.sqrt(n)) if fp is not None and fq is not None else np.nan",
+        "        if phi is not None: return float(phi.std() / np.sqrt(n))",
+        "        if phi is not None: return float(0.85 * phi.std() / np.sqrt(n))",
         'effect standard errors multiplied by 0.85',
         ['tests/test_pse.py']),
     'pse_propensity_in_sample': (
         'trustml_nb/pse.py',
-        "m = clone(L['propensity']).fit(H[k][tr], x[tr])",
-        "m = clone(L['propensity']).fit(H[k], x)",
+        "return clone(L['propensity']).fit(H[tr], x[tr]).predict_proba(H[te])[:, 1]",
+        "return clone(L['propensity']).fit(H, x).predict_proba(H[te])[:, 1]",
         'propensities fitted on every row (in-sample) instead of the training folds',
         ['tests/test_pse.py']),
     'pse_clip_ignored': (
         'trustml_nb/pse.py',
-        "propensities=[np.clip(r, clip, 1 - clip) for r in raw]",
-        "propensities=[np.asarray(r) for r in raw]",
+        "propensities=[np.clip(q, clip, 1 - clip) for q in raw]",
+        "propensities=[np.asarray(q) for q in raw]",
         'propensity clipping ignored',
         ['tests/test_pse.py']),
     'conformal_no_n_plus_1': (

@@ -27,11 +27,12 @@ from sklearn.exceptions import NotFittedError
 from tqdm.auto import tqdm
 
 # %% auto #0
-__all__ = ['TrustMLWarning', 'DroppedRowsWarning', 'NumericalWarning', 'SmallGroupWarning', 'report_dropped', 'report_numerical',
-           'quiet', 'check_array', 'check_same_length', 'check_scalar', 'check_option', 'check_probabilities',
-           'check_binary', 'check_flag', 'check_numbers', 'check_columns', 'column_names', 'match_columns', 'require',
-           'make_rng', 'seed_everything', 'isolated_seed', 'Report', 'report', 'check_is_fitted', 'PrefitClassifier',
-           'markdown_table', 'progress_enabled', 'progress', 'param_docs', 'document_parameters']
+__all__ = ['TrustMLWarning', 'DroppedRowsWarning', 'NumericalWarning', 'SmallGroupWarning', 'warn_at_user', 'report_dropped',
+           'report_numerical', 'quiet', 'describe_input', 'check_array', 'check_same_length', 'check_scalar',
+           'check_option', 'check_probabilities', 'check_binary', 'check_flag', 'check_numbers', 'check_columns',
+           'column_names', 'match_columns', 'equal_width_bins', 'require', 'make_rng', 'seed_everything',
+           'isolated_seed', 'Report', 'report', 'check_is_fitted', 'PrefitClassifier', 'markdown_table',
+           'progress_enabled', 'progress', 'param_docs', 'document_parameters']
 
 # %% ../nbs/00_core.ipynb #71fb7fb9
 class TrustMLWarning(UserWarning):
@@ -55,7 +56,11 @@ def _user_frame():
     while f is not None and _PACKAGE_DIR and os.path.abspath(f.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep): f = f.f_back
     return f if f is not None else sys._getframe(1)
 
-def _warn_at_user(msg:str, category:type, every_time:bool=False):
+def warn_at_user(
+    msg:str, # the warning text
+    category:type, # the warning class, e.g. DroppedRowsWarning
+    every_time:bool=False, # show it on every call, not once per calling line
+):
     "Warn at the user's line of code (not a line inside the package); `every_time` skips Python's once-per-line memory."
     f = _user_frame()
     # registry=None: no memory of earlier warnings, so a second load that drops rows says so too
@@ -72,7 +77,7 @@ def report_dropped(
     if n_dropped <= 0: return ''
     who = f"{source}: " if source else ''
     msg = f"{who}dropped {n_dropped:,} of {n_total:,} rows ({n_dropped/n_total:.1%}): {reason}"
-    _warn_at_user(msg, DroppedRowsWarning, every_time=True)
+    warn_at_user(msg, DroppedRowsWarning, every_time=True)
     return msg
 
 # %% ../nbs/00_core.ipynb #37fca99d
@@ -80,7 +85,7 @@ def report_numerical(
     msg:str, # what went wrong and what the user can do about it
 )->str:
     "Warn with a `NumericalWarning`; use for problems that leave a usable but suspect result."
-    _warn_at_user(msg, NumericalWarning)
+    warn_at_user(msg, NumericalWarning)
     return msg
 
 # %% ../nbs/00_core.ipynb #221503ce
@@ -100,7 +105,9 @@ def quiet(
         yield
 
 # %% ../nbs/00_core.ipynb #1926cdb8
-def _kind(x)->str:
+def describe_input(
+    x, # any input a check refused
+)->str:
     "Short description of `x` for error messages."
     if isinstance(x, np.ndarray): return f"array of shape {x.shape} and dtype {x.dtype}"
     if isinstance(x, (pd.Series, pd.DataFrame)): return f"{type(x).__name__} of shape {x.shape}"
@@ -133,7 +140,7 @@ def check_array(
         else: arr = np.asarray(x)
     except (TypeError, ValueError) as e:
         if str(e).startswith(name): raise
-        raise TypeError(f"{name} must be array-like, got {_kind(x)} ({e})") from None
+        raise TypeError(f"{name} must be array-like, got {describe_input(x)} ({e})") from None
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if arr.ndim not in allowed:
@@ -264,7 +271,7 @@ def check_flag(
     "Check that `x` is True or False (or None if allowed); return it."
     if x is None and allow_none: return None
     if not isinstance(x, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False{' or None' if allow_none else ''}, got {_kind(x)} {x!r:.40}")
+        raise TypeError(f"{name} must be True or False{' or None' if allow_none else ''}, got {describe_input(x)} {x!r:.40}")
     return bool(x)
 
 def check_numbers(
@@ -289,7 +296,7 @@ def check_columns(
     name:str='df', # argument name, used in error messages
 )->pd.DataFrame:
     "Check that `df` is a DataFrame with unique column names containing every name in `columns`."
-    if not isinstance(df, pd.DataFrame): raise TypeError(f"{name} must be a pandas DataFrame, got {_kind(df)}")
+    if not isinstance(df, pd.DataFrame): raise TypeError(f"{name} must be a pandas DataFrame, got {describe_input(df)}")
     dup = df.columns[df.columns.duplicated()].unique()
     if len(dup): raise ValueError(f"{name} has duplicate column name(s) {sorted(map(str, dup))}; rename them first")
     missing = [c for c in columns if c not in df.columns]
@@ -343,6 +350,14 @@ def match_columns(
     if width is not None and np.ndim(X) == 2 and np.shape(X)[1] != width:
         raise ValueError(f"{name} has {np.shape(X)[1]} column(s), but the model was fitted on {width}")
     return X
+
+# %% ../nbs/00_core.ipynb #ca8bb3ba
+def equal_width_bins(
+    p, # probabilities in [0, 1] (a numpy array)
+    n_bins:int, # number of equal-width bins of [0, 1]
+)->np.ndarray:
+    "Equal-width bin index (0..n_bins-1) of every p in [0, 1]; 1 falls in the last bin."
+    return np.minimum((np.asarray(p) * n_bins).astype(int), n_bins - 1)
 
 # %% ../nbs/00_core.ipynb #9f221855
 def require(
@@ -537,7 +552,7 @@ def markdown_table(
     digits:int=4, # significant digits for floats
 )->str:
     "`df` as a GitHub-flavoured markdown table; floats to `digits` significant digits, NaN as an empty cell."
-    if not isinstance(df, pd.DataFrame): raise TypeError(f"df must be a pandas DataFrame, got {_kind(df)}")
+    if not isinstance(df, pd.DataFrame): raise TypeError(f"df must be a pandas DataFrame, got {describe_input(df)}")
     check_scalar(digits, 'digits', int, low=1)
     def cell(v):
         if isinstance(v, (float, np.floating)): return '' if np.isnan(v) else f"{v:.{digits}g}"
@@ -555,12 +570,12 @@ def progress(
     iterable=None, # what to iterate over (or None with `total` for manual updates)
     total:int|None=None, # number of steps, if `iterable` has no length
     desc:str|None=None, # label shown before the bar
-    disable:bool|None=None, # force off (True) or on (False); None follows `progress_enabled()`
+    show:bool|None=None, # True: show the bar; False: hide it; None: follow `progress_enabled()` (a method's `show_progress`, passed as it is)
     **kwargs, # passed on to `tqdm.auto.tqdm`
 ):
     "A progress bar over `iterable` that can be silenced globally."
-    if disable is None: disable = not progress_enabled()
-    return tqdm(iterable, total=total, desc=desc, disable=disable, **kwargs)
+    if 'disable' in kwargs: raise TypeError("progress takes show= (True, False or None), not tqdm's disable=")
+    return tqdm(iterable, total=total, desc=desc, disable=not (progress_enabled() if show is None else show), **kwargs)
 
 # %% ../nbs/00_core.ipynb #539707e8
 import io as _io
@@ -651,7 +666,7 @@ def param_docs(
     obj, # a function, method or class of a trustml_nb module
 )->dict: # parameter name -> description ('' where the source has none)
     "The documentation of each parameter of `obj`, read from the comments beside them in its module's source."
-    if not callable(obj): raise TypeError(f"obj must be a function, method or class, got {_kind(obj)}")
+    if not callable(obj): raise TypeError(f"obj must be a function, method or class, got {describe_input(obj)}")
     if isinstance(obj, type):
         if issubclass(obj, Report) and is_dataclass(obj):
             docs = obj.field_docs()
@@ -689,9 +704,9 @@ def document_parameters(
     extra:dict|None=None, # descriptions the source lacks: {'qualified.name': {'param': 'meaning'}}
 )->list: # the qualified names whose docstrings got a Parameters section
     "Append a Parameters section, read from the comments beside the parameters, to every public function, class and method of a module."
-    if not isinstance(module_name, str): raise TypeError(f"module_name must be a module's name (str), e.g. __name__, got {_kind(module_name)}")
+    if not isinstance(module_name, str): raise TypeError(f"module_name must be a module's name (str), e.g. __name__, got {describe_input(module_name)}")
     if extra is not None and not (isinstance(extra, dict) and all(isinstance(v, dict) for v in extra.values())):
-        raise TypeError(f"extra must be None or a dict of dicts {{'name': {{'param': 'meaning'}}}}, got {_kind(extra)}")
+        raise TypeError(f"extra must be None or a dict of dicts {{'name': {{'param': 'meaning'}}}}, got {describe_input(extra)}")
     if module_name not in sys.modules: raise ValueError(f"module_name {module_name!r} is not an imported module")
     mod = sys.modules[module_name]
     if module_name == '__main__' or not getattr(mod, '__file__', None): return []

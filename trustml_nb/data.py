@@ -17,15 +17,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .core import (DroppedRowsWarning, Report, SmallGroupWarning, _kind, _warn_at_user, check_columns, check_option, check_scalar, make_rng, report,
+from .core import (DroppedRowsWarning, Report, SmallGroupWarning, describe_input, warn_at_user, check_columns, check_option, check_scalar, make_rng, report,
                              report_dropped)
 from .groups import intersect
 
 # %% auto #0
 __all__ = ['DATA_ATTRIBUTION', 'DATASET_SHA256', 'ADULT_COLUMNS', 'GERMAN_COLUMNS', 'ADULT_ATTRIBUTES', 'GERMAN_ATTRIBUTES',
-           'dataset_path', 'benchmark_result', 'ChecksumError', 'verify_checksum', 'load_adult', 'load_german',
-           'split_features', 'DatasetSummary', 'dataset_summary', 'adult_attributes', 'TaskSplit', 'Task', 'adult_task',
-           'german_task', 'encode_features']
+           'package_data_dir', 'dataset_path', 'benchmark_result', 'ChecksumError', 'verify_checksum', 'load_adult',
+           'load_german', 'split_features', 'DatasetSummary', 'dataset_summary', 'adult_attributes', 'TaskSplit',
+           'Task', 'adult_task', 'german_task', 'encode_features']
 
 # %% ../nbs/02_data.ipynb #77c892a2
 DATA_ATTRIBUTION = (
@@ -45,7 +45,7 @@ _ADULT_SOURCE = "UCI Adult (Becker & Kohavi 1996), https://doi.org/10.24432/C5XW
 _GERMAN_SOURCE = "UCI Statlog German Credit (Hofmann 1994), https://doi.org/10.24432/C5NC77, CC BY 4.0"
 
 # %% ../nbs/02_data.ipynb #669a8424
-def _package_data_dir()->Path:
+def package_data_dir()->Path:
     "The `datasets` folder inside the installed package."
     return Path(str(files('trustml_nb'))) / 'datasets'
 
@@ -54,7 +54,7 @@ def dataset_path(
     data_home:str|Path|None=None, # folder to look in instead of the package's `datasets` folder
 )->Path:
     "Path of the vendored file `filename`; `FileNotFoundError` naming the file and folder if it is absent."
-    folder = _package_data_dir() if data_home is None else Path(data_home)
+    folder = package_data_dir() if data_home is None else Path(data_home)
     path = folder / filename
     if not path.is_file():
         have = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
@@ -318,7 +318,7 @@ class Task(Report):
 # %% ../nbs/02_data.ipynb #f16e2c4e
 def _split_sizes(splits:dict, n:int)->dict:
     "Boundaries (start, end) of each named split of n rows, from shares, counts or None (the rest, last only)."
-    if not isinstance(splits, dict) or not splits: raise TypeError(f"splits must be a non-empty dict of name -> share, count or None, got {_kind(splits)}")
+    if not isinstance(splits, dict) or not splits: raise TypeError(f"splits must be a non-empty dict of name -> share, count or None, got {describe_input(splits)}")
     names = list(splits)
     if any(not isinstance(k, str) or not k for k in names): raise TypeError(f"split names must be non-empty strings, got {names}")
     out, pos, cum = {}, 0, 0.0
@@ -393,7 +393,7 @@ def adult_task(
         pool = load_adult('train' if official_test else 'all')
         test = load_adult('test') if official_test else None
     for w in caught:
-        if w.category is not DroppedRowsWarning: _warn_at_user(w.message, w.category)
+        if w.category is not DroppedRowsWarning: warn_at_user(w.message, w.category)
     files_ = [f for f in (pool, test) if f is not None]
     report_dropped(sum(int(f.attrs['dropped_rows']) for f in files_), sum(int(f.attrs['rows_before_dropna']) for f in files_),
                    "missing values ('?') in workclass, occupation or native_country", 'adult_task')
@@ -419,14 +419,14 @@ def adult_task(
                       include_all=keep_groups is not None and 'all' in keep_groups, keep=keep_groups)
     for w in caught:
         msg = str(w.message).replace('intersect: ', 'adult_task: ', 1) if w.category is SmallGroupWarning else w.message
-        _warn_at_user(msg, w.category)
+        warn_at_user(msg, w.category)
     cuts = np.cumsum([0] + sizes)
     Gs = {k: G.iloc[cuts[i]:cuts[i + 1]].reset_index(drop=True) for i, k in enumerate(names)}
     absent = sorted({c for k in names for c in G.columns if not Gs[k][c].any()})
     notes = [f"groups: intersections of {', '.join(sensitive)}" + (f" up to order {max_order}" if max_order else '')
              + (f" with at least {min_group_size} members" if min_group_size > 1 else '')]
     if absent:
-        _warn_at_user(f"adult_task: left out {len(absent)} group(s) absent from at least one split, e.g. {absent[:3]}", SmallGroupWarning)
+        warn_at_user(f"adult_task: left out {len(absent)} group(s) absent from at least one split, e.g. {absent[:3]}", SmallGroupWarning)
         Gs = {k: g.drop(columns=absent) for k, g in Gs.items()}
         notes.append(f"{len(absent)} group(s) absent from a split were left out")
     scores, model, bsplit = {k: None for k in names}, None, ''
@@ -527,7 +527,7 @@ def encode_features(
     fit=None, # boolean mask or positions of the rows whose mean and sd standardise numeric columns (None: all rows)
 )->tuple: # (float array of shape (n, d), list of the d column names)
     "One-hot encode categorical columns and standardise numeric ones with the statistics of the `fit` rows."
-    if not isinstance(X, pd.DataFrame): raise TypeError(f"X must be a pandas DataFrame, got {_kind(X)}")
+    if not isinstance(X, pd.DataFrame): raise TypeError(f"X must be a pandas DataFrame, got {describe_input(X)}")
     check_columns(X, [], 'X')
     num = [c for c in X.columns if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c])]
     for c in X.columns:    # a NaN would pass through standardising, and get_dummies would encode it as all zeros: refuse both

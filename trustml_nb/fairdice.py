@@ -20,9 +20,9 @@ from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 from torch import nn
 
-from .core import (Report, _warn_at_user, check_array, check_flag, check_numbers, check_option, check_scalar, progress,
+from .core import (Report, warn_at_user, check_array, check_flag, check_numbers, check_option, check_scalar, progress,
                              isolated_seed, report, report_numerical, require)
-from .momdp import (OfflineDataset, TabularMOMDP, _check_mdp, _dangling_states, collect_dataset,
+from .momdp import (OfflineDataset, TabularMOMDP, check_mdp, dangling_states, collect_dataset,
                               empirical_mdp, four_room, optimal_policy, plot_grid_policy, preference_dataset, random_momdp,
                               spibb_policy, uniform_policy)
 from .viz import PALETTE, explorer, legend_outside, new_figure
@@ -143,7 +143,7 @@ def policy_metrics(
     policies, # one policy of shape (S, A), or a dict {label: policy}
 )->pd.DataFrame: # one row per policy: return_<objective>..., nash_welfare (-inf if a return is 0), utilitarian_welfare, jain_index (of the returns clipped at 0; NaN if none is positive), min_return
     "Exact returns J_i of each policy and the paper's metrics: Nash and utilitarian welfare, Jain's index, the smallest return."
-    _check_mdp(mdp)
+    check_mdp(mdp)
     if isinstance(policies, dict):
         if not policies: raise ValueError("policies must hold at least one policy, got an empty dict")
         items = list(policies.items())
@@ -231,7 +231,7 @@ def _supported_pairs(T, dD, terminal, p0, states_without_data:str)->np.ndarray:
 class _Problem:
     "Arrays of a tabular FairDICE problem restricted to the usable support of d_D; `notes` collects what a reader must know."
     def __init__(self, mdp, dD, normalise=True, notes=None, without_data=None, states_without_data='no_flow'):
-        _check_mdp(mdp)
+        check_mdp(mdp)
         S, A = mdp.n_states, mdp.n_actions
         name = 'state_action_distribution'
         dD = check_array(dD, name, shape=(S, A)).astype(float)
@@ -355,7 +355,7 @@ def _prepare(data, dD, gamma, data_distribution, states_without_data='no_flow')-
                              "(see data_distribution)")
         if gamma is None: raise ValueError("gamma is required when fitting on an OfflineDataset (the problem's discount factor)")
         mdp, dD = empirical_mdp(_check_data(data), gamma, warn=False)
-        dangling = _dangling_states(data)
+        dangling = dangling_states(data)
         notes = []
         if len(dangling):
             notes.append(f"{len(dangling)} state(s) occur only as next states (no outgoing data, e.g. cut by the horizon): "
@@ -709,7 +709,7 @@ def solve_unregularised(
     cvxpy_solver:str='CLARABEL', # cvxpy solver (an installed one)
 )->UnregularisedReport:
     "The unregularised optimum (P1) (or the linear problem P3) over occupancy measures of a known model."
-    _check_mdp(mdp)
+    check_mdp(mdp)
     cp = _cvxpy(cvxpy_solver, 'solve_unregularised')
     W = get_welfare(welfare); _check_welfare_size(W, mdp.n_objectives)
     S, A = mdp.n_states, mdp.n_actions
@@ -1046,8 +1046,7 @@ class NeuralFairDICE(BaseEstimator):
         sched = [torch.optim.lr_scheduler.CosineAnnealingLR(o, steps) for o in (opt, opt_pi)]
         gen = torch.Generator().manual_seed(self.seed)
         hist, last, done_steps, t0 = [], None, 0, time.perf_counter()
-        show = None if self.show_progress is None else not self.show_progress
-        for step in progress(range(steps), desc='FairDICE', disable=show):
+        for step in progress(range(steps), desc='FairDICE', show=self.show_progress):
             idx = torch.randint(0, N, (self.batch_size,), generator=gen) if self.batch_size else slice(None)
             b = {k: v[idx] for k, v in X.items()}
             u = b.get('usable')
@@ -1095,7 +1094,7 @@ class NeuralFairDICE(BaseEstimator):
 class _summarised_warnings:
     "Record the warnings of many fits, then warn each distinct one once, with how often it came (nothing is dropped)."
     # a class, not @contextlib.contextmanager: the summary is warned from __exit__, a frame of this package, so that
-    # _warn_at_user skips to the user's line (from a generator it would stop at contextlib's own frame)
+    # warn_at_user skips to the user's line (from a generator it would stop at contextlib's own frame)
     def __init__(self, source:str): self.source = source
     def __enter__(self):
         self._recorder = warnings.catch_warnings(record=True)
@@ -1105,7 +1104,7 @@ class _summarised_warnings:
     def __exit__(self, *exc_info):
         self._recorder.__exit__(*exc_info)
         for (category, msg), n in Counter((w.category, str(w.message)) for w in self._caught).items():
-            _warn_at_user(f"{self.source}: {msg}" + (f" ({n} fits)" if n > 1 else ''), category, every_time=True)
+            warn_at_user(f"{self.source}: {msg}" + (f" ({n} fits)" if n > 1 else ''), category, every_time=True)
         return False
 
 def welfare_beta_sweep(
@@ -1125,7 +1124,7 @@ def welfare_beta_sweep(
     check_flag(show_progress, 'show_progress', allow_none=True)
     frames = []
     with _summarised_warnings('welfare_beta_sweep'):
-        for seed in progress(seeds, desc='seeds', disable=None if show_progress is None else not show_progress):
+        for seed in progress(seeds, desc='seeds', show=show_progress):
             m_ = random_momdp(n_states=n_states, seed=seed)
             data = collect_dataset(m_, spibb_policy(m_, optimality, seed=seed), n_trajectories, 50, seed=seed)
             pols = {'behaviour': behaviour_cloning(data)}
@@ -1163,7 +1162,7 @@ def linear_scalarisation_sweep(
     show_progress:bool|None=None, # progress bar (None: follow TRUSTML_NB_PROGRESS)
 )->pd.DataFrame: # two rows per weight vector ('linear, unregularised' and 'linear, regularised'): weights, kind, the `policy_metrics` columns, regularised_nsw_objective (regularised rows; NaN in the others)
     "Linear-scalarisation baselines over a grid of weights: unregularised (empirical-MDP optimum) and regularised (FairDICE-fixed)."
-    _check_data(data); _check_mdp(mdp_true, 'mdp_true')
+    _check_data(data); check_mdp(mdp_true, 'mdp_true')
     if (data.n_states, data.n_actions, data.n_objectives) != (mdp_true.n_states, mdp_true.n_actions, mdp_true.n_objectives):
         raise ValueError(f"mdp_true has {mdp_true.n_states} states, {mdp_true.n_actions} actions and {mdp_true.n_objectives} objectives "
                          f"but data has {data.n_states}, {data.n_actions} and {data.n_objectives}")
@@ -1174,7 +1173,7 @@ def linear_scalarisation_sweep(
     mdp_hat, _ = empirical_mdp(data, mdp_true.gamma, warn=False)
     pols, labels, reg_obj = {}, [], []
     with _summarised_warnings('linear_scalarisation_sweep'):
-        for j, w in enumerate(progress(W, desc='weights', disable=None if show_progress is None else not show_progress)):
+        for j, w in enumerate(progress(W, desc='weights', show=show_progress)):
             fx = FairDICE(divergence=divergence, beta=beta, gamma=mdp_true.gamma, objective_weights=np.maximum(w, 1e-9) * mu_scale).fit(data)
             pols[f'{j} unregularised'], pols[f'{j} regularised'] = optimal_policy(mdp_hat, w)[0], fx.policy_
             labels += [np.round(w, 2).tolist()] * 2

@@ -19,7 +19,7 @@ from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
 
-from .core import (NumericalWarning, PrefitClassifier, Report, _kind, _warn_at_user, check_array, check_binary, check_flag,
+from .core import (NumericalWarning, PrefitClassifier, Report, describe_input, warn_at_user, check_array, check_binary, check_flag,
                              check_is_fitted, check_numbers, check_option, column_names, match_columns, check_probabilities, check_same_length, check_scalar, make_rng, progress, report,
                              report_numerical, require)
 from .groups import check_sensitive, label_column
@@ -28,7 +28,7 @@ from .groups import check_sensitive, label_column
 __all__ = ['NOTIONS', 'encode_fl', 'fl_counts', 'fairness_matrices', 'confusion_matrices', 'disparities', 'direct_disparities',
            'cost_matrix', 'positivity_shift', 'project_l1_ball', 'dual_scale', 'smooth_max', 'dirichlet_partition',
            'heterogeneous_partition', 'FedData', 'make_fed_data', 'synthetic_conflict', 'FedProtocol', 'FedRun',
-           'run_inprocess', 'make_model', 'get_weights', 'set_weights', 'model_logits', 'FedAvgProtocol',
+           'stage_seeds', 'run_inprocess', 'make_model', 'get_weights', 'set_weights', 'model_logits', 'FedAvgProtocol',
            'fit_calibration', 'calibrate', 'rprop_step', 'FedFactPostProtocol', 'hedge_update', 'FedFactInProtocol',
            'metrics_from_counts', 'prediction_counts', 'dp_noise_floor', 'expected_fairness', 'FairOptimumReport',
            'fair_optimum', 'known_eta_federation', 'client_counts', 'FedRunner', 'InProcessRunner', 'FedReport',
@@ -162,7 +162,7 @@ def fairness_matrices(
 def _check_shape(shape)->tuple:
     "The sizes (m, G, N) as three ints: at least 2 classes, 2 groups and 1 client."
     if not isinstance(shape, (tuple, list)) or len(shape) != 3:
-        raise TypeError(f"shape must be a tuple (m, G, N) of 3 sizes, got {_kind(shape)} {shape!r:.60}")
+        raise TypeError(f"shape must be a tuple (m, G, N) of 3 sizes, got {describe_input(shape)} {shape!r:.60}")
     m, G, N = (check_scalar(v, f"shape[{i}]", int, low=lo) for i, (v, lo) in enumerate(zip(shape, (2, 2, 1))))
     return int(m), int(G), int(N)
 
@@ -438,7 +438,7 @@ def make_fed_data(
     m, G, N = shape
     for names, nm, size in ((group_names, 'group_names', G), (class_names, 'class_names', m), (feature_names, 'feature_names', X.shape[1])):
         if names is None: continue
-        if isinstance(names, (str, bytes)) or not hasattr(names, '__len__'): raise TypeError(f"{nm} must be a list of {size} names, got {_kind(names)}")
+        if isinstance(names, (str, bytes)) or not hasattr(names, '__len__'): raise TypeError(f"{nm} must be a list of {size} names, got {describe_input(names)}")
         if len(names) != size: raise ValueError(f"{nm} must have {size} entries, got {len(names)}")
         if len(set(map(str, names))) != size: raise ValueError(f"{nm} has duplicate names: {list(names)[:8]}")
     return FedData(X, y, a, k, X_test, y_test, a_test, k_test, shape,
@@ -516,17 +516,16 @@ class FedRun:
     stage_payloads: list # the payload at the end of every stage (e.g. the FedAvg weights before FedFACT-In changes them)
     runner: str|None = None # how the run was played where that differs from the runner's label (e.g. Flower's in-process fallback); None: as the runner says
 
-def _stage_seeds(seed, n_stages:int)->list:
+def stage_seeds(
+    seed, # one int for every stage, or a sequence with one int per stage
+    n_stages:int, # number of protocol stages
+)->list:
     "One seed per stage: an int for all of them, or a sequence with one int each."
     seeds = [seed] * n_stages if isinstance(seed, (int, np.integer)) else list(seed)
     if len(seeds) != n_stages: raise ValueError(f"seed must be an int or one int per protocol ({n_stages}), got {len(seeds)}")
     for i, s in enumerate(seeds): check_scalar(s, f"seed[{i}]" if len(seeds) > 1 else 'seed', int, low=0, high=2**32 - 1)
     return [int(s) for s in seeds]
 
-def _disable(show_progress)->bool|None:
-    "show_progress (None: follow TRUSTML_NB_PROGRESS) as `progress`'s `disable`."
-    show_progress = check_flag(show_progress, 'show_progress', allow_none=True)
-    return None if show_progress is None else not show_progress
 
 def run_inprocess(
     protocols:list, # FedProtocol objects run in sequence
@@ -536,11 +535,11 @@ def run_inprocess(
     shape:tuple|None=None, # (m, G, N): also let every client report its counts with the last protocol's rule
 )->FedRun:
     "Run a pipeline of protocols with all clients in one process (clients visited in id order)."
-    seeds = _stage_seeds(seed, len(protocols)); disable = _disable(show_progress)
+    seeds = stage_seeds(seed, len(protocols))
     payload, states, log, stage_payloads = {}, [dict() for _ in clients], [], []
     for s, proto in enumerate(protocols):
         payload = proto.init_server(payload)
-        for r in progress(range(proto.n_rounds), desc=proto.name, disable=disable):
+        for r in progress(range(proto.n_rounds), desc=proto.name, show=show_progress):
             t0 = time.perf_counter(); replies = []
             for c, data in enumerate(clients):
                 rep, states[c] = proto.client_round(r, c, payload, states[c], data, seeds[s] * 1000 + s)
@@ -584,7 +583,7 @@ def get_weights(model)->dict:
 def set_weights(model, weights:dict):
     "Load a dict of numpy arrays produced by `get_weights`."
     import torch
-    if not isinstance(weights, dict): raise TypeError(f"weights must be a dict of arrays from get_weights, got {_kind(weights)}")
+    if not isinstance(weights, dict): raise TypeError(f"weights must be a dict of arrays from get_weights, got {describe_input(weights)}")
     want = {f'w.{k}': tuple(v.shape) for k, v in model.state_dict().items()}
     got = {k: tuple(np.shape(v)) for k, v in weights.items() if k.startswith('w.')}
     if got != want:
@@ -768,8 +767,8 @@ class FedFactPostProtocol(FedProtocol):
     def __init__(self, model_fn, counts, notion='dp', xi_g=0.01, xi_l=0.01, n_rounds=40, local_steps=20,
                  beta=0.01, beta_final=0.001, bound=5.0, max_step=0.05, average=False, jitter=1e-9,
                  calibrate=True, score_fn=None, polish_window=0.3, polish_points=61):
-        if score_fn is None and not callable(model_fn): raise TypeError(f"model_fn must be callable (a fresh model of the plug-in score), got {_kind(model_fn)}")
-        if score_fn is not None and not callable(score_fn): raise TypeError(f"score_fn must be callable (X -> class probabilities), got {_kind(score_fn)}")
+        if score_fn is None and not callable(model_fn): raise TypeError(f"model_fn must be callable (a fresh model of the plug-in score), got {describe_input(model_fn)}")
+        if score_fn is not None and not callable(score_fn): raise TypeError(f"score_fn must be callable (X -> class probabilities), got {describe_input(score_fn)}")
         check_scalar(polish_window, 'polish_window', float, low=0, high=1); check_scalar(polish_points, 'polish_points', int, low=5)
         check_option(notion, 'notion', NOTIONS); xi_g, xi_l = _check_budget(xi_g, 'xi_g'), _check_budget(xi_l, 'xi_l')
         _check_training(n_rounds=n_rounds, local_steps=local_steps, beta=beta, beta_final=beta_final,
@@ -971,7 +970,7 @@ class FedFactInProtocol(FedProtocol):
         _check_training(n_rounds=n_rounds, local_steps=local_steps, lr=lr, batch_size=batch_size, hidden=hidden,
                         max_step=max_step, eta_w=eta_w, bound=bound, kappa_eps=kappa_eps, init_seed=init_seed)
         if init_weights is not None and not isinstance(init_weights, dict):
-            raise TypeError(f"init_weights must be None or a dict of arrays from get_weights, got {_kind(init_weights)}")
+            raise TypeError(f"init_weights must be None or a dict of arrays from get_weights, got {describe_input(init_weights)}")
         self.n_features, self.m, self.n_rounds, self.local_steps = n_features, n_classes, n_rounds + (mixture == 'lp'), local_steps
         self.lr, self.batch_size, self.hidden, self.eta_w = lr, batch_size, hidden, eta_w
         self.bound, self.kappa_eps, self.init_seed, self.init_weights = bound, kappa_eps, init_seed, init_weights
@@ -1504,12 +1503,12 @@ class _FedEstimator:
     _method = ''
 
     def _check_common(self, fd)->FedRunner:
-        if not isinstance(fd, FedData): raise TypeError(f"fd must be a FedData (see make_fed_data, adult_fed_data), got {_kind(fd)}")
+        if not isinstance(fd, FedData): raise TypeError(f"fd must be a FedData (see make_fed_data, adult_fed_data), got {describe_input(fd)}")
         check_option(self.notion, 'notion', NOTIONS); check_scalar(self.seed, 'seed', int, low=0, high=2**32 - 1)
         check_flag(self.show_progress, 'show_progress', allow_none=True)
         runner = InProcessRunner() if self.runner is None else self.runner
         if not isinstance(runner, FedRunner):
-            raise TypeError(f"runner must be a FedRunner such as InProcessRunner() or fedfact_flower.FlowerRunner(...), got {_kind(runner)} {runner!r:.40}")
+            raise TypeError(f"runner must be a FedRunner such as InProcessRunner() or fedfact_flower.FlowerRunner(...), got {describe_input(runner)} {runner!r:.40}")
         return runner
 
     def _play(self, fd, runner, protocols, seeds)->tuple:
@@ -1635,13 +1634,13 @@ class _FedFactBase(_FedEstimator):
         base = FedAvg(seed=self.seed) if self.base_model is None else self.base_model
         if self._accepts_scorer and not isinstance(base, FedAvg) and hasattr(base, 'predict_proba') and not isinstance(base, type):
             if not _is_fitted(base, ('classes_',)):
-                raise ValueError(f"base_model {_kind(base)} must be fitted: its predict_proba(X) gives the known scores FedFACT-Post post-processes")
+                raise ValueError(f"base_model {describe_input(base)} must be fitted: its predict_proba(X) gives the known scores FedFACT-Post post-processes")
             if len(base.classes_) != fd.shape[0]:
                 raise ValueError(f"base_model has {len(base.classes_)} classes; fd has {fd.shape[0]}")
             return _FixedWeights({}), None, self.seed, base, True
         if not isinstance(base, FedAvg):
             raise TypeError(f"base_model must be None or a FedAvg estimator (fitted: re-used as is; unfitted: trained first)"
-                            f"{', or any fitted scorer with predict_proba' if self._accepts_scorer else ''}, got {_kind(base)}")
+                            f"{', or any fitted scorer with predict_proba' if self._accepts_scorer else ''}, got {describe_input(base)}")
         if _is_fitted(base):                           # re-use its weights, no retraining
             if base.n_features_in_ != fd.X.shape[1] or base.n_classes_ != fd.shape[0]:
                 raise ValueError(f"base_model was fitted on {base.n_features_in_} features and {base.n_classes_} classes; "
@@ -1822,7 +1821,7 @@ def adult_fed_data(
     "UCI Adult (from `data.adult_task`) split across clients (Dirichlet on the sensitive attribute, or the heterogeneous split), 60/40 per client."
     from trustml_nb.data import adult_task, encode_features
     check_option(partition, 'partition', ('dirichlet', 'heterogeneous')); check_option(label, 'label', ('income', 'hours'))
-    if not isinstance(sensitive, str): raise TypeError(f"sensitive must be the name of one attribute, e.g. 'sex', got {_kind(sensitive)}")
+    if not isinstance(sensitive, str): raise TypeError(f"sensitive must be the name of one attribute, e.g. 'sex', got {describe_input(sensitive)}")
     check_scalar(test_size, 'test_size', low=0, high=1, closed='neither'); check_scalar(n_clients, 'n_clients', int, low=1)
     check_scalar(seed, 'seed', int, low=0); check_scalar(alpha, 'alpha', low=0, closed='neither')
     check_scalar(min_size, 'min_size', int, low=0); check_option(scheme, 'scheme', ('as_given', 'logofair'))
@@ -1853,7 +1852,7 @@ def _fitted_fedavg(base_model, name:str='base_model')->FedAvg:
     if isinstance(base_model, _FedFactBase):
         check_is_fitted(base_model); return base_model.base_model_
     if not isinstance(base_model, FedAvg):
-        raise TypeError(f"{name} must be a fitted FedAvg (or a fitted FedFactPost / FedFactIn, whose base_model_ is used), got {_kind(base_model)}")
+        raise TypeError(f"{name} must be a fitted FedAvg (or a fitted FedFactPost / FedFactIn, whose base_model_ is used), got {describe_input(base_model)}")
     check_is_fitted(base_model)
     return base_model
 
@@ -1864,7 +1863,7 @@ def fairlearn_baseline(
     seed:int=0, # random_state of the randomised thresholds
 )->FedReport:
     "fairlearn ThresholdOptimizer fitted on the pooled training data (centralised, client-blind); metrics per client."
-    if not isinstance(fd, FedData): raise TypeError(f"fd must be a FedData (see make_fed_data, adult_fed_data), got {_kind(fd)}")
+    if not isinstance(fd, FedData): raise TypeError(f"fd must be a FedData (see make_fed_data, adult_fed_data), got {describe_input(fd)}")
     avg = _fitted_fedavg(base_model)
     if constraints in ('true_positive_rate_parity', 'false_positive_rate_parity', 'true_negative_rate_parity', 'false_negative_rate_parity'):
         raise ValueError(f"constraints={constraints!r} equalises one rate, which no FedFACT notion measures alone (FedFACT's 'eop' equalises "
@@ -1903,7 +1902,7 @@ def _say_once(caught:list, what:str, points:list)->str:
         for x in w:
             if issubclass(x.category, NumericalWarning) and 'budget not met' in str(x.message): continue
             key = (x.category, str(x.message))
-            if key not in seen: seen.add(key); _warn_at_user(x.message, x.category)   # at the user's line, however deep the call
+            if key not in seen: seen.add(key); warn_at_user(x.message, x.category)   # at the user's line, however deep the call
     return msg
 
 def tradeoff_curve(
@@ -1916,13 +1915,13 @@ def tradeoff_curve(
     "Accuracy and disparities of FedFACT-Post as the budget varies; unmet budgets are said once, and flagged per row."
     avg = _fitted_fedavg(base_model)
     template = FedFactPost() if estimator is None else estimator
-    if not isinstance(template, FedFactPost): raise TypeError(f"estimator must be None or a FedFactPost, got {_kind(template)}")
+    if not isinstance(template, FedFactPost): raise TypeError(f"estimator must be None or a FedFactPost, got {describe_input(template)}")
     if isinstance(variants, str): variants = (variants,)
     for v in variants: check_option(v, 'variants', ('global+local', 'global', 'local'))
     budgets = check_numbers(budgets, 'budgets', low=0)
     rows, caught, points = [], [], []
     for var in variants:
-        for xi in progress(budgets, desc=f'budgets ({var})', disable=_disable(template.show_progress)):
+        for xi in progress(budgets, desc=f'budgets ({var})', show=template.show_progress):
             est = clone(template).set_params(xi_g=float(xi) if var != 'local' else None, xi_l=float(xi) if var != 'global' else None,
                                              base_model=avg, show_progress=False)
             with warnings.catch_warnings(record=True) as w:
@@ -1943,11 +1942,11 @@ def plot_client_gaps(
 ):
     "Grouped bars: every client's local gap under each method."
     from trustml_nb.viz import plot_group_metric
-    if not isinstance(results, dict) or not results: raise TypeError(f"results must be a non-empty dict of label -> FedReport, got {_kind(results)}")
+    if not isinstance(results, dict) or not results: raise TypeError(f"results must be a non-empty dict of label -> FedReport, got {describe_input(results)}")
     reps = {}
     for k, r in results.items():
         if isinstance(r, _FedEstimator): check_is_fitted(r); r = r.report_
-        if not isinstance(r, FedReport): raise TypeError(f"results[{k!r}] must be a FedReport or a fitted FedAvg / FedFactPost / FedFactIn, got {_kind(r)}")
+        if not isinstance(r, FedReport): raise TypeError(f"results[{k!r}] must be a FedReport or a fitted FedAvg / FedFactPost / FedFactIn, got {describe_input(r)}")
         reps[k] = r
     check_option(column, 'column', [c for c in next(iter(reps.values())).table.columns if c not in ('client', 'n_test')])
     df = pd.concat([r.table.assign(method=k) for k, r in reps.items()], ignore_index=True)

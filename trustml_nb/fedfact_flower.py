@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from .core import TrustMLWarning, _kind, _warn_at_user, check_flag, check_option, check_scalar, progress, require
-from .fedfact import FedRun, FedRunner, _disable, _stage_seeds, client_counts, run_inprocess
+from .core import TrustMLWarning, describe_input, warn_at_user, check_flag, check_option, check_scalar, progress, require
+from .fedfact import FedRun, FedRunner, client_counts, run_inprocess, stage_seeds
 
 # %% auto #0
 __all__ = ['to_record', 'from_record', 'FedFactStrategy', 'make_server_app', 'make_client_app', 'run_flower', 'FlowerRunner',
@@ -59,29 +59,29 @@ def _record_array(v, where:str)->np.ndarray:
     "A value as a numeric C-ordered array for an ArrayRecord (TypeError naming `where` otherwise)."
     if isinstance(v, dict): raise TypeError(f"{where} is a dict: one level of nested dicts travels, not two")
     arr = np.asarray(v)
-    if arr.dtype.kind not in 'biuf': raise TypeError(f"{where} must be numbers or an array of numbers, got {_kind(v)} of dtype {arr.dtype}")
+    if arr.dtype.kind not in 'biuf': raise TypeError(f"{where} must be numbers or an array of numbers, got {describe_input(v)} of dtype {arr.dtype}")
     return np.array(arr, order='C')
 
 def to_record(d:dict)->ArrayRecord:
     "A dict of arrays / floats / dicts of arrays as an ArrayRecord (nested keys joined with '/', so a top-level key may not contain '/')."
-    if not isinstance(d, dict): raise TypeError(f"d must be a dict of arrays, floats and dicts of arrays, got {_kind(d)}")
+    if not isinstance(d, dict): raise TypeError(f"d must be a dict of arrays, floats and dicts of arrays, got {describe_input(d)}")
     flat = {}
     for k, v in d.items():
-        if not isinstance(k, str): raise TypeError(f"d's keys must be strings, got {k!r} ({_kind(k)})")
+        if not isinstance(k, str): raise TypeError(f"d's keys must be strings, got {k!r} ({describe_input(k)})")
         if k.startswith('_'): continue
         if '/' in k: raise ValueError(f"d has the key {k!r}: a top-level key may not contain '/', which joins a nested dict's keys "
                                       f"(from_record would read it back as a nested dict); rename it")
         if isinstance(v, dict):
             if not v: raise ValueError(f"d[{k!r}] is an empty dict, which an ArrayRecord cannot carry (it would not come back); leave it out")
             for kk, vv in v.items():
-                if not isinstance(kk, str): raise TypeError(f"d[{k!r}]'s keys must be strings, got {kk!r} ({_kind(kk)})")
+                if not isinstance(kk, str): raise TypeError(f"d[{k!r}]'s keys must be strings, got {kk!r} ({describe_input(kk)})")
                 flat[f'{k}/{kk}'] = _record_array(vv, f"d[{k!r}][{kk!r}]")
         else: flat[k] = _record_array(v, f"d[{k!r}]")
     return ArrayRecord({k: Array(v) for k, v in flat.items()})
 
 def from_record(rec:ArrayRecord)->dict:
     "Inverse of `to_record`: 0-d arrays become floats, 'a/b' keys become nested dicts (split at the first '/')."
-    if not isinstance(rec, ArrayRecord): raise TypeError(f"rec must be a Flower ArrayRecord written by to_record, got {_kind(rec)}")
+    if not isinstance(rec, ArrayRecord): raise TypeError(f"rec must be a Flower ArrayRecord written by to_record, got {describe_input(rec)}")
     out = {}
     for k in rec.keys():
         v = rec[k].numpy(); v = float(v) if v.ndim == 0 else v
@@ -100,7 +100,7 @@ class FedFactStrategy:
                  show_progress:bool|None=False, # progress bar over rounds (None: follow TRUSTML_NB_PROGRESS)
                 ):
         self.protocols, self.timeout, self.min_nodes = list(protocols), timeout, min_nodes
-        self.seeds, self.disable = _stage_seeds(seed, len(self.protocols)), _disable(show_progress)
+        self.seeds, self.show_progress = stage_seeds(seed, len(self.protocols)), show_progress
         self.payload, self.log, self.evals, self.states, self.stage_payloads = {}, [], None, None, []
         self.stopped = threading.Event()   # set by run_flower when the simulation ends early: the server thread stops waiting
 
@@ -128,7 +128,7 @@ class FedFactStrategy:
         node_ids = sorted(grid.get_node_ids())
         for s, proto in enumerate(self.protocols):
             self.payload = proto.init_server(self.payload)
-            for r in progress(range(proto.n_rounds), desc=proto.name, disable=self.disable):
+            for r in progress(range(proto.n_rounds), desc=proto.name, show=self.show_progress):
                 t0 = time.perf_counter()
                 replies = self._ask(grid, node_ids, 'round', s, r)
                 self.payload = proto.server_round(r, self.payload, replies)
@@ -219,7 +219,7 @@ def run_flower(
     check_scalar(num_cpus, 'num_cpus', low=0, closed='neither'); check_scalar(total_cpus, 'total_cpus', int, low=1)
     check_flag(verbose, 'verbose'); check_scalar(start_attempts, 'start_attempts', int, low=1)
     if fallback is not None: check_option(fallback, 'fallback', ('inprocess',))
-    if not isinstance(clients, (list, tuple)) or not clients: raise TypeError(f"clients must be a non-empty list of per-client data dicts, got {_kind(clients)}")
+    if not isinstance(clients, (list, tuple)) or not clients: raise TypeError(f"clients must be a non-empty list of per-client data dicts, got {describe_input(clients)}")
     if shape is None: raise ValueError("shape (m, G, N) is required: the clients report their counts at the end")
     with _environ({}):   # importing flwr.simulation sets RAY_ENABLE_UV_RUN_RUNTIME_ENV, and ray RAY_CLIENT_MODE: not in the caller's environment
         run_simulation = require('flwr.simulation', 'fl', 'run_flower').run_simulation
@@ -249,7 +249,7 @@ def run_flower(
         msg = (f"Flower's simulation engine could not start Ray in {start_attempts} attempt(s) ({time.monotonic() - t0:.0f} s); "
                f"the machine may be too busy. Last error: {error}")
         if fallback is None: raise RuntimeError(f"{msg}. Retry when the machine is quieter, or use InProcessRunner() (identical results)")
-        _warn_at_user(f"{msg}. Running the same protocols in this process instead (InProcessRunner, identical results); "
+        warn_at_user(f"{msg}. Running the same protocols in this process instead (InProcessRunner, identical results); "
                       f"pass fallback=None to raise instead.", TrustMLWarning, every_time=True)
         run = run_inprocess(protocols, clients, seed, show_progress, shape)
         run.runner = 'in-process (Flower could not start)'
@@ -385,9 +385,9 @@ def run_deployment(
     import pickle, shutil, signal, subprocess, sys, tempfile
     from pathlib import Path
     check_scalar(timeout, 'timeout', float, low=0, closed='neither'); check_flag(verbose, 'verbose')
-    if not isinstance(clients, (list, tuple)) or not clients: raise TypeError(f"clients must be a non-empty list of per-client data dicts, got {_kind(clients)}")
+    if not isinstance(clients, (list, tuple)) or not clients: raise TypeError(f"clients must be a non-empty list of per-client data dicts, got {describe_input(clients)}")
     if shape is None: raise ValueError("shape (m, G, N) is required: the clients report their counts at the end")
-    seeds = _stage_seeds(seed, len(protocols))
+    seeds = stage_seeds(seed, len(protocols))
     work = Path(tempfile.mkdtemp(prefix='fedfact_deploy_'))
     home = work / 'flwr_home'; home.mkdir()
     with open(work / 'job.pkl', 'wb') as f:

@@ -19,7 +19,7 @@ import pandas as pd
 
 from .core import Report, check_columns, check_flag, check_numbers, check_option, check_scalar, make_rng, progress, report
 from .gam_models import (COMPONENT_KINDS, DOMAIN_KINDS, GAM, EnumerableDomain, GridDomain, IntervalDomain, ReLUNetComponent, SplineComponent,
-                                   StepComponent, TableComponent, _enum_probs, random_gam, random_instance, sawtooth_net)
+                                   StepComponent, TableComponent, domain_probabilities, random_gam, random_instance, sawtooth_net)
 from .viz import PALETTE, Explorer, explorer, new_figure
 
 # %% auto #0
@@ -169,7 +169,7 @@ def shap_bf(gam:GAM, x, output:str='score', dist=None, threshold=None, max_point
     if output == 'score' and threshold is not None: raise ValueError("threshold is only used with output='class'")
     dl = gam.check_dist(dist)
     if 'data' in [p for p in dl if isinstance(p, str)]: raise ValueError("dist='data' is not available in brute force: pass per-feature probabilities")
-    probs = [_enum_probs(d, p) for d, p in zip(gam.domains, dl)]
+    probs = [domain_probabilities(d, p) for d, p in zip(gam.domains, dl)]
     b0 = _view(gam, threshold) if output == 'class' else gam.beta0
     n, v = gam.n, {}
     for S in _subsets(n):
@@ -720,7 +720,7 @@ def tolerance_greedy_study(
     check_scalar(n_instances, 'n_instances', int, low=1); check_scalar(k, 'k', int, low=1, high=8); check_scalar(max_b, 'max_b', int, low=1)
     check_flag(show_progress, 'show_progress', allow_none=True)
     rng = make_rng(seed); rows = []
-    for t in progress(range(n_instances), desc='R6 instances', disable=None if show_progress is None else not show_progress):
+    for t in progress(range(n_instances), desc='R6 instances', show=show_progress):
         b = rng.integers(1, max_b + 1, 2 * k).tolist()
         if sum(b) % 2 or sum(b) % k: b[0] += (-sum(b)) % (2 * k)          # keep W/k and W/2 integral
         gam, x, delta, kk = partition_to_msr_tol(b)

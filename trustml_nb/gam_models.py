@@ -17,10 +17,10 @@ import pandas as pd
 from .core import check_array, check_option, check_scalar, isolated_seed, make_rng, match_columns, require
 
 # %% auto #0
-__all__ = ['TASKS', 'COMPONENT_KINDS', 'DOMAIN_KINDS', 'Domain', 'EnumerableDomain', 'GridDomain', 'IntervalDomain', 'Component',
-           'TableComponent', 'StepComponent', 'SplineComponent', 'ReLUNetComponent', 'sawtooth_net', 'check_features',
-           'GAM', 'linf_ball', 'random_gam', 'random_instance', 'from_interpret_ebm', 'from_pygam', 'TorchNAM',
-           'from_torch_nam']
+__all__ = ['TASKS', 'COMPONENT_KINDS', 'DOMAIN_KINDS', 'Domain', 'EnumerableDomain', 'GridDomain', 'IntervalDomain',
+           'domain_probabilities', 'Component', 'TableComponent', 'StepComponent', 'SplineComponent',
+           'ReLUNetComponent', 'sawtooth_net', 'check_features', 'GAM', 'linf_ball', 'random_gam', 'random_instance',
+           'from_interpret_ebm', 'from_pygam', 'TorchNAM', 'from_torch_nam']
 
 # %% ../nbs/30_gam_models.ipynb #247ae087
 class Domain:
@@ -132,7 +132,10 @@ def _finite_values(vals, probs):
     u, inv = np.unique(vals[keep], return_inverse=True)
     return u, np.bincount(inv, weights=probs[keep], minlength=len(u))
 
-def _enum_probs(domain, dist):
+def domain_probabilities(
+    domain, # a discrete domain (its points, `.size` of them)
+    dist, # None (uniform) or a probability per point
+):
     "Probabilities over the points of a discrete domain (uniform when dist is None)."
     if dist is None: return np.full(domain.size, 1.0 / domain.size)
     if isinstance(dist, str): raise ValueError(f"dist={dist!r} is only available for components that store data weights (EBM step components)")
@@ -161,7 +164,7 @@ class Component:
             )->float:
         "Expectation of the component under `dist` (default uniform) on the domain."
         self._check_domain(domain)
-        if domain.kind == 'enumerable': return float(self(domain.values) @ _enum_probs(domain, dist))
+        if domain.kind == 'enumerable': return float(self(domain.values) @ domain_probabilities(domain, dist))
         if dist is not None: raise ValueError(f"dist={dist!r} is only supported on enumerable domains for a {self.kind} component")
         return self._mean(domain)
     def values(self,
@@ -171,7 +174,7 @@ class Component:
               )->tuple:
         "Finite distribution of f(v), v ~ dist: (distinct values, probabilities)."
         self._check_domain(domain)
-        if domain.kind == 'enumerable': return _finite_values(self(domain.values), _enum_probs(domain, dist))
+        if domain.kind == 'enumerable': return _finite_values(self(domain.values), domain_probabilities(domain, dist))
         if domain.kind == 'grid':
             if dist is not None: raise ValueError("dist is only supported on enumerable domains")
             pts = domain.points(max_points)

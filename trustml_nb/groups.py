@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .core import SmallGroupWarning, _kind, _warn_at_user, check_array, check_option, check_scalar
+from .core import SmallGroupWarning, describe_input, warn_at_user, check_array, check_option, check_scalar
 
 # %% auto #0
 __all__ = ['label_column', 'check_sensitive', 'check_groups', 'intersect', 'group_sizes']
@@ -85,7 +85,7 @@ def _as_frame(groups, name:str)->pd.DataFrame:
         if len(set(lens.values())) > 1: raise ValueError(f"the masks in {name} must have the same length, got {lens}")
         return pd.DataFrame({k: pd.Series(v) for k, v in cols.items()})
     if isinstance(groups, (str, bytes, set)) or np.isscalar(groups):
-        raise TypeError(f"{name} must be a DataFrame, dict, Series or 2-D array of group memberships, got {_kind(groups)}")
+        raise TypeError(f"{name} must be a DataFrame, dict, Series or 2-D array of group memberships, got {describe_input(groups)}")
     arr = check_array(groups, name, ndim=(1, 2), numeric=False)
     if arr.ndim == 1: return pd.DataFrame({'group': arr})
     return pd.DataFrame(arr, columns=[f"g{j}" for j in range(arr.shape[1])]).infer_objects()
@@ -142,7 +142,7 @@ def intersect(
 )->pd.DataFrame: # boolean membership, one column per group, named like 'sex=Female & race=Black'
     "All single-attribute groups and intersections of up to `max_order` attributes, with at least `min_size` members."
     if not isinstance(attributes, pd.DataFrame) or attributes.shape[1] == 0:
-        raise TypeError(f"attributes must be a DataFrame with at least one column, got {_kind(attributes)}")
+        raise TypeError(f"attributes must be a DataFrame with at least one column, got {describe_input(attributes)}")
     names = [str(c) for c in attributes.columns]
     dup = sorted({c for c in names if names.count(c) > 1})
     if dup: raise ValueError(f"attributes has duplicate column name(s) {dup}")
@@ -171,7 +171,7 @@ def intersect(
     sizes = G.sum(axis=0); small = sizes[sizes < min_size]
     if len(small):
         shown = ', '.join(f"{k} ({v})" for k, v in small.sort_values().head(3).items())
-        _warn_at_user(f"intersect: left out {len(small)} of {G.shape[1]} groups with fewer than {min_size} members, e.g. {shown}",
+        warn_at_user(f"intersect: left out {len(small)} of {G.shape[1]} groups with fewer than {min_size} members, e.g. {shown}",
                       SmallGroupWarning)   # at the user's line, however deep in the package the call came from
         G = G.loc[:, sizes >= min_size]
     return G

@@ -237,7 +237,7 @@ def _forward(self, texts:list, token_ids:tuple, hidden_layers:tuple=())->list:
     model, tok = load_model()
     out = []
     batches = range(0, len(texts), self.batch_size)
-    for start in progress(batches, desc='forwards', disable=None if self.show_progress is None else not self.show_progress,
+    for start in progress(batches, desc='forwards', show=self.show_progress,
                           leave=False):
         chunk = texts[start:start + self.batch_size]
         enc = tok(chunk, return_tensors='pt', padding=True, add_special_tokens=False)
@@ -299,7 +299,7 @@ def token_logprobs(self:BlackBoxLM,
         for t in todo:
             if prefixes[t] is not None: shared.setdefault(prefixes[t], []).append(t)
         for prefix, group in progress(shared.items(), desc='shared prefixes', leave=False,
-                                      disable=None if self.show_progress is None else not self.show_progress):
+                                      show=self.show_progress):
             new.update(zip(group, _forward_shared(self, prefix, [t[len(prefix):] for t in group], ids)))
         fresh = {cache_key(self.settings(), t, ids): new[t]['logprobs'] for t in todo}
         if self.cache is not None: self.cache.put(fresh)

@@ -19,7 +19,7 @@ import pandas as pd
 
 from .core import (Report, check_array, check_flag, check_option, check_scalar, make_rng, progress, report,
                              report_numerical, require)
-from .data import _package_data_dir
+from .data import package_data_dir
 from .viz import PALETTE, explorer, new_figure
 
 # %% auto #0
@@ -311,7 +311,7 @@ def matroid_partition(
     "Edmonds' matroid partition with shortest exchange chains: a partition into alpha independent sets and its lower-bound certificate."
     _check_matroid(matroid); matroid._refuse_loops('matroid'); check_flag(show_progress, 'show_progress', allow_none=True)
     parts, owner, densest = [], {}, (0,)
-    for s in progress(range(matroid.n_elements), desc='matroid partition', disable=None if show_progress is None else not show_progress, leave=False):
+    for s in progress(range(matroid.n_elements), desc='matroid partition', show=show_progress, leave=False):
         reached = _augment(matroid, parts, owner, s) if parts else (s,)
         if reached is not None:                       # s fits in none of the current sets, even after exchanges
             parts.append([s]); owner[s] = len(parts) - 1; densest = reached
@@ -786,7 +786,7 @@ def acceptance_probabilities(
     elif math.factorial(n) <= max_orders: orders, total, exact = itertools.permutations(range(n)), math.factorial(n), True
     else: orders, total, exact = (tuple(int(v) for v in rng.permutation(n)) for _ in range(n_orders)), n_orders, False
     first, second, checked, colours = np.zeros(n), np.zeros(n), 0, 0
-    for o in progress(orders, total=total, desc=f'{selector.name}: orders', disable=None if show_progress is None else not show_progress, leave=False):
+    for o in progress(orders, total=total, desc=f'{selector.name}: orders', show=show_progress, leave=False):
         probs, k, c = _order_probabilities(matroid, selector, o)
         first += probs; second += probs ** 2; checked += k; colours = max(colours, c)
     mean = first / total
@@ -814,7 +814,7 @@ def simulate_acceptance(
     if random_order and order is not None: raise ValueError("order is used only with random_order=False (a fixed order)")
     fixed = None if random_order else _check_order(matroid, order)
     counts, colours = np.zeros(n), 0
-    for _ in progress(range(runs), desc=f'{selector.name}: runs', disable=None if show_progress is None else not show_progress, leave=False):
+    for _ in progress(range(runs), desc=f'{selector.name}: runs', show=show_progress, leave=False):
         o = fixed if fixed is not None else tuple(int(v) for v in rng.permutation(n))
         S = selector._select(matroid, o, rng)
         if not matroid._independent(S): raise RuntimeError(f"{selector.name} accepted the dependent set {S} (a bug)")
@@ -870,7 +870,7 @@ def adversarial_order_search(
                          "(for random order use acceptance_probabilities(..., random_order=True))")
     restarts, steps = _check_count(n_restarts, 'n_restarts'), _check_count(n_steps, 'n_steps', 0)
     limit = _check_count(exhaustive_up_to, 'exhaustive_up_to', 0); rng = make_rng(seed)
-    check_flag(show_progress, 'show_progress', allow_none=True); disable = None if show_progress is None else not show_progress
+    check_flag(show_progress, 'show_progress', allow_none=True)
     n, cache = matroid.n_elements, {}
     def score(o):
         if o not in cache:
@@ -887,11 +887,11 @@ def adversarial_order_search(
         except ValueError: exhaustive = False
     if exact_ff and exhaustive: pass
     elif exhaustive:
-        for o in progress(itertools.permutations(range(n)), total=math.factorial(n), desc='all orders', disable=disable, leave=False):
+        for o in progress(itertools.permutations(range(n)), total=math.factorial(n), desc='all orders', show=show_progress, leave=False):
             if score(o) < score(best): best = o
     else:
         starts = [listed] + [tuple(int(v) for v in rng.permutation(n)) for _ in range(restarts)]
-        for current in progress(starts, desc='restarts', disable=disable, leave=False):
+        for current in progress(starts, desc='restarts', show=show_progress, leave=False):
             for _ in range(steps):
                 i, j = rng.choice(n, 2, replace=False); moved = list(current)
                 if rng.random() < 0.5: moved[i], moved[j] = moved[j], moved[i]
@@ -914,13 +914,13 @@ def adversarial_order_search(
 # %% ../nbs/90_matroid_selection.ipynb #859130c2
 def stress_results()->pd.DataFrame: # one row per (instance, selector) of the stress study
     "The earlier, smaller stress study written by benchmarks/bench_matroid_selection.py (the copy shipped in the package's datasets folder)."
-    path = _package_data_dir() / 'matroid_selection_stress.csv'
+    path = package_data_dir() / 'matroid_selection_stress.csv'
     if not path.exists(): raise FileNotFoundError(f"{path} is missing: run benchmarks/bench_matroid_selection.py to write it")
     return pd.read_csv(path)
 
 def adversarial_results()->pd.DataFrame: # one row per (matroid, selector) of the adversarial study
     "The exact worst-order study written by benchmarks/bench_matroid_adversarial.py (the copy shipped in the package's datasets folder)."
-    path = _package_data_dir() / 'matroid_adversarial.csv.gz'   # 46 KB gzipped (675 KB as plain CSV)
+    path = package_data_dir() / 'matroid_adversarial.csv.gz'   # 46 KB gzipped (675 KB as plain CSV)
     if not path.exists(): raise FileNotFoundError(f"{path} is missing: run benchmarks/bench_matroid_adversarial.py to write it")
     return pd.read_csv(path)
 

@@ -348,7 +348,7 @@ def pareto_front(
         lp_s = time.perf_counter() - t0
     if 'dccp' in routes:
         t0, c0 = time.perf_counter(), time.process_time()
-        for r, g in enumerate(progress(gam, desc='DCCP over gamma', disable=None if show_progress is None else not show_progress)):
+        for r, g in enumerate(progress(gam, desc='DCCP over gamma', show=show_progress)):
             s = mifpo_program(bins, float(g), n_atoms, objective, restarts, max_iter, seed)
             tab.loc[r, ['dccp', 'tv']] = s.value, s.tv
             notes += [f"gamma={g:.3f}: {n}" for n in s.notes]

@@ -19,9 +19,10 @@ from .core import (check_array, check_binary, check_flag, check_option, check_pr
 from .viz import PALETTE, new_figure
 
 # %% auto #0
-__all__ = ['FOUR_ROOM_WALLS', 'ACTIONS_2D', 'TabularMOMDP', 'counterexample_momdp', 'uniform_policy', 'optimal_policy',
-           'spibb_policy', 'random_momdp', 'four_room', 'plot_grid_policy', 'OfflineDataset', 'collect_dataset',
-           'preference_dataset', 'empirical_mdp', 'unmapped_room', 'from_mo_gymnasium']
+__all__ = ['FOUR_ROOM_WALLS', 'ACTIONS_2D', 'TabularMOMDP', 'check_mdp', 'counterexample_momdp', 'uniform_policy',
+           'optimal_policy', 'spibb_policy', 'random_momdp', 'four_room', 'plot_grid_policy', 'OfflineDataset',
+           'collect_dataset', 'preference_dataset', 'dangling_states', 'empirical_mdp', 'unmapped_room',
+           'from_mo_gymnasium']
 
 # %% ../nbs/40_momdp.ipynb #89851ce7
 @dataclass
@@ -98,7 +99,10 @@ class TabularMOMDP:
         return (f"TabularMOMDP({self.name!r}: {self.n_states} states ({int(self.absorbing.sum())} absorbing), "
                 f"{self.n_actions} actions, {self.n_objectives} objectives, gamma={self.gamma})")
 
-def _check_mdp(mdp, name:str='mdp')->TabularMOMDP:
+def check_mdp(
+    mdp, # the value that must be a TabularMOMDP
+    name:str='mdp', # argument name, used in error messages
+)->TabularMOMDP:
     "Check that `mdp` is a TabularMOMDP; return it."
     if not isinstance(mdp, TabularMOMDP): raise TypeError(f"{name} must be a TabularMOMDP, got {type(mdp).__name__}")
     return mdp
@@ -114,7 +118,7 @@ def counterexample_momdp()->TabularMOMDP:
 # %% ../nbs/40_momdp.ipynb #d4be3917
 def uniform_policy(mdp:TabularMOMDP)->np.ndarray:
     "The uniformly random policy, shape (S, A)."
-    _check_mdp(mdp)
+    check_mdp(mdp)
     return np.full((mdp.n_states, mdp.n_actions), 1 / mdp.n_actions)
 
 def _scalar_q(mdp, w, V):
@@ -126,7 +130,7 @@ def optimal_policy(
     max_iter:int=1000, # policy-iteration limit
 )->tuple: # (deterministic policy (S, A), Q values (S, A))
     "Optimal deterministic policy for the scalar reward w . r, by policy iteration."
-    _check_mdp(mdp); check_scalar(max_iter, 'max_iter', int, low=1)
+    check_mdp(mdp); check_scalar(max_iter, 'max_iter', int, low=1)
     w = np.ones(mdp.n_objectives) if w is None else check_array(w, 'w', shape=(mdp.n_objectives,)).astype(float)
     S, A = mdp.n_states, mdp.n_actions
     a_best = np.zeros(S, int)
@@ -149,7 +153,7 @@ def spibb_policy(
     max_iter:int=20000, # bound on perturbation steps
 )->np.ndarray:
     "Behaviour policy of given optimality, following OptiDICE's SPIBB-style construction."
-    _check_mdp(mdp); check_scalar(optimality, 'optimality', low=0, high=1); check_scalar(max_iter, 'max_iter', int, low=1)
+    check_mdp(mdp); check_scalar(optimality, 'optimality', low=0, high=1); check_scalar(max_iter, 'max_iter', int, low=1)
     rng = make_rng(seed)
     w = np.ones(mdp.n_objectives) if w is None else check_array(w, 'w', shape=(mdp.n_objectives,)).astype(float)
     pi_opt, Q = optimal_policy(mdp, w)
@@ -276,7 +280,7 @@ def plot_grid_policy(
     arrows:bool=True, # draw the mean direction of the policy in each cell
 ):
     "Occupancy heat map and mean-direction arrows of a policy on a grid MOMDP."
-    _check_mdp(mdp)
+    check_mdp(mdp)
     if 'coords' not in mdp.layout: raise ValueError(f"mdp {mdp.name!r} has no grid layout to draw (its layout has no 'coords')")
     pi = mdp.check_policy(pi)
     H, W = mdp.layout['shape']
@@ -407,7 +411,7 @@ def collect_dataset(
     name:str='dataset', # label
 )->OfflineDataset:
     "Roll policies out in `mdp` and store the transitions; episodes stop at absorbing states or the horizon."
-    _check_mdp(mdp); check_scalar(n_trajectories, 'n_trajectories', int, low=1); check_scalar(max_steps, 'max_steps', int, low=1)
+    check_mdp(mdp); check_scalar(n_trajectories, 'n_trajectories', int, low=1); check_scalar(max_steps, 'max_steps', int, low=1)
     rng = make_rng(seed)
     if isinstance(policy, (list, tuple)) and len(policy) == 0: raise ValueError("policy must be a policy or a non-empty list of policies, got an empty list")
     listed = isinstance(policy, (list, tuple)) and np.ndim(policy[0]) == 2
@@ -446,7 +450,7 @@ def preference_dataset(
     n_preferences:int|None=None, # draw this many preferences and cycle through them (None: one per trajectory)
 )->OfflineDataset:
     "Offline data from epsilon-noisy optimal policies for Dirichlet-sampled preferences (D4MORL-style)."
-    _check_mdp(mdp); check_scalar(epsilon, 'epsilon', low=0, high=1); check_scalar(n_trajectories, 'n_trajectories', int, low=1)
+    check_mdp(mdp); check_scalar(epsilon, 'epsilon', low=0, high=1); check_scalar(n_trajectories, 'n_trajectories', int, low=1)
     check_scalar(concentration, 'concentration', low=0, closed='neither'); check_flag(filtered, 'filtered')
     if n_preferences is not None: check_scalar(n_preferences, 'n_preferences', int, low=1)
     rng = make_rng(seed)
@@ -462,7 +466,9 @@ def preference_dataset(
     return D
 
 # %% ../nbs/40_momdp.ipynb #f5c15b72
-def _dangling_states(data:OfflineDataset)->np.ndarray:
+def dangling_states(
+    data:OfflineDataset, # an offline data set of transitions
+)->np.ndarray:
     "States that occur only as (non-terminal) next states: no outgoing data, e.g. cut by the horizon."
     seen = np.zeros(data.n_states, bool); seen[data.states] = True
     return np.setdiff1d(np.unique(data.next_states[~data.dones]), np.flatnonzero(seen))
@@ -485,7 +491,7 @@ def empirical_mdp(
     if seen[ends].any():
         raise ValueError(f"data: state(s) {ends[seen[ends]][:5].tolist()} end episodes (dones is True) but also have outgoing "
                          "transitions; give terminal states their own index")
-    dangling = _dangling_states(data)
+    dangling = dangling_states(data)
     if warn and len(dangling):
         report_numerical(f"empirical_mdp: {len(dangling)} state(s) occur only as next states (no outgoing data, e.g. cut by the horizon); "
                          "they are treated as absorbing with value 0")

@@ -353,7 +353,7 @@ def bootstrap_ecosystem(
     full = _ecosystem_numbers(reject, y, strata)
     draws = []
     with threadpool_limits(1):
-        for _ in progress(range(n_boot), desc='bootstrap', disable=None if show_progress is None else not show_progress):
+        for _ in progress(range(n_boot), desc='bootstrap', show=show_progress):
             w = rng.multinomial(n, np.full(n, 1 / n)).astype(float)
             draws.append(_ecosystem_numbers(reject, y, strata, w))
     lo, hi = (1 - level) / 2, (1 + level) / 2
@@ -449,7 +449,7 @@ class ModelEcosystem(BaseEstimator):
         rng = make_rng(self.seed); d, n = X.shape[1], len(y)
         k_feat, k_rows = max(1, int(round(self.feature_share * d))), max(10, int(round(self.row_share * n)))
         models, rows = [], []
-        for j in progress(range(self.n_models), desc='fitting the ecosystem', disable=None if self.show_progress is None else not self.show_progress):
+        for j in progress(range(self.n_models), desc='fitting the ecosystem', show=self.show_progress):
             family = self.families[j % len(self.families)]
             feats = list(X.columns[np.sort(rng.choice(d, k_feat, replace=False))])
             idx = np.sort(rng.choice(n, min(k_rows, n), replace=False)); seed_j = int(rng.integers(2**31 - 1))

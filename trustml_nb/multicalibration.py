@@ -18,6 +18,7 @@ from scipy.optimize import minimize
 from scipy.special import expit, logit
 from sklearn.base import BaseEstimator
 
+from .core import equal_width_bins
 from .core import (Report, check_binary, check_flag, check_is_fitted, check_numbers, check_option, check_probabilities,
                              check_same_length, check_scalar, column_names, make_rng, match_columns, progress, report, report_numerical,
                              require)
@@ -56,13 +57,9 @@ def _fitted_inputs(est, X, groups)->tuple:
     return p0, check_groups(groups, len(p0), columns=est.groups_, min_size=0)
 
 # %% ../nbs/50_multicalibration.ipynb #ba20f29d
-def _bins(p, n_bins):
-    "Equal-width bin index of every p in [0, 1] (1 falls in the last bin)."
-    return np.minimum((p * n_bins).astype(int), n_bins - 1)
-
 def _weighted_errors(residual, p, M, n_bins:int)->np.ndarray:
     "Per group (column of M): (1/n) x sum over bins of p of |sum of the residuals in the group and bin|."
-    b = _bins(p, n_bins)
+    b = equal_width_bins(p, n_bins)
     return np.array([np.abs(np.bincount(b[m], weights=residual[m], minlength=n_bins)).sum() / len(p) for m in M.T])
 
 def mc_table(
@@ -108,7 +105,7 @@ def _smece_sigma(w, centers, sigma, grid):
     return float(np.abs(k @ w).mean() / (sigma * np.sqrt(2 * np.pi)))   # mean over a uniform grid of [0, 1] = the integral
 
 def _smooth_ece(y, p, n_grid, resolution):
-    cell = _bins(p, resolution)
+    cell = equal_width_bins(p, resolution)
     w = np.bincount(cell, weights=y - p, minlength=resolution) / len(y)   # residual mass per cell
     centers = (np.arange(resolution) + 0.5) / resolution; grid = np.linspace(0, 1, n_grid)
     lo, hi = 1e-4, 1.0                                  # smECE_sigma - sigma is decreasing in sigma
@@ -316,7 +313,7 @@ class Multicalibrator(BaseEstimator):
         Z, init = np.column_stack([G.to_numpy(float), p0]), _to_raw(self._start(p0), self.loss)
         rows, best = [], None
         settings = list(itertools.product(grid['learning_rates'], grid['bagging_fractions']))
-        for lr, bf in progress(settings, desc='Multicalibrator grid', disable=None if self.show_progress is None else not self.show_progress):
+        for lr, bf in progress(settings, desc='Multicalibrator grid', show=self.show_progress):
             t0 = time.perf_counter()
             boosters, oof, rounds = _cross_fit(lgb, Z, y, init, folds, self.n_folds, lr=lr, bagging=bf, **self.fit_settings_)
             loss = _loss_value(y[held], oof[held], self.loss)
@@ -419,7 +416,7 @@ class MCBoost(BaseEstimator):
         for sweeps in range(1, self.max_iter + 1):
             changed = False
             for j in range(M.shape[1]):
-                b = _bins(f, n_levels)
+                b = equal_width_bins(f, n_levels)
                 for v in range(n_levels):
                     cell = M[:, j] & (b == v)
                     m = cell.sum()
@@ -427,7 +424,7 @@ class MCBoost(BaseEstimator):
                     r = (y[cell] - f[cell]).mean()
                     if m / n * abs(r) > self.alpha:
                         f[cell] = np.clip(f[cell] + r, 0, 1); updates.append((j, v, float(r))); changed = True
-                        b = _bins(f, n_levels)
+                        b = equal_width_bins(f, n_levels)
             if not changed: converged = True; break
         notes = [] if converged else [report_numerical(
             f"MCBoost: cells above alpha={self.alpha:g} remain after max_iter={self.max_iter} sweeps; raise max_iter or alpha")]
@@ -445,9 +442,9 @@ class MCBoost(BaseEstimator):
         f, G = _fitted_inputs(self, X, groups)
         f, M, k = f.copy(), G.to_numpy(bool), self.n_levels_
         for j, v, shift in self.updates_:
-            cell = M[:, j] & (_bins(f, k) == v)
+            cell = M[:, j] & (equal_width_bins(f, k) == v)
             f[cell] = np.clip(f[cell] + shift, 0, 1)
-        return (_bins(f, k) + 0.5) / k
+        return (equal_width_bins(f, k) + 0.5) / k
 
 # %% ../nbs/50_multicalibration.ipynb #5498de25
 def _prob_dict(y_prob)->dict:
@@ -468,7 +465,7 @@ def _reliability(y, preds:dict, G:pd.DataFrame, n_bins:int)->pd.DataFrame:
     "The reliability table of checked inputs."
     rows = []
     for name, p in preds.items():
-        b = _bins(p, n_bins)
+        b = equal_width_bins(p, n_bins)
         for gname in G.columns:
             m = G[gname].to_numpy(bool)
             df = pd.DataFrame({'bin': b[m], 'p': p[m], 'y': y[m]}).groupby('bin').agg(mean_pred=('p', 'mean'), mean_label=('y', 'mean'), count=('y', 'size'))

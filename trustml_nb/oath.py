@@ -827,7 +827,7 @@ def simulate_service(
     rows = rng.integers(0, len(X), int(n_queries))
     first = provider._last_id + 1
     chunk = block_size * max(1, 16384 // block_size)
-    for a in progress(range(0, int(n_queries), chunk), desc='service phase', disable=None if show_progress is None else not show_progress):
+    for a in progress(range(0, int(n_queries), chunk), desc='service phase', show=show_progress):
         R = rows[a:a + chunk]; k = len(R); ids = first + a + np.arange(k)
         A2 = np.frombuffer(fresh_bytes(k * 2 * ALPHA_BYTES), np.uint8).reshape(k, 2, ALPHA_BYTES)
         g = s[R].astype(np.uint8)
@@ -925,7 +925,7 @@ def detection_study(
     check_scalar(n_queries, 'n_queries', int, low=2); check_scalar(seed, 'seed', int, low=0); check_flag(show_progress, 'show_progress', allow_none=True)
     if 'unfair_model' in strategies: _check_model(alternative_model, 'alternative_model')
     oracle, rows = InferenceOracle(model), []
-    bar = progress(total=len(strategies) * int(n_audits), desc='audits', disable=None if show_progress is None else not show_progress)
+    bar = progress(total=len(strategies) * int(n_audits), desc='audits', show=show_progress)
     for i, strat in enumerate(strategies):
         prov = CheatingProvider(model, strat, eps, alternative_model if strat == 'unfair_model' else None, seed=seed + 1000 * i)
         aud = Auditor(prov.public_key)

@@ -18,7 +18,7 @@ from .core import (Report, check_array, check_binary, check_columns, check_flag,
                              check_probabilities, check_same_length, check_scalar, column_names, make_rng, match_columns, progress,
                              report, report_numerical)
 from .groups import check_groups
-from .multicalibration import _bins
+from .core import equal_width_bins
 from .viz import PALETTE, explorer, new_figure
 
 # %% auto #0
@@ -192,7 +192,7 @@ def multiaccuracy_violations(
 MAX_BINS = 10_000 # the largest number of calibration bins accepted
 
 def _calibration_residual(y, p, n_bins:int)->float:
-    return float(np.abs(np.bincount(_bins(p, n_bins), weights=y - p, minlength=n_bins)).max() / len(y))
+    return float(np.abs(np.bincount(equal_width_bins(p, n_bins), weights=y - p, minlength=n_bins)).max() / len(y))
 
 def calibration_violation(
     y_true, # labels 0/1
@@ -207,12 +207,12 @@ def calibration_violation(
 # %% ../nbs/60_selective_omniprediction.ipynb #455c4762
 def _calibration_step(p, y, n_bins, kind):
     "One calibration update: per-bin mean residual shifts ('patch') or per-bin mean labels ('binning')."
-    b = _bins(p, n_bins); cnt = np.bincount(b, minlength=n_bins)
+    b = equal_width_bins(p, n_bins); cnt = np.bincount(b, minlength=n_bins)
     if kind == 'patch': return np.bincount(b, weights=y - p, minlength=n_bins) / np.maximum(cnt, 1)
     return np.where(cnt > 0, np.bincount(b, weights=y, minlength=n_bins) / np.maximum(cnt, 1), np.nan)
 
 def _apply_calibration(p, vals, kind):
-    v = vals[_bins(p, len(vals))]
+    v = vals[equal_width_bins(p, len(vals))]
     if kind == 'patch': return np.clip(p + v, 0, 1)
     return np.where(np.isnan(v), p, v)       # binning: a bin never seen in fitting keeps its value
 
@@ -308,8 +308,7 @@ class OmniPredictor(BaseEstimator):
         losses, folds = loss_grid(), self.folds
         fold = rng.permutation(len(y)) % folds
         loss_sum, se_sum, not_converged = np.zeros(len(cands)), np.zeros(len(cands)), 0
-        disable = None if self.show_progress is None else not self.show_progress
-        for k, (ci, nb) in progress([(k, c) for k in range(folds) for c in enumerate(cands)], desc='cross-validating n_bins', disable=disable):
+        for k, (ci, nb) in progress([(k, c) for k in range(folds) for c in enumerate(cands)], desc='cross-validating n_bins', show=self.show_progress):
             tr, va = fold != k, fold == k
             steps, _, conv, _, _ = _fit_steps(p0[tr], y[tr], G[tr], C[tr], self.eps, nb, self.calibration, self.max_rounds, self.max_steps)
             not_converged += not conv
@@ -627,8 +626,8 @@ class GroupConformal(BaseEstimator):
         elif self.method_ == 'qr': q = M @ self.coef_
         else:   # the test point joins the regression with its score imputed at +inf: one fit per membership pattern
             pats, inv = np.unique(M, axis=0, return_inverse=True); big = self.scores_.max() + 1
-            disable = (None if len(pats) > 20 else True) if self.show_progress is None else not self.show_progress
-            bar = lambda it: progress(it, desc='conditional conformal: one fit per group pattern', disable=disable)
+            show = (None if len(pats) > 20 else False) if self.show_progress is None else self.show_progress   # a few patterns: no bar
+            bar = lambda it: progress(it, desc='conditional conformal: one fit per group pattern', show=show)
             q = _augmented_quantiles(self.design_, self.scores_, pats, 1 - self.alpha_, big, bar)[inv.ravel()]
         rng = copy.deepcopy(self.jitter_rng_)
         u = JITTER * rng.uniform(size=len(pt))

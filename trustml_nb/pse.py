@@ -29,7 +29,7 @@ from statsmodels.genmod.generalized_linear_model import GLM
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
-from .core import (Report, _kind, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_option, check_probabilities,
+from .core import (Report, describe_input, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_option, check_probabilities,
                              check_scalar, make_rng, match_columns, progress, report, report_numerical)
 from .data import benchmark_result
 from .pse_simulator import population_truth, sim_oximetry
@@ -50,7 +50,7 @@ def _check_seed(seed)->int:
 def _check_target(a, name:str='a')->tuple:
     "A target (a_1, ..., a_K, a_Y): a tuple of at least two 0/1 values."
     if isinstance(a, (str, bytes)) or not isinstance(a, (tuple, list, np.ndarray)):
-        raise TypeError(f"{name} must be a tuple of 0/1 values such as (1, 0, 1), got {_kind(a)}")
+        raise TypeError(f"{name} must be a tuple of 0/1 values such as (1, 0, 1), got {describe_input(a)}")
     if isinstance(a, np.ndarray) and a.ndim != 1: raise ValueError(f"{name} must be one tuple of 0/1 values, got an array of shape {a.shape}")
     vals = list(a)
     if len(vals) < 2 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v in (0, 1) for v in vals):
@@ -61,7 +61,7 @@ def _check_props(props, n:int, a:tuple, clip:float)->list:
     "K+1 propensity vectors of length n, clipped to [clip, 1 - clip], none exactly 0 or 1."
     if isinstance(props, np.ndarray) and props.ndim == 2: props = list(props)
     if isinstance(props, (str, bytes)) or not isinstance(props, (list, tuple)):
-        raise TypeError(f"props must be a list of {len(a)} propensity arrays, got {_kind(props)}")
+        raise TypeError(f"props must be a list of {len(a)} propensity arrays, got {describe_input(props)}")
     if len(props) != len(a): raise ValueError(f"props must hold {len(a)} propensities (one per entry of a={a}), got {len(props)}")
     out = []
     for k, e in enumerate(props):
@@ -294,7 +294,7 @@ def make_learners(
     check_flag(binary_y, 'binary_y')
     seed = _check_seed(seed)
     if isinstance(learners, str): return {r: _preset(learners, r, binary_y, seed, 'learners') for r in LEARNER_ROLES}
-    if not isinstance(learners, dict): raise TypeError(f"learners must be 'hgb', 'glm', 'stack' or a dict of estimators, got {_kind(learners)}")
+    if not isinstance(learners, dict): raise TypeError(f"learners must be 'hgb', 'glm', 'stack' or a dict of estimators, got {describe_input(learners)}")
     bad = [r for r in learners if r not in LEARNER_ROLES]
     if bad: raise ValueError(f"learners has unknown role(s) {bad}; roles are {list(LEARNER_ROLES)}")
     out = {}
@@ -303,7 +303,7 @@ def make_learners(
         est = _preset(est, r, binary_y, seed, f"learners[{r!r}]") if isinstance(est, str) else est
         if isinstance(est, type): raise TypeError(f"learners[{r!r}] must be an estimator instance, got the class {est.__name__}: add ()")
         if not (hasattr(est, 'fit') and hasattr(est, 'get_params')):
-            raise TypeError(f"learners[{r!r}] must be a scikit-learn estimator (with fit and get_params), got {_kind(est)}")
+            raise TypeError(f"learners[{r!r}] must be a scikit-learn estimator (with fit and get_params), got {describe_input(est)}")
         if r == 'propensity' and not hasattr(est, 'predict_proba'):
             raise TypeError(f"learners['propensity'] must be a classifier with predict_proba, got {type(est).__name__}")
         if r == 'outcome' and not binary_y and is_classifier(est):
@@ -349,7 +349,7 @@ class _Stack(BaseEstimator):
         seed = _check_seed(self.random_state)
         lib = _stack_candidates(isinstance(self, ClassifierMixin), seed) if self.estimators is None else self.estimators
         if isinstance(lib, (str, bytes)) or not isinstance(lib, (list, tuple)) or not lib or len(lib) > 8:
-            raise TypeError(f"estimators must be a list of 1 to 8 (name, estimator) pairs, got {_kind(lib)}")
+            raise TypeError(f"estimators must be a list of 1 to 8 (name, estimator) pairs, got {describe_input(lib)}")
         for item in lib:
             if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str) and hasattr(item[1], 'fit')):
                 raise TypeError(f"estimators must hold (name, estimator) pairs, got {item!r:.80}")
@@ -495,7 +495,7 @@ def crossfit_gmf(
     y = check_array(y, 'y', ndim=1).astype(float)
     if len(y) != len(x): raise ValueError(f"y must have one value per unit: x has {len(x):,} rows but y has {len(y):,}")
     if isinstance(blocks, (str, bytes)) or not isinstance(blocks, (list, tuple)) or len(blocks) < 2:
-        raise TypeError(f"blocks must be a list [Z, M_1, ..., M_K] of at least 2 arrays, got {_kind(blocks)}")
+        raise TypeError(f"blocks must be a list [Z, M_1, ..., M_K] of at least 2 arrays, got {describe_input(blocks)}")
     B = []
     for k, b in enumerate(blocks):
         arr = check_array(b, f"blocks[{k}]", ndim=(1, 2)).astype(float)
@@ -505,7 +505,7 @@ def crossfit_gmf(
         B.append(arr)
     if isinstance(targets, tuple) and targets and not isinstance(targets[0], (tuple, list)): targets = [targets]
     if isinstance(targets, (str, bytes)) or not isinstance(targets, (list, tuple)) or not targets:
-        raise TypeError(f"targets must be a non-empty list of tuples such as [(1, 0, 1)], got {_kind(targets)}")
+        raise TypeError(f"targets must be a non-empty list of tuples such as [(1, 0, 1)], got {describe_input(targets)}")
     T = [_check_target(a, f"targets[{i}]") for i, a in enumerate(targets)]
     for i, a in enumerate(T):
         if len(a) != len(B): raise ValueError(f"targets[{i}] = {a} must have {len(B)} entries (one per mediator block plus Y)")
@@ -625,7 +625,7 @@ def _check_roles(x, z, w, v, y)->dict:
 
 def _validate(data, roles:dict)->tuple:
     "Check the table against the roles; return arrays (x, y, Z, W, V) and whether Y is binary."
-    if not isinstance(data, pd.DataFrame): raise TypeError(f"data must be a pandas DataFrame, got {_kind(data)}")
+    if not isinstance(data, pd.DataFrame): raise TypeError(f"data must be a pandas DataFrame, got {describe_input(data)}")
     if len(data) == 0: raise ValueError("data has 0 rows")
     x, y = roles['x'], roles['y']
     names = [x, y, *roles['z'], *roles['w'], *roles['v']]
@@ -652,7 +652,7 @@ def _check_truth(truth)->dict:
     if truth is None: return {}
     if isinstance(truth, pd.Series): truth = truth.to_dict()
     if not isinstance(truth, dict):
-        raise TypeError(f"truth must be a dict of effect or functional name -> true value (e.g. SimData.truth_for(y)), got {_kind(truth)}")
+        raise TypeError(f"truth must be a dict of effect or functional name -> true value (e.g. SimData.truth_for(y)), got {describe_input(truth)}")
     known = [*EFFECT_NAMES, *FUNCTIONAL_NAMES.values()]
     unknown = [k for k in truth if k not in known]
     if unknown: raise ValueError(f"truth has unknown key(s) {unknown[:5]}; known names are {known}")
@@ -661,7 +661,7 @@ def _check_truth(truth)->dict:
 def _check_estimators(estimators)->tuple:
     "Estimator names: one name or a non-empty list of distinct names from ESTIMATORS."
     ests = (estimators,) if isinstance(estimators, str) else estimators
-    if not isinstance(ests, (list, tuple)): raise TypeError(f"estimators must be a name or a list of names from {ESTIMATORS}, got {_kind(estimators)}")
+    if not isinstance(ests, (list, tuple)): raise TypeError(f"estimators must be a name or a list of names from {ESTIMATORS}, got {describe_input(estimators)}")
     if not ests: raise ValueError("estimators must name at least one estimator")
     for e in ests: check_option(e, 'estimators', ESTIMATORS)
     dup = sorted({e for e in ests if list(ests).count(e) > 1})
@@ -992,7 +992,7 @@ def plot_effects(
     title:str|None=None, # axis title
 ):
     "Forest plot of an `EffectsReport`: estimates, intervals and (when known) the truth."
-    if not isinstance(report, EffectsReport): raise TypeError(f"report must be an EffectsReport (PathSpecificEffects(...).fit(data).report_), got {_kind(report)}")
+    if not isinstance(report, EffectsReport): raise TypeError(f"report must be an EffectsReport (PathSpecificEffects(...).fit(data).report_), got {describe_input(report)}")
     effects = _check_effects(effects)
     df = report.to_frame()
     if estimators is None: estimators = [e for e in dict.fromkeys(df.estimator) if df[df.estimator == e].se.notna().all()]
@@ -1070,7 +1070,7 @@ def _coverage_study(
     check_flag(show_progress, 'show_progress', allow_none=True)
     truth = population_truth('oximetry', n=truth_n, seed=s['seed'] + 10_000, **sim_params)[outcome].to_dict()
     rng, draws = make_rng(s['seed']), []
-    for rep in progress(range(n_reps), desc='coverage', disable=None if show_progress is None else not show_progress):
+    for rep in progress(range(n_reps), desc='coverage', show=show_progress):
         sim = sim_oximetry(n, seed=rng, **sim_params); R = sim.roles
         est = clone(self).set_params(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y=outcome, seed=rep, star=False, warn=False)
         draws.append(est.fit(sim.data, truth).report_.to_frame().assign(rep=rep))
@@ -1144,7 +1144,7 @@ def _split_rerun_interval(
     effects = _check_effects(effects)
     check_flag(show_progress, 'show_progress', allow_none=True)
     runs = []
-    for i in progress(range(n_reruns), desc='split reruns', disable=None if show_progress is None else not show_progress):
+    for i in progress(range(n_reruns), desc='split reruns', show=show_progress):
         t = clone(self).set_params(estimators=(estimator,), star=False, warn=False, seed=i).fit(data).report_.to_frame()
         runs.append(t[t.effect.isin(list(effects))].assign(rerun=i))
     d = pd.concat(runs, ignore_index=True)

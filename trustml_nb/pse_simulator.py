@@ -15,7 +15,7 @@ from scipy import integrate
 from scipy.special import expit
 from scipy.stats import norm
 
-from .core import _kind, check_binary, check_columns, check_option, check_scalar, make_rng
+from .core import describe_input, check_binary, check_columns, check_option, check_scalar, make_rng
 
 # %% auto #0
 __all__ = ['MAX_SIM_ROWS', 'WORLDS', 'OXI_Z', 'OXI_W', 'OXI_V', 'NONLINEAR_DESIGNS', 'effects_from_worlds', 'SimData',
@@ -32,7 +32,7 @@ def effects_from_worlds(
     tv:float=np.nan, # total variation E[Y|X=1] - E[Y|X=0]
 )->dict:
     "TE, NDE, NIE, VDE and TV from the four counterfactual means (the sign conventions of the paper's code)."
-    if not isinstance(means, dict): raise TypeError(f"means must be a dict of world name -> mean, got {_kind(means)}")
+    if not isinstance(means, dict): raise TypeError(f"means must be a dict of world name -> mean, got {describe_input(means)}")
     missing = [k for k in WORLDS if k not in means]
     if missing: raise ValueError(f"means is missing the world(s) {missing}; it needs {list(WORLDS)}")
     m1, m0, mne, mv = (float(check_scalar(means[k], f"means[{k!r}]")) for k in WORLDS)
