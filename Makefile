@@ -32,7 +32,7 @@ help:
 	@echo "make mutants  - the nine planted bugs of issues 15 and 33 against the default tests (benchmarks/results/mutants.md)"
 	@echo "make course - nbgrader: the student release (course/release/) and the instructor key (course/source/) of every lesson"
 	@echo "make grade SUBMISSIONS=dir - autograde dir/<student>/<lesson>.ipynb; grade table in course/grades.csv and course/grades.md"
-	@echo "make bench - run every benchmark in benchmarks/ (ours vs peers); results go to benchmarks/results/"
+	@echo "make bench - run every benchmark in benchmarks/ (ours vs peers, and studies); results go to benchmarks/results/, the summaries lessons read to trustml_nb/results/"
 
 $(BIN)/python:
 	@echo ">>> creating the virtual environment $(VENV) with $(PYTHON)"
@@ -130,8 +130,9 @@ $(VENV)/.installed-bench: pyproject.toml constraints.txt | $(STAMP)
 	@touch $@
 
 bench: install $(VENV)/.installed-bench
-	@echo ">>> running every benchmarks/bench_*.py; tables go to benchmarks/results/"
+	@echo ">>> running every benchmarks/bench_*.py; tables go to benchmarks/results/ (studies: benchmarks/studies/*/README.md)"
 	@set -e; for f in benchmarks/bench_*.py; do [ -e "$$f" ] || continue; echo ">>> $$f"; $(BIN)/python "$$f"; done
+	$(BIN)/python benchmarks/ship.py
 
 # The course for instructors (nbgrader, tools/course.py): tutorials/ stay the single source. No install step here: it uses
 # .venv when present, else the python3 on PATH (which needs nbgrader: `pip install -c constraints.txt '.[course]'`).

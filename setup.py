@@ -1,10 +1,10 @@
-"""Build hook: the wheel carries the lessons and the benchmark results they quote.
+"""Build hook: the wheel carries the lessons.
 
 All metadata lives in pyproject.toml. This file only adds a build step that copies `tutorials/*.ipynb` and
-`tutorials/*.md` into `trustml_nb/lessons/` and `benchmarks/results/*` into `trustml_nb/results/` inside the build
-folder, so `pip install trustml_nb` gets the lessons (`trustml-nb-lessons DEST` copies them out) and
-`trustml_nb.data.benchmark_result` finds the results without a clone. Editable installs skip the copy: the package
-then reads `tutorials/` and `benchmarks/results/` of the checkout directly.
+`tutorials/*.md` into `trustml_nb/lessons/` inside the build folder, so `pip install trustml_nb` gets the lessons
+(`trustml-nb-lessons DEST` copies them out). Editable installs skip the copy: the package then reads `tutorials/` of the
+checkout directly. The benchmark summaries the lessons quote are ordinary package data (`trustml_nb/results/`, written
+there by `benchmarks/ship.py`); nothing from benchmarks/ is copied at build time.
 """
 import shutil
 from pathlib import Path
@@ -13,11 +13,11 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-SHIPPED = (('tutorials', 'lessons', ('*.ipynb', '*.md')), ('benchmarks/results', 'results', ('*.csv', '*.md', '*.json')))
+SHIPPED = (('tutorials', 'lessons', ('*.ipynb', '*.md')),)
 
 
 class BuildWithLessons(build_py):
-    "build_py, then copy the lessons and the benchmark results into the built package."
+    "build_py, then copy the lessons into the built package."
 
     def run(self):
         super().run()

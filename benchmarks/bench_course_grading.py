@@ -1,4 +1,4 @@
-"""Autograding of every lesson: reference solutions (full marks), a blank copy (zero), a plausible wrong answer (partial).
+"""Study (no peer library): Autograding of every lesson: reference solutions (full marks), a blank copy (zero), a plausible wrong answer (partial).
 
     .venv/bin/python benchmarks/bench_course_grading.py [LESSON ...]
 

@@ -1,4 +1,4 @@
-"""Disk size of virtual environments: the student path (`lessons` extra) against the full development environment.
+"""Study (no peer library): Disk size of virtual environments: the student path (`lessons` extra) against the full development environment.
 
 Usage: python benchmarks/bench_env_size.py NAME=VENV_DIR [NAME=VENV_DIR ...]
 Writes benchmarks/results/env_size.md (du -sb of the venv, its package count from `pip list`, and torch's share).

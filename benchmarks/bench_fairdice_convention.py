@@ -1,4 +1,4 @@
-"""FairDICE on the standard support convention: occupancy, primal = dual, and neural mu against the exact mu.
+"""Study (no peer library): FairDICE on the standard support convention: occupancy, primal = dual, and neural mu against the exact mu.
 
 Benchmark MOMDPs: three random deterministic MOMDPs (15 states, 3 actions, 3 objectives, gamma=0.9; 300 trajectories of
 at most 40 steps from a behaviour policy of optimality 0.5: seeds 2, 5, 7), one with reachable states the data never

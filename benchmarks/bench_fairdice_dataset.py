@@ -1,4 +1,4 @@
-"""FairDICE: neural (PyTorch) vs exact tabular optimum as the dataset grows, and the 3-MOMDP target.
+"""Study (no peer library): FairDICE: neural (PyTorch) vs exact tabular optimum as the dataset grows, and the 3-MOMDP target.
 
 Neural FairDICE (Nash welfare, soft-chi2, beta=0.05) on random *deterministic* MOMDPs (15 states, 3 actions,
 3 objectives, gamma=0.9), data from a behaviour policy of optimality 0.5. Each policy is evaluated exactly in the

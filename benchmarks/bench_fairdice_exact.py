@@ -1,4 +1,4 @@
-"""FairDICE exact solvers and the linear-scalarisation baseline.
+"""FairDICE exact solvers against the cvxpy primal, and the linear-scalarisation baseline.
 
 1. Exact solver time on random MOMDPs with 100 states x 4 actions x 3 objectives (200 trajectories, optimality 0.5,
    Nash welfare, beta=0.01): the dual (damped Newton on the convex dual, numpy) against the primal (cvxpy + Clarabel),

@@ -1,4 +1,4 @@
-"""FedFACT on Flower: one command starts a real Deployment Engine run (a SuperLink and one SuperNode per client, each a
+"""Study (no peer library): FedFACT on Flower: one command starts a real Deployment Engine run (a SuperLink and one SuperNode per client, each a
 separate process on 127.0.0.1), checks it against the in-process run (every payload array, client state and count to
 1e-9) and stops every process; it also times the Flower simulation demo of nbs/21 (2 clients, 2 FedAvg + 3 FedFACT-Post
 rounds) with Ray's actor pool as before (num_cpus=0.5 per client: 4 actors on 2 CPUs) and as now (num_cpus=1: one actor per

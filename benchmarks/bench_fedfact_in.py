@@ -1,4 +1,4 @@
-"""FedFACT-In on the 5 Adult split seeds (issue 14, deliverable 4): budgets met on the fitted data (expected rates of the
+"""Study (no peer library): FedFACT-In on the 5 Adult split seeds (issue 14, deliverable 4): budgets met on the fitted data (expected rates of the
 final LP mixture) and test accuracy against FedFACT-Post's, for 40 and 80 rounds (80 is the default; 40 rounds: fedfact_seeds.md, seeds 0-4).
 Setting as in bench_fedfact_seeds.py (5 clients, Dir(0.5), xi_g = xi_l = 0.01, DP, FedAvg training seed 0).
 Run: .venv/bin/python benchmarks/bench_fedfact_in.py [rounds ...]   (default: 40 80)

@@ -1,4 +1,4 @@
-"""FedFACT-Post judged against the exact fair optimum (`fair_optimum`, a linear program) on synthetic federations whose
+"""Study (no peer library): FedFACT-Post judged against the exact fair optimum (`fair_optimum`, a linear program) on synthetic federations whose
 eta is known (`known_eta_federation`: 2-5 clients, two groups, cells of 20-300 rows, half the cells with tied scores).
 
 FedFACT-Post is handed exactly that eta (`PrefitClassifier()` reads it from X, calibration off), default settings

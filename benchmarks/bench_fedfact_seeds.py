@@ -1,4 +1,4 @@
-"""FedFACT on Adult over many split seeds (issue 14, deliverable 5; issue 15's like-with-like comparison).
+"""FedFACT on Adult over many split seeds against FedAvg and fairlearn's ThresholdOptimizer (issue 14, deliverable 5; issue 15's like-with-like comparison).
 
 Setting: Adult, sex, 5 clients, Dirichlet(0.5) split (seed s = `adult_fed_data(seed=s)`), logistic FedAvg (training seed
 0), xi_g = xi_l = 0.01, DP, default settings otherwise. Methods: FedAvg, FedFACT-Post g&l, FedFACT-In g&l (the final LP mixture of

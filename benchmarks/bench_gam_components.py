@@ -1,4 +1,4 @@
-"""Speed of the GAM component primitives on huge grids (issue 15 moved these targets out of nbs/30's assertion cells).
+"""Study (no peer library): Speed of the GAM component primitives on huge grids (issue 15 moved these targets out of nbs/30's assertion cells).
 
 The primitives must not look at the grid's points: a step function's extremes and mean on the 2^40-point grid, and a
 two-piece cubic spline's mean on a 2^30-point grid, each within 0.05 s (the target nbs/30 used to assert in-line).

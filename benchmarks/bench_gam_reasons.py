@@ -1,4 +1,4 @@
-"""Minimum sufficient / contrastive reasons for GAMs: greedy (A2/A3) vs brute force, and at 1,000+ features.
+"""Study (no peer library): Minimum sufficient / contrastive reasons for GAMs: greedy (A2/A3) vs brute force, and at 1,000+ features.
 
 Target (issue #5): MSR and MCR for a 1,000-feature GAM over enumerable domains in at most 50 ms per instance.
 Run: .venv/bin/python benchmarks/bench_gam_reasons.py   (writes benchmarks/results/gam_reasons.{md,csv})

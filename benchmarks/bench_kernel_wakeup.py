@@ -1,4 +1,4 @@
-"""The idle-kernel stall of headless lesson runs, with and without tools/kernel_wakeup.py: runs, missed wake-ups, time.
+"""Study (no peer library): The idle-kernel stall of headless lesson runs, with and without tools/kernel_wakeup.py: runs, missed wake-ups, time.
 
     python benchmarks/bench_kernel_wakeup.py                        # 90_matroid_selection, 20 runs per arm, 20 s cell timeout
     python benchmarks/bench_kernel_wakeup.py --lesson 20_fedfact.ipynb --runs 4

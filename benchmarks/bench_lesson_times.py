@@ -1,4 +1,4 @@
-"""Run every lesson headless, one kernel each, and record its wall time, the load average beside it, and the Python
+"""Study (no peer library): Run every lesson headless, one kernel each, and record its wall time, the load average beside it, and the Python
 distributions it imported (what the `lessons` extra must hold). Writes results/lesson_times.{csv,md}.
 
     python benchmarks/bench_lesson_times.py                       # the lessons in tutorials/, this environment's kernel

@@ -1,4 +1,4 @@
-"""The language model behind trustml_nb.llm: load time, peak memory and forwards per second on this machine, and the
+"""Study (no peer library): The language model behind trustml_nb.llm: load time, peak memory and forwards per second on this machine, and the
 shared-prefix route for follow-up questions (ours) against plain full forwards (the naive peer), same prompts, one run.
 Results in benchmarks/results/llm_bench.{csv,md}, with the load average at the time (the 2 cores are usually shared).
 

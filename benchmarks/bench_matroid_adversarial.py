@@ -1,4 +1,4 @@
-"""Fair matroid selection (issue 33): every claimed fairness bound of nbs/90 against the worst arrival order, on 500 random
+"""Study (no peer library): Fair matroid selection (issue 33): every claimed fairness bound of nbs/90 against the worst arrival order, on 500 random
 matroids per family.
 
 Adversarial-order selectors (colouring, no-knowledge colouring, laminar stand-in) accept one first-fit colour class, so

@@ -1,4 +1,4 @@
-"""Fair online matroid selection (issue #21): how close do arrival orders and small instances push the online selectors to
+"""Study (no peer library): Fair online matroid selection (issue #21): how close do arrival orders and small instances push the online selectors to
 their claimed fairness factors? There is no peer library (the paper has no code); the reference points are exact:
 the offline optimum 1/alpha (Edmonds' partition, checked against brute-force Nash-Williams) and the claimed bounds.
 

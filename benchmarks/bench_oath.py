@@ -1,4 +1,4 @@
-"""OATH (trustml_nb.oath): detection over many audits, service cost per query, and audit time for 10^4, 10^5 and 10^6
+"""Study (no peer library): OATH (trustml_nb.oath): detection over many audits, service cost per query, and audit time for 10^4, 10^5 and 10^6
 logged queries, on a logistic regression fitted on Adult. One run; results in benchmarks/results/oath_*.{csv,md}.
 
     .venv/bin/python benchmarks/bench_oath.py            # everything (about 5-10 minutes on a loaded 2-core machine)

@@ -1,4 +1,4 @@
-"""Selective omniprediction (issue #8): one post-processed predictor vs per-loss tuned selective classifiers, and
+"""Selective omniprediction (issue #8) against per-loss tuned selective classifiers and MAPIE's split conformal: one predictor vs those, and
 group-conditional conformal sets vs MAPIE's split conformal classifier, on the vendored Adult data.
 
 Data: `data.adult_task` (base model on 12,000 rows of UCI's training file, fitting rows 10,000, calibration the rest,

@@ -1,4 +1,4 @@
-"""The numbers that lesson 60's summary quotes in its answer to exercise 4 (issue 15: every number in a lesson summary comes
+"""Study (no peer library): The numbers that lesson 60's summary quotes in its answer to exercise 4 (issue 15: every number in a lesson summary comes
 from a results file): with the lesson's own Adult setting and `GroupConformal(method='qr', alpha=0.1)`, the coverage of the
 rows under 30, the share of them whose set is empty, the same in the older age groups, and the coverage under 30 with
 `allow_empty=False`. Run: .venv/bin/python benchmarks/bench_omniprediction_lesson_answers.py

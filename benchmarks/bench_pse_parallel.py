@@ -1,4 +1,4 @@
-"""Parallel cross-fitting of trustml_nb.pse: wall time, CPU time and peak memory of the full effects table (TE, NDE, NIE,
+"""Study (no peer library): Parallel cross-fitting of trustml_nb.pse: wall time, CPU time and peak memory of the full effects table (TE, NDE, NIE,
 VDE, NIE*, TV; DR + SN; default learners, 5 folds) on the oximetry simulator, by number of joblib workers (n_jobs).
 
 Each measurement runs in a fresh Python process; peak memory is the largest summed resident set of that process and its

@@ -1,4 +1,4 @@
-"""Speed of the full path-specific effects table (trustml_nb.pse.PathSpecificEffects): TE, NDE, NIE, VDE, NIE*, TV with DR and SN,
+"""Speed of the full path-specific effects table against DoWhy's two-stage regression (trustml_nb.pse.PathSpecificEffects): TE, NDE, NIE, VDE, NIE*, TV with DR and SN,
 gradient-boosting nuisances (sklearn HistGradientBoosting), 5 folds, binary outcome, on the oximetry simulator.
 
 Target (issue #3): n = 50,000 in at most 60 s on 2 cores. Reference: DoWhy's mediation.two_stage_regression (NDE and NIE

@@ -1,4 +1,4 @@
-"""QueRE's three prediction tasks on the shipped features, each over 100 random splits grouped by prompt text (a prompt,
+"""Study (no peer library): QueRE's three prediction tasks on the shipped features, each over 100 random splits grouped by prompt text (a prompt,
 its duplicates and its steered / other-temperature version are never on both sides): held-out AUROC mean +- sd per
 feature set. The figures quoted in nbs/96_quere, tutorials/96_quere and the README come from this table.
 

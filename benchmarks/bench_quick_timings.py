@@ -1,4 +1,4 @@
-"""Quick wall-clock re-measurements of two speed targets, for a quiet machine (the full benchmarks ran under load).
+"""Study (no peer library): Quick wall-clock re-measurements of two speed targets, for a quiet machine (the full benchmarks ran under load).
 
 - MIFPO (issue 17): the full 31-point error front on Adult (half the rows fit the cross-fitted scores and the front, 10
   bins per group, sex) by the exact LP (target <= 5 s) and by DCCP (k = 2, 2 starts; target <= 60 s), through

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE = ['pyproject.toml', 'setup.py', 'MANIFEST.in', 'LICENSE', 'README.md', 'trustml_nb', 'tutorials', 'benchmarks/results']
+SOURCE = ['pyproject.toml', 'setup.py', 'MANIFEST.in', 'LICENSE', 'README.md', 'trustml_nb', 'tutorials']   # no benchmarks/: the package ships its own summaries
 
 
 @pytest.fixture(scope='module')
@@ -41,8 +41,18 @@ def test_the_wheel_carries_license_lessons_and_results(wheel):
     for needed in ('oath_detection.csv', 'oath_throughput.csv', 'multicalibration_vs_mcgrad.csv', 'mifpo.json', 'mifpo_random.csv'):
         assert needed in results, needed
     assert 'trustml_nb/datasets/adult.data.gz' in names
+    # summaries only: exactly the package's results folder, no per-replication draws, nothing big, nothing from benchmarks/
+    assert results == {p.name for p in (ROOT / 'trustml_nb' / 'results').iterdir()}, results
+    assert not [n for n in names if 'draws' in n or n.startswith('benchmarks/')], names
+    assert max(i.file_size for i in zipfile.ZipFile(wheel).infolist() if i.filename.startswith('trustml_nb/results/')) < 100_000
     entry = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith('entry_points.txt'))).decode()
     assert 'trustml-nb-lessons = trustml_nb.course:main' in entry
+
+
+def test_the_shipped_summaries_match_the_benchmarks_that_wrote_them():
+    "trustml_nb/results/ holds exactly benchmarks/ship.py's list, each byte-equal to the file its benchmark script wrote."
+    run = subprocess.run([sys.executable, str(ROOT / 'benchmarks' / 'ship.py'), '--check'], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
 
 
 def test_the_installed_wheel_copies_its_lessons(wheel, tmp_path):

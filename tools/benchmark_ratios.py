@@ -68,11 +68,11 @@ def mifpo():
 def audit():
     "Per script: results files it writes, whether they print a ratio column/heading, and per-seed rows."
     rows = []
-    for p in sorted((ROOT / 'benchmarks').glob('bench_*.py')):
-        src = p.read_text()
+    for p in sorted((ROOT / 'benchmarks').glob('bench_*.py')) + sorted((ROOT / 'benchmarks' / 'studies').glob('*/bench_*.py')):
+        src, R = p.read_text(), p.parent / 'results'   # a study keeps its results beside its scripts
         outs = sorted(set(re.findall(r"['\"/]([a-z_0-9]+)\.(?:md|csv)['\"]", src)) | set(re.findall(r"OUT\s*/\s*f?['\"]([a-z_0-9{}]+)", src)))
         texts = ''.join((R / f'{o}{ext}').read_text() for o in outs if '{' not in o for ext in ('.md', '.csv') if (R / f'{o}{ext}').exists())
-        rows.append(dict(script=p.name, results=' '.join(o for o in outs if (R / f'{o}.md').exists() or (R / f'{o}.csv').exists()) or '-',
+        rows.append(dict(script=str(p.relative_to(ROOT / 'benchmarks')), results=' '.join(o for o in outs if (R / f'{o}.md').exists() or (R / f'{o}.csv').exists()) or '-',
                          ratio='yes' if re.search(r'ratio|/ ?peer|ours ?/', texts, re.I) else 'no',
                          per_seed='yes' if re.search(r'\bseed\b', texts) else 'no'))
     return pd.DataFrame(rows)

@@ -4,7 +4,7 @@ comes from (issue 15, item 5: every number comes from a results file or is asser
 A number is a decimal (0.017), a percentage (96%), or an integer with a unit or a multiplier (13 s, 4x, 2,146 tests).
 For each, in this order:
 - `asserted`: the notebook's own code cells hold it (or its rounding) in an assertion statement (assert / test_eq / test_close);
-- `results`: a file of the notebook's topic under benchmarks/results/ (fairdice_*, pse_*, ...; any file for the README) holds it:
+- `results`: a file of the notebook's topic under benchmarks/results/, benchmarks/studies/*/results/ or trustml_nb/results/ (fairdice_*, pse_*, ...; any file for the README) holds it:
   the same text, or a number that rounds to it at the printed precision. This is a lead for a reader, not a proof;
 - `code`: the notebook's code cells hold it as a literal (a setting such as alpha=0.1, a seed, a size);
 - `README code`: a code block of the README holds it (a setting in an example);
@@ -27,6 +27,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / 'benchmarks' / 'results'
+# where results live: the benchmarks' own folder, each study's (benchmarks/studies/*/results) and the summaries shipped in the package
+RESULT_DIRS = [RESULTS, *sorted((ROOT / 'benchmarks' / 'studies').glob('*/results')), ROOT / 'trustml_nb' / 'results']
 NUM = re.compile(r'(?<![\w.\-/])(\d{1,3}(?:,\d{3})+|\d+\.\d+|\d+)(\s?%|\s?(?:s|ms|min|minutes|seconds|h|GB|MB|x|×)\b)?(?![\w.]*\d)')
 SKIP_CONTEXT = re.compile(r'(issue|Issue|nbs/|tutorials/|Python|python|torch==|==|doi|arXiv|NeurIPS|ICML|ICLR|AISTATS|JMLR|port|COLT|FAccT|'
                           r'\d{4}\)|CC BY|Section|section|Table|Eq\.|eq\.|Figure|Theorem|Lemma|Proposition|Algorithm|step \d)')
@@ -45,9 +47,9 @@ def _topic(path) -> str:
 
 
 def _results_index(prefix: str = ''):
-    "Every numeric token of the text files under benchmarks/results/ whose name starts with prefix, with the file it came from."
+    "Every numeric token of the results files (RESULT_DIRS) whose name starts with prefix, with the file it came from."
     idx = {}
-    for p in sorted(RESULTS.glob(f'{prefix}*')):
+    for p in sorted(p for folder in RESULT_DIRS for p in folder.glob(f'{prefix}*')):
         if p.suffix not in ('.md', '.csv', '.json', '.txt', '.log') or p.name == 'claims.md': continue
         for tok in re.findall(r'-?\d+(?:\.\d+)?(?:e-?\d+)?', p.read_text(errors='replace').replace(',', '')):
             idx.setdefault(tok, p.name)
@@ -170,7 +172,7 @@ def main():
     readme = (ROOT / 'README.md').read_text()
     readme_code = set(re.findall(r'\d+(?:\.\d+)?', ' '.join(re.findall(r'```.*?```|`[^`]*`', readme, flags=re.S))))
     for full, num, ctx, line in _numbers(readme):      # README: only a results file holding the same text counts
-        exact = next((p.name for p in sorted(RESULTS.glob('*')) if p.suffix in ('.md', '.csv') and p.name != 'claims.md' and (full in (t := p.read_text(errors='replace')) or full.replace(',', '') in t)), '')   # tables print 9996 for 9,996
+        exact = next((p.name for p in sorted(p for folder in RESULT_DIRS for p in folder.glob('*')) if p.suffix in ('.md', '.csv') and p.name != 'claims.md' and (full in (t := p.read_text(errors='replace')) or full.replace(',', '') in t)), '')   # tables print 9996 for 9,996
         kind = ('results', exact) if exact and not LEAD.search(line) else classify(num, ctx, line, set(), set(), {}, readme_code)
         rows.append(('README.md', '', full, *kind, ctx))
     nbs = [ROOT / 'nbs' / 'index.ipynb'] + sorted((ROOT / 'tutorials').glob('*.ipynb')) + sorted((ROOT / 'nbs').glob('[0-9]*.ipynb'))

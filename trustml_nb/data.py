@@ -66,16 +66,16 @@ def dataset_path(
 
 # %% ../nbs/02_data.ipynb #d97fc1a6
 def benchmark_result(
-    filename:str, # a file written by a script in benchmarks/, e.g. 'oath_detection.csv'
+    filename:str, # a summary shipped in the package's `results` folder, e.g. 'oath_detection.csv'
 )->Path: # the path of the file
-    "The path of a benchmark result: `benchmarks/results` of a source checkout, else the copy inside the installed package."
+    "The path of a benchmark summary shipped in the package's `results` folder (the only place the library reads results from)."
     if not isinstance(filename, str): raise TypeError(f"filename must be a string such as 'oath_detection.csv', got {type(filename).__name__} {filename!r}")
     if not filename or Path(filename).name != filename: raise ValueError(f"filename must be a bare file name such as 'oath_detection.csv', got {filename!r}")
-    package = Path(str(files('trustml_nb')))
-    for folder in (package.parent / 'benchmarks' / 'results', package / 'results'):
-        if (folder / filename).is_file(): return folder / filename
-    raise FileNotFoundError(f"benchmark result {filename!r} is neither in {package.parent / 'benchmarks' / 'results'} nor in {package / 'results'}: "
-                            "run the benchmark script that writes it, or install the wheel (it ships a copy)")
+    folder = Path(str(files('trustml_nb'))) / 'results'
+    if (folder / filename).is_file(): return folder / filename
+    have = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    raise FileNotFoundError(f"benchmark result {filename!r} is not among the {len(have)} summaries shipped in {folder}: "
+                            "the package ships only the summaries its lessons read (the benchmark script that writes one copies it there)")
 
 # %% ../nbs/02_data.ipynb #0d120031
 class ChecksumError(ValueError):

@@ -1091,19 +1091,19 @@ def _coverage_study(
 PathSpecificEffects.coverage_study = _coverage_study
 
 # %% ../nbs/11_path_specific_effects.ipynb #17b95a07
-PSE_BENCHMARK_FILES = ('pse_coverage_nonlinear.csv', 'pse_coverage_nonlinear_draws.csv', 'pse_accuracy.csv', 'pse_parallel.csv', 'pse_coverage.csv',
-                       'pse_coverage_swap_binary_2000.csv', 'pse_coverage_oracle_binary.csv', 'pse_coverage_candidates_draws.csv',
+PSE_BENCHMARK_FILES = ('pse_coverage_nonlinear.csv', 'pse_accuracy.csv', 'pse_parallel.csv', 'pse_coverage.csv',
+                       'pse_coverage_swap_binary_2000.csv', 'pse_coverage_oracle_binary.csv', 'pse_coverage_candidates_shift.csv',
                        'pse_e2_learner_binary_2000.csv', 'pse_e2_learner_binary_5000.csv', 'pse_e2_learner_threshold_2000.csv',
                        'pse_e2_learner_interact_2000.csv', 'pse_coverage_configs.csv',
                        'pse_learner_roles_threshold_5000.csv', 'pse_learner_roles_interact_5000.csv',
                        'pse_calibrated_propensities_binary_2000.csv', 'pse_calibrated_propensities_threshold_2000.csv',
                        'pse_offset_propensities_binary_2000.csv', 'pse_offset_propensities_threshold_2000.csv',
-                       'pse_pipeline_bootstrap_binary_2000_draws.csv', 'pse_subsample_cost.csv')
+                       'pse_pipeline_bootstrap_se_over_sd.csv', 'pse_subsample_cost.csv')
 
 def pse_benchmark_results(
     file:str='pse_coverage_nonlinear.csv', # one of PSE_BENCHMARK_FILES
 )->pd.DataFrame:
-    "A results table of the path-specific-effects benchmarks (a source checkout's `benchmarks/results`, else the wheel's copy)."
+    "A results table of the path-specific-effects benchmarks (written by the study benchmarks/studies/pse_coverage, read from the summaries shipped inside the package)."
     check_option(file, 'file', PSE_BENCHMARK_FILES)
     return pd.read_csv(benchmark_result(file))
 

@@ -1,8 +1,8 @@
 """Coverage of the 95% influence-function intervals of trustml_nb.pse on the oximetry simulator.
 
 200 fresh samples of n = 5,000 ICU stays (GLM nuisances, 5 folds); truth = population value from a 10^6-unit sample.
-Target (issue #3): coverage between 0.92 and 0.98. Run: .venv/bin/python benchmarks/bench_pse_coverage.py [n_reps] [n]
-(results go to benchmarks/results, or to $PSE_BENCH_OUT)
+Target (issue #3): coverage between 0.92 and 0.98. Run: .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_coverage.py [n_reps] [n]
+(results go to benchmarks/studies/pse_coverage/results, or to $PSE_BENCH_OUT)
 """
 import os
 import sys

@@ -9,8 +9,8 @@ Swaps (everything else estimated by the package defaults, 5 folds, nested='fold'
   mu2      the nested regression mu_2 = E[mu_3 | X=a_V, Z, W] exact
   mu1      the nested regression mu_1 = E[mu_2 | X=a_W, Z] exact
   props    all three propensities exact;   regs   all three regressions exact;   TT   everything exact
-Run: .venv/bin/python benchmarks/bench_pse_coverage_swap.py DESIGN N REPS      e.g. binary 2000 100
-(results: benchmarks/results/pse_coverage_swap_{DESIGN}_{N}.{csv,md}, or under $PSE_BENCH_OUT)
+Run: .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_coverage_swap.py DESIGN N REPS      e.g. binary 2000 100
+(results: benchmarks/studies/pse_coverage/results/pse_coverage_swap_{DESIGN}_{N}.{csv,md}, or under $PSE_BENCH_OUT)
 """
 import os
 import sys
@@ -74,7 +74,7 @@ def write(rows, design, n, reps, t0):
     head = (f"# One nuisance at a time exact: design '{design}', n = {n:,}, {reps} replications\n\n"
             "EE: all estimated (package defaults, 5 folds, nested='fold', clip 0.01); e0/e1/e2: that propensity exact; mu1/mu2/mu3: that "
             "regression column exact (in every target); props: all propensities exact; regs: all regressions exact; TT: all exact. "
-            f"Command: `.venv/bin/python benchmarks/bench_pse_coverage_swap.py {design} {n} {reps}`. Wall time {time.time() - t0:.0f} s, "
+            f"Command: `.venv/bin/python benchmarks/studies/pse_coverage/bench_pse_coverage_swap.py {design} {n} {reps}`. Wall time {time.time() - t0:.0f} s, "
             f"load average at the end {os.getloadavg()[0]:.1f}.\n\n")
     Path(f"{stem}.md").write_text(head + markdown_table(s.round(4)) + "\n")
     print(head + s.round(4).to_string(index=False), flush=True)

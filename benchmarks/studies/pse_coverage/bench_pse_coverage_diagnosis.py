@@ -7,8 +7,8 @@ effects, on one nonlinear design (sim_nonlinear), with four nuisance combination
   EE  both estimated (what the package does)
 
 Exact nuisances: `nonlinear_nuisances` (Bayes' rule on the known densities, Gauss-Hermite quadrature).
-Run: .venv/bin/python benchmarks/bench_pse_coverage_diagnosis.py DESIGN N REPS [nested [clip]]   e.g. interact 2000 60 split
-(results: benchmarks/results/pse_coverage_diagnosis_{DESIGN}_{N}_{nested}.{csv,md}, or under $PSE_BENCH_OUT)
+Run: .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_coverage_diagnosis.py DESIGN N REPS [nested [clip]]   e.g. interact 2000 60 split
+(results: benchmarks/studies/pse_coverage/results/pse_coverage_diagnosis_{DESIGN}_{N}_{nested}.{csv,md}, or under $PSE_BENCH_OUT)
 """
 import os
 import sys

@@ -6,8 +6,8 @@ design's bias did not shrink from n = 2,000 to 5,000.)
    200,000 units (paired with their shared-noise worlds, so its Monte Carlo error is small).
 2. The DR estimate with the EXACT nuisances at n = 20,000 over REPS samples, with propensities clipped at 0.01 (the
    default) and not clipped: its mean error and Monte Carlo SE, per effect.
-Run: .venv/bin/python benchmarks/bench_pse_truth_check.py DESIGN REPS     e.g. threshold 10
-(results: benchmarks/results/pse_truth_check_{DESIGN}.md, or under $PSE_BENCH_OUT)
+Run: .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_truth_check.py DESIGN REPS     e.g. threshold 10
+(results: benchmarks/studies/pse_coverage/results/pse_truth_check_{DESIGN}.md, or under $PSE_BENCH_OUT)
 """
 import os
 import sys
@@ -72,7 +72,7 @@ def main(design='threshold', reps=10):
                        'sd': g.error.std(), 'mean_se': g.se.mean()}).reset_index()
     dr['error_over_sd'] = dr.mean_error / dr.sd
     OUT.mkdir(exist_ok=True)
-    head = (f"# Truth and clipping check, design '{design}'\n\nCommand: `.venv/bin/python benchmarks/bench_pse_truth_check.py {design} {reps}`. "
+    head = (f"# Truth and clipping check, design '{design}'\n\nCommand: `.venv/bin/python benchmarks/studies/pse_coverage/bench_pse_truth_check.py {design} {reps}`. "
             f"Wall time {time.time() - t0:.0f} s, load average {os.getloadavg()[0]:.1f}.\n\n"
             "## 1. Population truth, three computations\n\npaired_gap: mean of (shared-noise world effect - quadrature effect) over the same "
             "200,000 units, with its SE.\n\n")

@@ -8,9 +8,9 @@ package defaults once, and recalibrates every stage's cross-fitted propensity e_
   P:isocf   isotonic calibration cross-fitted on the same folds (each fold calibrated on the other folds)
 against EE (the package), e2:exact (only e2 exact) and TT (all exact). Clip 0.01 after calibration. DR estimates with
 influence-function SEs.
-Run: .venv/bin/python benchmarks/bench_pse_calibrated_propensities.py DESIGN N REP_FROM REP_TO     e.g. binary 2000 0 100
-     .venv/bin/python benchmarks/bench_pse_calibrated_propensities.py --summarise DESIGN N
-Resumable: draws go to benchmarks/results/pse_calibrated_propensities_{DESIGN}_{N}_draws.csv (or under $PSE_BENCH_OUT).
+Run: .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_calibrated_propensities.py DESIGN N REP_FROM REP_TO     e.g. binary 2000 0 100
+     .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_calibrated_propensities.py --summarise DESIGN N
+Resumable: draws go to benchmarks/studies/pse_coverage/results/pse_calibrated_propensities_{DESIGN}_{N}_draws.csv (or under $PSE_BENCH_OUT).
 """
 import os
 import sys

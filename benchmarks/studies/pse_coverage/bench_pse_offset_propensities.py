@@ -10,8 +10,8 @@ new block's contribution, and the logistic start extrapolates into the tails.
   P:offset   all three propensities by offset boosting
   e0:offset  only e0 by offset boosting
 Samples: `sim_nonlinear` with seeds [7, n, rep] (those of bench_pse_e2_learner.py). DR estimates, influence-function SEs, clip 0.01.
-Run: .venv/bin/python benchmarks/bench_pse_offset_propensities.py DESIGN N REP_FROM REP_TO     e.g. binary 2000 0 100
-     .venv/bin/python benchmarks/bench_pse_offset_propensities.py --summarise DESIGN N
+Run: .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_offset_propensities.py DESIGN N REP_FROM REP_TO     e.g. binary 2000 0 100
+     .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_offset_propensities.py --summarise DESIGN N
 """
 import os
 import sys

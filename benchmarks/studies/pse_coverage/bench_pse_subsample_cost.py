@@ -2,8 +2,8 @@
 star=False, one worker), on the `binary` design of sim_nonlinear at several sizes. CPU time (time.process_time), so a shared
 machine's load matters less than for wall time. The half-sample cost is (subsample fit - default fit) / n_subsamples.
 
-Run: .venv/bin/python benchmarks/bench_pse_subsample_cost.py [n ...]      (default 2000 5000 20000)
-Writes benchmarks/results/pse_subsample_cost.{csv,md}.
+Run: .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_subsample_cost.py [n ...]      (default 2000 5000 20000)
+Writes benchmarks/studies/pse_coverage/results/pse_subsample_cost.{csv,md}.
 """
 import os
 import sys
@@ -37,7 +37,7 @@ def main(ns):
     t.to_csv(OUT / "pse_subsample_cost.csv", index=False)
     head = ("# Cost of variance='subsample'\n\nCPU seconds of one default fit and of one half-sample refit (binary design, DR only, star=False, "
             f"one worker; the half-sample cost from a fit with {N_SUB} half-samples). `default_20_subsamples_in_fits`: what variance='subsample' "
-            f"with its default 20 half-samples costs, in default fits. Command: `.venv/bin/python benchmarks/bench_pse_subsample_cost.py {' '.join(map(str, ns))}`; "
+            f"with its default 20 half-samples costs, in default fits. Command: `.venv/bin/python benchmarks/studies/pse_coverage/bench_pse_subsample_cost.py {' '.join(map(str, ns))}`; "
             f"load average at the end {os.getloadavg()[0]:.1f} (2 shared cores).\n\n")
     (OUT / "pse_subsample_cost.md").write_text(head + markdown_table(t.round(3)) + "\n")
     print(head + t.round(3).to_string(index=False))

@@ -9,10 +9,10 @@ NIE and VDE by DR with the package's default learners:
       of a resample are drawn over units, so the copies of a unit always share a fold (none is both trained on and predicted)
   HS  the same estimate, SE = SD of B estimates on half-samples drawn without replacement (no copies at all, so the
       learners' early-stopping splits cannot leak); for m = n/2, Var(estimate at n) ~ (m / (n - m)) Var(half-sample estimate)
-Run: .venv/bin/python benchmarks/bench_pse_pipeline_bootstrap.py DESIGN N REP_FROM REP_TO [B]     (measured: binary 2000 0 30 10,
+Run: .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_pipeline_bootstrap.py DESIGN N REP_FROM REP_TO [B]     (measured: binary 2000 0 30 10,
      run as 0 15 10 and 15 30 10 under two PSE_BENCH_OUT folders, draws concatenated; each replication has its own seeds)
-     .venv/bin/python benchmarks/bench_pse_pipeline_bootstrap.py --summarise DESIGN N
-Resumable (draws after every replication) in benchmarks/results/pse_pipeline_bootstrap_{DESIGN}_{N}_draws.csv (or $PSE_BENCH_OUT).
+     .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_pipeline_bootstrap.py --summarise DESIGN N
+Resumable (draws after every replication) in benchmarks/studies/pse_coverage/results/pse_pipeline_bootstrap_{DESIGN}_{N}_draws.csv (or $PSE_BENCH_OUT).
 """
 import os
 import sys

@@ -13,9 +13,9 @@ influence-function SE:
 Candidates (CANDIDATES below): hgb_loose (boosting with less shrinkage: min_samples_leaf 20, no L2, patience 30),
 hgb_noes (boosting, 300 iterations, no early stopping), splogit (logistic regression on additive cubic splines plus
 all pairwise products, penalty by 3-fold CV log loss), glm (plain logistic GLM), stack (the package's 'stack' preset).
-Run: .venv/bin/python benchmarks/bench_pse_e2_learner.py DESIGN N REPS [CAND ...]   e.g. binary 2000 60
-     .venv/bin/python benchmarks/bench_pse_e2_learner.py --summarise DESIGN N   (rewrite the table from the draws)
-Resumable: the draws go to benchmarks/results/pse_e2_learner_{DESIGN}_{N}_draws.csv (or under $PSE_BENCH_OUT) after
+Run: .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_e2_learner.py DESIGN N REPS [CAND ...]   e.g. binary 2000 60
+     .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_e2_learner.py --summarise DESIGN N   (rewrite the table from the draws)
+Resumable: the draws go to benchmarks/studies/pse_coverage/results/pse_e2_learner_{DESIGN}_{N}_draws.csv (or under $PSE_BENCH_OUT) after
 every replication, and a rerun skips the replications already there; the summary table is rewritten every 5.
 """
 import os
@@ -188,7 +188,7 @@ def main(design='binary', n=2000, reps=60, *cands):
     draws = OUT / f"pse_e2_learner_{design}_{n}_draws.csv"
     d = pd.read_csv(draws) if draws.exists() else pd.DataFrame()
     done = set(d.rep) if len(d) else set()
-    cmd = f".venv/bin/python benchmarks/bench_pse_e2_learner.py {design} {n} {reps} {' '.join(cands)}".strip()
+    cmd = f".venv/bin/python benchmarks/studies/pse_coverage/bench_pse_e2_learner.py {design} {n} {reps} {' '.join(cands)}".strip()
     t0, cpu_sum, k = time.time(), {}, 0
     for rep in range(reps):
         if rep in done: continue

@@ -2,13 +2,13 @@
 'interact', 'binary', 'threshold'), each with exact counterfactual truth (population values from 2 x 10^6 units).
 
 Per (design, n): bias, RMSE, coverage with its binomial standard error, and mean SE / SD of the estimates, for TE, NDE,
-NIE, VDE and TV. Replications append to benchmarks/results/pse_coverage_nonlinear_draws.csv as they finish (a study can
+NIE, VDE and TV. Replications append to benchmarks/studies/pse_coverage/results/pse_coverage_nonlinear_draws.csv as they finish (a study can
 be stopped and resumed; `--summarise` rewrites the tables from whatever is there).
 Targets (issue 13): coverage in [0.93, 0.97] at n = 5,000 over >= 200 replications, >= 0.92 at n = 2,000, |bias| <= 0.2 SD.
 
-Run:  .venv/bin/python benchmarks/bench_pse_coverage_nonlinear.py --n 2000 5000 --reps 200 [--designs interact binary threshold]
+Run:  .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_coverage_nonlinear.py --n 2000 5000 --reps 200 [--designs interact binary threshold]
           [--workers 2] [--config default] [--summarise]
-(results go to benchmarks/results, or to $PSE_BENCH_OUT)
+(results go to benchmarks/studies/pse_coverage/results, or to $PSE_BENCH_OUT)
 """
 import argparse
 import os
@@ -49,7 +49,7 @@ CONFIGS = {'default': {}, 'split': dict(nested='split'), 'repeats5': dict(n_repe
            'stack': lambda design, rep: dict(learners=stack_learners(NONLINEAR_DESIGNS[design]['binary'], seed=rep)),
            'subsample': dict(variance='subsample')}   # the package's half-sample standard errors (20 half-samples), same estimates
 LABELS = {'subsample': "the default learners with variance='subsample' (SEs from 20 half-sample refits; the estimates are the default's)",
-          'stack': 'stacked GLM + splines + boosting (benchmarks/pse_stack.py)',
+          'stack': 'stacked GLM + splines + boosting (benchmarks/studies/pse_coverage/pse_stack.py)',
           'e0logit': 'gblogit for the first propensity e0 = P(X=1 | Z) only; the default boosting for e1 and e2',
           'gblogit': 'propensities by gradient boosting started from a logistic regression (init=), so the tails follow the logistic fit',
           'hgbloose_r5': 'hgbloose plus n_repeats=5',

@@ -4,8 +4,8 @@ quadrature) from `nonlinear_nuisances`, propensities clipped at 0.01 as in the p
 NIE, VDE. Also the tail of the influence values (largest |phi| / SD of phi, averaged) and the largest weight.
 
 Cheap (no fitting), so many replications: the Monte Carlo SE of an SE/SD ratio is about 1/sqrt(2 reps).
-Run: .venv/bin/python benchmarks/bench_pse_coverage_oracle.py DESIGN REPS N [N ...]      e.g. binary 400 2000 5000 20000
-(results: benchmarks/results/pse_coverage_oracle_{DESIGN}.{csv,md}, or under $PSE_BENCH_OUT)
+Run: .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_coverage_oracle.py DESIGN REPS N [N ...]      e.g. binary 400 2000 5000 20000
+(results: benchmarks/studies/pse_coverage/results/pse_coverage_oracle_{DESIGN}.{csv,md}, or under $PSE_BENCH_OUT)
 """
 import os
 import sys
@@ -35,7 +35,7 @@ def write(rows, design, reps, ns, t0):
     OUT.mkdir(exist_ok=True)
     stem = OUT / f"pse_coverage_oracle_{design}"
     s.to_csv(f"{stem}.csv", index=False)
-    head = (f"# Intervals with the exact nuisances, design '{design}'\n\nCommand: `.venv/bin/python benchmarks/bench_pse_coverage_oracle.py "
+    head = (f"# Intervals with the exact nuisances, design '{design}'\n\nCommand: `.venv/bin/python benchmarks/studies/pse_coverage/bench_pse_coverage_oracle.py "
             f"{design} {reps} {' '.join(map(str, ns))}` (this table: {int(s.reps.min())} replications per cell so far). "
             f"Wall time {time.time() - t0:.0f} s, load average {os.getloadavg()[0]:.1f}. No learner: exact propensities (clipped at 0.01) "
             "and nested regressions. max_abs_phi_over_sd: the largest |influence value| of a sample over the SD of its influence values "

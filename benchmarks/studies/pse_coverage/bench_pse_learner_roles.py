@@ -9,9 +9,9 @@ and cross-fits three times on the same folds (`seed=rep`):
   EL  the default propensities with LL's regressions (so LL vs EL isolates the propensities, EL vs EE the regressions)
   TT  the exact nuisances (`nonlinear_nuisances`), the oracle
 Each is a DR estimate with its influence-function SE (clip 0.01).
-Run: .venv/bin/python benchmarks/bench_pse_learner_roles.py DESIGN N REP_FROM REP_TO     e.g. threshold 5000 0 60
-     .venv/bin/python benchmarks/bench_pse_learner_roles.py --summarise DESIGN N
-Resumable: draws go to benchmarks/results/pse_learner_roles_{DESIGN}_{N}_draws.csv (or under $PSE_BENCH_OUT) after every
+Run: .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_learner_roles.py DESIGN N REP_FROM REP_TO     e.g. threshold 5000 0 60
+     .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_learner_roles.py --summarise DESIGN N
+Resumable: draws go to benchmarks/studies/pse_coverage/results/pse_learner_roles_{DESIGN}_{N}_draws.csv (or under $PSE_BENCH_OUT) after every
 replication; the table pse_learner_roles_{DESIGN}_{N}.{csv,md} is written at the end.
 """
 import os
@@ -93,7 +93,7 @@ def write(design, n, cmd, name='pse_learner_roles', header=HEADER):
 def run(argv, one_rep=None, name='pse_learner_roles', header=HEADER):
     "Command line: DESIGN N REP_FROM REP_TO (resumable, draws saved after every replication) or --summarise DESIGN N."
     one_rep = one_rep or globals()['one_rep']
-    script = f".venv/bin/python benchmarks/bench_{name}.py"
+    script = f".venv/bin/python benchmarks/studies/pse_coverage/bench_{name}.py"
     if argv[:1] == ['--summarise']:
         reps = pd.read_csv(OUT / f"{name}_{argv[1]}_{argv[2]}_draws.csv").rep.nunique()
         cmd = f"{script} {argv[1]} {argv[2]} 0 {reps}`, then `--summarise {argv[1]} {argv[2]}"

@@ -1,12 +1,12 @@
 """Settings and learners (n_repeats=5, n_folds=10, propensity learners; `CONFIGS` in bench_pse_coverage_nonlinear.py) against the package defaults, PAIRED: the same
-`sim_nonlinear` samples and seeds as the default rows of benchmarks/results/pse_coverage_nonlinear_draws.csv.
+`sim_nonlinear` samples and seeds as the default rows of benchmarks/studies/pse_coverage/results/pse_coverage_nonlinear_draws.csv.
 
 Step 1 (the fits; resumable, niced, one worker):
-  mkdir -p /tmp/pse_cfg && PSE_BENCH_OUT=/tmp/pse_cfg .venv/bin/python benchmarks/bench_pse_coverage_nonlinear.py \
+  mkdir -p /tmp/pse_cfg && PSE_BENCH_OUT=/tmp/pse_cfg .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_coverage_nonlinear.py \
       --n 2000 --designs binary --reps 100 --config folds10 repeats5 --workers 1
-Step 2 (this script: copies the new draws to benchmarks/results/pse_coverage_configs_draws.csv and writes the paired table
-benchmarks/results/pse_coverage_configs.{csv,md}):
-  .venv/bin/python benchmarks/bench_pse_coverage_configs.py /tmp/pse_cfg/pse_coverage_nonlinear_draws.csv
+Step 2 (this script: copies the new draws to benchmarks/studies/pse_coverage/results/pse_coverage_configs_draws.csv and writes the paired table
+benchmarks/studies/pse_coverage/results/pse_coverage_configs.{csv,md}):
+  .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_coverage_configs.py /tmp/pse_cfg/pse_coverage_nonlinear_draws.csv
 (the measured runs used /tmp/i13_cfg in place of /tmp/pse_cfg: --n 2000 --designs binary --reps 100 --config folds10 repeats5, then
  --n 2000 --designs binary threshold --reps 100 --config glmprop, then the same with --config hgbloose, then
  --n 2000 --designs binary threshold interact --reps 100 --config hgbloose_r5, then
@@ -76,7 +76,7 @@ def main(new_draws):
             "`subsample` = `variance='subsample'` (the default learners and estimates; SEs from 20 half-sample refits); `e0logit` = `gblogit` for e0 = P(X=1 | Z) only, the default booster for e1, e2. "
             "Columns `*_config` are the config, `*_default` the package defaults on the same replications; `se_ratio_vs_default` is the mean paired ratio of the SEs; "
             "`est_shift` the mean paired change of the estimate (each with its Monte Carlo SE). "
-            "Commands: see the docstring of `benchmarks/bench_pse_coverage_configs.py`. Median seconds per fit: "
+            "Commands: see the docstring of `benchmarks/studies/pse_coverage/bench_pse_coverage_configs.py`. Median seconds per fit: "
             + ", ".join(f"{k} {v:.1f}" for k, v in secs.items())
             + f" at a median load average of {new.load.median():.1f} (2 shared cores, one niced worker).\n\n")
     (RES / "pse_coverage_configs.md").write_text(head + markdown_table(s.round(4)) + "\n")
