@@ -241,7 +241,7 @@ def test_course_help_and_results_bad(tmp_path):
     err(copy_lessons, tmp_path / 'course', arg='overwrite', exc=FileExistsError)
     err(param_docs, 3, arg='obj')
     err(param_docs, 'check_scalar', arg='obj')
-    ok(param_docs, benchmark_result, check=lambda d: d == {'filename': "a file written by a script in benchmarks/, e.g. 'oath_detection.csv'", 'return': 'the path of the file'})
+    ok(param_docs, benchmark_result, check=lambda d: d == {'filename': "a summary shipped in the package's `results` folder, e.g. 'oath_detection.csv'", 'return': 'the path of the file'})
     err(document_parameters, 3, arg='module_name')
     err(document_parameters, 'trustml_nb.no_such_module', arg='module_name')
     err(document_parameters, 'trustml_nb.data', extra=['x'], arg='extra')

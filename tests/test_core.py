@@ -183,12 +183,12 @@ def test_check_is_fitted_and_prefit_classifier():
     with pytest.raises(NotFittedError, match="this PrefitClassifier is not fitted yet"): check_is_fitted(clf, "classes_")
     assert clf.fit() is clf
     np.testing.assert_array_equal(clf.predict(np.array([[0.1], [0.9]])), [0, 1])
-    three = PrefitClassifier(lambda X: np.tile([0.2, 0.5, 0.3], (len(X), 1)), classes=("a", "b", "c")).fit()
+    three = PrefitClassifier(proba_fn=lambda X: np.tile([0.2, 0.5, 0.3], (len(X), 1)), classes=("a", "b", "c")).fit()
     assert list(three.predict(np.zeros((2, 1)))) == ["b", "b"]
     assert clone(three).get_params()["classes"] == ("a", "b", "c")
     with pytest.raises(ValueError, match="classes must list at least 2 distinct labels"): PrefitClassifier(classes=(1, 1)).fit()
     with pytest.raises(TypeError, match="proba_fn must be callable"): PrefitClassifier(proba_fn=3).fit()
-    bad = PrefitClassifier(lambda X: np.full((len(X), 2), 0.7)).fit()
+    bad = PrefitClassifier(proba_fn=lambda X: np.full((len(X), 2), 0.7)).fit()
     with pytest.raises(ValueError, match="each row of proba_fn"): bad.predict_proba(np.zeros((2, 1)))
 
 

@@ -436,7 +436,7 @@ def test_explorer_draws_fitted_gaps_as_bars_and_test_gaps_with_their_noise_band(
     assert abs(rep.fedavg_train_worst_local_gap - fit_avg['local_subgroup']) < 1e-12
     ax1, ax2 = fig.axes[:2]
     assert list(ax2.lines[0].get_ydata()) == [0.03, 0.03] and 'subgroup' in ax2.get_ylabel()   # the xi_l line (then the whiskers' caps)
-    post_main = FedFactPost('dp', 0.02, 0.03, base_model=base, seed=0, **QUIET)
+    post_main = FedFactPost(notion='dp', xi_g=0.02, xi_l=0.03, base_model=base, seed=0, **QUIET)
     with quiet(NumericalWarning):
         post_main = post_main.fit(fd).report_
     fit_post = metrics_from_counts(post_main.train_counts_expected)['client_subgroup']

@@ -505,7 +505,7 @@ def check_is_fitted(
 # %% ../nbs/00_core.ipynb #7dc3001e
 class PrefitClassifier(ClassifierMixin, BaseEstimator):
     "A fixed scoring function as a prefit scikit-learn classifier (for peers that post-process one)."
-    def __init__(self,
+    def __init__(self, *,
                  proba_fn=None, # callable X -> (n, n_classes) probabilities; None: X's last column is P(y = 1)
                  classes=(0, 1), # the class labels, in the order of the probability columns
                 ):
@@ -575,6 +575,7 @@ def progress(
 ):
     "A progress bar over `iterable` that can be silenced globally."
     if 'disable' in kwargs: raise TypeError("progress takes show= (True, False or None), not tqdm's disable=")
+    check_flag(show, 'show_progress', allow_none=True)   # show is a method's show_progress, so the error names that
     return tqdm(iterable, total=total, desc=desc, disable=not (progress_enabled() if show is None else show), **kwargs)
 
 # %% ../nbs/00_core.ipynb #539707e8

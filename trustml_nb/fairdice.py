@@ -637,7 +637,7 @@ def _finish(P, W, div, beta, sol, fixed, notes, welfare_label)->FairDICEReport:
 
 class FairDICE(BaseEstimator):
     "Exact tabular FairDICE: the policy maximising welfare of the returns minus beta D_f(d || d_D), by its convex dual or cvxpy primal."
-    def __init__(self,
+    def __init__(self, *,
                  welfare='nsw', # 'nsw', 'utilitarian', 'maxmin', an alpha >= 0 (0: utilitarian, 1: Nash, inf: max-min), or a Welfare
                  divergence:str='softchi', # 'chi2', 'kl' or 'softchi'
                  beta:float=0.1, # regularisation strength in (0, 1e8]
@@ -951,7 +951,7 @@ class NeuralFairDICEReport(Report):
 
 class NeuralFairDICE(BaseEstimator):
     "Neural FairDICE in PyTorch: the dual loss (4) on minibatches of transitions, then weighted behaviour cloning."
-    def __init__(self,
+    def __init__(self, *,
                  welfare='nsw', # welfare spec (see `get_welfare`)
                  divergence:str='softchi', # 'chi2', 'kl' or 'softchi'
                  beta:float=0.1, # regularisation strength in (0, 1e8]

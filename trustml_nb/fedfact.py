@@ -535,7 +535,7 @@ def run_inprocess(
     shape:tuple|None=None, # (m, G, N): also let every client report its counts with the last protocol's rule
 )->FedRun:
     "Run a pipeline of protocols with all clients in one process (clients visited in id order)."
-    seeds = stage_seeds(seed, len(protocols))
+    seeds = stage_seeds(seed, len(protocols)); check_flag(show_progress, 'show_progress', allow_none=True)
     payload, states, log, stage_payloads = {}, [dict() for _ in clients], [], []
     for s, proto in enumerate(protocols):
         payload = proto.init_server(payload)
@@ -1553,7 +1553,7 @@ class _FedEstimator:
 class FedAvg(ClassifierMixin, _FedEstimator, BaseEstimator):
     "FedAvg: clients run local Adam steps from the shared model; the server averages the weights by client size (the unconstrained baseline)."
     _method = 'FedAvg'
-    def __init__(self,
+    def __init__(self, *,
                  n_rounds:int=20, # communication rounds
                  local_steps:int=20, # Adam steps per client and round
                  lr:float=0.01, # Adam learning rate
@@ -1702,7 +1702,7 @@ class FedFactPost(_FedFactBase, BaseEstimator):
     "FedFACT-Post: per-(client, group) calibration of FedAvg's scores, then the bi-level dual descent (clients: local duals; server: global duals)."
     _method = 'FedFACT-Post'
     _accepts_scorer = True
-    def __init__(self,
+    def __init__(self, *,
                  notion:str='dp', # 'dp' (demographic parity), 'eop' (equal opportunity) or 'eo' (equalised odds)
                  xi_g:float|None=0.01, # global budget (None: no global constraint)
                  xi_l:float|None=0.01, # local budget of every client (None: no local constraints; with xi_g=None too: the unconstrained plug-in rule)
@@ -1754,7 +1754,7 @@ class FedFactPost(_FedFactBase, BaseEstimator):
 class FedFactIn(_FedFactBase, BaseEstimator):
     "FedFACT-In: shared and personal models trained with the cost-sensitive loss while the server and clients move the duals."
     _method = 'FedFACT-In'
-    def __init__(self,
+    def __init__(self, *,
                  notion:str='dp', # 'dp', 'eop' or 'eo'
                  xi_g:float|None=0.01, # global budget (None: no global constraint)
                  xi_l:float|None=0.01, # local budget of every client (None: no local constraints)
@@ -2043,7 +2043,7 @@ def explore_fedfact(
     for f in (0.25, 1.0, 4.0):
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter('always')
-            r = FedFactPost(notion, xi_g * f, xi_l * f, base_model=base, seed=seed, show_progress=False).fit(fd).report_
+            r = FedFactPost(notion=notion, xi_g=xi_g * f, xi_l=xi_l * f, base_model=base, seed=seed, show_progress=False).fit(fd).report_
         caught.append(w); points.append(f"scale {f:g}")
         rows.append(dict(method='FedFACT-Post', scale=f, xi_g=xi_g * f, xi_l=xi_l * f, accuracy=r.accuracy, global_gap=r.global_gap,
                          worst_local_gap=r.worst_local_gap, train_accuracy=_train_accuracy(r.train_counts_expected),

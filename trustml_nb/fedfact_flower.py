@@ -100,7 +100,7 @@ class FedFactStrategy:
                  show_progress:bool|None=False, # progress bar over rounds (None: follow TRUSTML_NB_PROGRESS)
                 ):
         self.protocols, self.timeout, self.min_nodes = list(protocols), timeout, min_nodes
-        self.seeds, self.show_progress = stage_seeds(seed, len(self.protocols)), show_progress
+        self.seeds, self.show_progress = stage_seeds(seed, len(self.protocols)), check_flag(show_progress, 'show_progress', allow_none=True)
         self.payload, self.log, self.evals, self.states, self.stage_payloads = {}, [], None, None, []
         self.stopped = threading.Event()   # set by run_flower when the simulation ends early: the server thread stops waiting
 

@@ -418,7 +418,7 @@ def _calibration_error(y, p, n_bins:int=10)->float:
 
 class GroupCalibratedScores(BaseEstimator):
     "Per-group calibrated classifiers, cross-fitted: out-of-fold scores for the fitting rows, fold averages for new rows."
-    def __init__(self,
+    def __init__(self, *,
                  model:str='hgb', # 'hgb' (scikit-learn HistGradientBoosting) or 'lightgbm'
                  calibration:str='isotonic', # 'isotonic' or 'sigmoid' (CalibratedClassifierCV's method)
                  n_folds:int=3, # cross-fitting folds (>= 2)
@@ -529,7 +529,7 @@ class RepresentationEvaluation(Report):
 
 class FairRepresentation(TransformerMixin, BaseEstimator):
     "A gamma-fair representation of (score bin, group) from the MIFPO program (DCCP) or the exact LP, with a classifier on top."
-    def __init__(self,
+    def __init__(self, *,
                  gamma:float=0.1, # TV bound of the representation, in [0, 1]
                  n_bins:int=10, # score bins per group
                  route:str='lp', # 'lp' (exact, error objective) or 'dccp' (the paper's program)

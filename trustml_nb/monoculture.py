@@ -403,7 +403,7 @@ class EcosystemFit(Report):
 
 class ModelEcosystem(BaseEstimator):
     "An ecosystem of classifiers differing in family, features, training rows, seed and threshold; predicts a decisions matrix."
-    def __init__(self,
+    def __init__(self, *,
                  n_models:int=30, # number of models
                  families:tuple=FAMILIES, # model families, used in turn (any of FAMILIES)
                  feature_share:float=0.8, # share of the feature columns each model sees (a random subset per model)

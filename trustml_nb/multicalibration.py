@@ -244,7 +244,7 @@ class SaturationReport(Report):
 # %% ../nbs/50_multicalibration.ipynb #22d268f3
 class Multicalibrator(BaseEstimator):
     "Discretization-free multicalibration: depth-limited GBDTs on [groups, base score] started from the base score, cross-fitted and averaged."
-    def __init__(self,
+    def __init__(self, *,
                  loss:str='log', # 'log': log loss on the log-odds scale; 'squared': the paper's squared loss on probabilities
                  max_depth:int=2, # depth of every tree (the method: 2)
                  learning_rates=(0.1,), # learning-rate grid, values in (0, 1] (paper: geomspace(0.01, 1, 5))
@@ -395,7 +395,7 @@ class MCBoostReport(Report):
 
 class MCBoost(BaseEstimator):
     "Discretised MCBoost-style multicalibration (written here, after Hebert-Johnson et al. 2018)."
-    def __init__(self,
+    def __init__(self, *,
                  n_levels:int=10, # level sets: equal-width bins of [0, 1]
                  alpha:float=0.002, # tolerance on P(g, B_v) x |mean residual| (MCBoost's alpha), in (0, 1)
                  max_iter:int=200, # sweeps over (group, level set) at most

@@ -277,7 +277,7 @@ class OmniReport(Report):
 
 class OmniPredictor(BaseEstimator):
     "A calibrated, multiaccurate post-processor of base probabilities: one predictor for every selective loss."
-    def __init__(self,
+    def __init__(self, *,
                  eps:float=0.005, # tolerance for the multiaccuracy and calibration residuals, in (0, 1]
                  n_bins:int|None=20, # equal-width calibration bins (>= 2); None: chosen by cross-validation on the fitting rows
                  n_bins_candidates=(10, 15, 20, 30, 50), # bin counts tried when n_bins is None
@@ -569,7 +569,7 @@ class ConformalReport(Report):
 
 class GroupConformal(BaseEstimator):
     "Split-conformal prediction sets for binary labels with coverage 1 - alpha in every (intersecting) group."
-    def __init__(self,
+    def __init__(self, *,
                  alpha:float=0.1, # miscoverage level, in (0, 1)
                  method:str='max', # 'max' (guaranteed, conservative), 'qr' (quantile regression, close to exact) or 'conditional' (guaranteed, close to exact)
                  allow_empty:bool=True, # False: always keep the more likely label (sets are {0}, {1} or {0, 1})

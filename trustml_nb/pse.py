@@ -201,7 +201,7 @@ def _fit_glm(X:np.ndarray, y:np.ndarray, family, max_iter:int, tol:float)->tuple
 
 class _GLM(BaseEstimator):
     "What the two statsmodels GLM wrappers share: their settings, the fit and the linear predictor."
-    def __init__(self,
+    def __init__(self, *,
                  max_iter:int=100, # most IRLS iterations
                  tol:float=1e-8, # IRLS convergence tolerance on the deviance
                 ):
@@ -338,7 +338,7 @@ def _stack_candidates(classifier:bool, seed:int)->list:
 
 class _Stack(BaseEstimator):
     "What the stacked classifier and regressor share: the holdout, the simplex weights and the refit."
-    def __init__(self,
+    def __init__(self, *,
                  estimators:list|None=None, # [(name, unfitted estimator), ...]; None: GLM, additive splines and boosting
                  holdout:float=0.25, # share of the rows held out to fit the weights
                  random_state:int=0, # seed of the holdout split (and of the default boosting learner)
@@ -773,7 +773,7 @@ class EffectsReport(Report):
 # %% ../nbs/11_path_specific_effects.ipynb #d3eca4a5
 class PathSpecificEffects(BaseEstimator):
     "TE, NDE, NIE, VDE, NIE* and TV with Wald intervals, from one cross-fitted estimator of psi(a_W, a_V, a_Y)."
-    def __init__(self,
+    def __init__(self, *,
                  x:str|None=None, # binary exposure column (race: 1 = Black, 0 = White)
                  z=(), # baseline confounder columns
                  w=(), # clinical-state columns (upstream mediators); () treats v as the only mediator (no VDE, no NIE*)

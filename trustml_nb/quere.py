@@ -323,7 +323,7 @@ def _check_same_rows(
 # %% ../nbs/96_quere.ipynb #0491edf8
 class QueReProbe(ClassifierMixin, BaseEstimator):
     "QueRE's predictor: standardise the elicited features, then an L2-regularised logistic regression."
-    def __init__(self,
+    def __init__(self, *,
                  C:float=1.0, # inverse L2 strength of the logistic regression
                  max_iter:int=2000, # iteration limit of the solver (non-convergence is reported)
                 ):
