@@ -448,8 +448,8 @@ def test_explorer_draws_fitted_gaps_as_bars_and_test_gaps_with_their_noise_band(
     band = dp_noise_floor(post_main.test_counts, fit_counts=post_main.train_counts, seed=0, form='subgroup')['client_q90']
     np.testing.assert_allclose(rep.clients.noise_q90, band)
     # left panel: the fitted-rows trade-off, one point per budget scale, monotone in the budget, each gap within its budget
-    t = rep.table.sort_values('xi_l')
-    assert (np.diff(t.train_accuracy) > -1e-3).all() and (t.train_worst_local_gap <= t.xi_l + post_main.tolerance).all()   # dual ascent: optimal to ~1e-3
+    t = rep.table.sort_values('local_budget')
+    assert (np.diff(t.train_accuracy) > -1e-3).all() and (t.train_worst_local_gap <= t.local_budget + post_main.tolerance).all()   # dual ascent: optimal to ~1e-3
     np.testing.assert_allclose(ax1.lines[0].get_ydata(), rep.table.train_accuracy)
     assert readability(fig).ok, readability(fig)
 

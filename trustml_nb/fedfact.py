@@ -2017,7 +2017,7 @@ class FedFactExplorerReport(Report):
     fedavg_worst_local_gap: float # FedAvg: worst client's test gap (pairwise form, same notion)
     fedavg_train_accuracy: float # FedAvg: accuracy on the training rows
     fedavg_train_worst_local_gap: float # FedAvg: worst client's subgroup-form gap on the training rows
-    table: pd.DataFrame # one row per budget scale (0.25, 1, 4): budgets, test and training accuracy and gaps, constraints_met
+    table: pd.DataFrame # one row per budget scale (0.25, 1, 4): budgets (global_budget, local_budget), test and training accuracy and gaps, constraints_met
     clients: pd.DataFrame # one row per client at the chosen budgets: subgroup-form gaps on the training rows (FedAvg, FedFACT-Post), FedFACT-Post's test gap and the 90% noise band of an exactly fair rule (DP only)
     notes: tuple = () # unmet budgets, said once
 
@@ -2045,14 +2045,14 @@ def _plot_fitted_tradeoff(curve, fedavg_acc, fedavg_gap, ax):
     from trustml_nb.viz import PALETTE
     ax.plot(curve.train_worst_local_gap, curve.train_accuracy, marker='o', color=PALETTE[1], zorder=3)
     for _, r in curve.iterrows():
-        ax.axvline(r.xi_l, color='0.6', ls=':', lw=1, zorder=1)
-        ax.annotate(f"xi_l={r.xi_l:.3g}", (r.train_worst_local_gap, r.train_accuracy), textcoords='offset points', xytext=(5, -13), fontsize='small')
+        ax.axvline(r.local_budget, color='0.6', ls=':', lw=1, zorder=1)
+        ax.annotate(f"xi_l={r.local_budget:.3g}", (r.train_worst_local_gap, r.train_accuracy), textcoords='offset points', xytext=(5, -13), fontsize='small')
     ax.axhline(fedavg_acc, color=PALETTE[0], ls='--', lw=1)
     ax.annotate(f"FedAvg: worst gap {fedavg_gap:.2f}", xy=(0.02, fedavg_acc), xycoords=ax.get_yaxis_transform(), xytext=(0, -4),
                 textcoords='offset points', va='top', fontsize='small', color=PALETTE[0])
     lo, hi = min(curve.train_accuracy.min(), fedavg_acc), max(curve.train_accuracy.max(), fedavg_acc)
     ax.set_ylim(lo - 0.15 * (hi - lo) - 1e-3, hi + 0.1 * (hi - lo) + 1e-3)
-    ax.set_xlim(left=0, right=max(curve.xi_l.max(), curve.train_worst_local_gap.max()) * 1.3 + 1e-3)
+    ax.set_xlim(left=0, right=max(curve.local_budget.max(), curve.train_worst_local_gap.max()) * 1.3 + 1e-3)
     ax.set_xlabel('worst local gap, training rows'); ax.set_ylabel('accuracy, training rows')
     ax.set_title('FedFACT-Post on its fitted rows', fontsize='medium')
 
@@ -2091,7 +2091,7 @@ def explore_fedfact(
             warnings.simplefilter('always')
             r = FedFactPost(notion=notion, global_budget=xi_g * f, local_budget=xi_l * f, base_model=base, seed=seed, show_progress=False).fit(fd).report_
         caught.append(w); points.append(f"scale {f:g}")
-        rows.append(dict(method='FedFACT-Post', scale=f, xi_g=xi_g * f, xi_l=xi_l * f, accuracy=r.accuracy, global_gap=r.global_gap,
+        rows.append(dict(method='FedFACT-Post', scale=f, global_budget=xi_g * f, local_budget=xi_l * f, accuracy=r.accuracy, global_gap=r.global_gap,
                          worst_local_gap=r.worst_local_gap, train_accuracy=_train_accuracy(r.train_counts_expected),
                          train_worst_local_gap=r.train_worst_local_gap_expected, constraints_met=r.constraints_met))
         if f == 1.0: main = r
