@@ -42,7 +42,7 @@ def row(seed, name, r):
 
 
 def post(fd, avg, **kw): return FedFactPost(base_model=avg, seed=0, **kw).fit(fd).report_
-def inp(fd, avg, **kw): return FedFactIn(base_model=avg, seed=0, xi_g=0.01, xi_l=0.01, **kw).fit(fd).report_
+def inp(fd, avg, **kw): return FedFactIn(base_model=avg, seed=0, global_budget=0.01, local_budget=0.01, **kw).fit(fd).report_
 
 
 RATIO_HEAD = "## Ours / peer at matched global disparity (same run, per seed)"
@@ -80,14 +80,14 @@ def main(n_seeds=5, alpha=0.5, scheme="as_given"):
         with quiet(DroppedRowsWarning):   # the loader's 3,620 dropped rows, the same every time
             fd = adult_fed_data(n_clients=5, alpha=alpha, seed=seed, scheme=scheme)
         avg_est = FedAvg(seed=0).fit(fd); avg = avg_est.report_
-        pst = post(fd, avg_est, xi_g=0.01, xi_l=0.01)
+        pst = post(fd, avg_est, global_budget=0.01, local_budget=0.01)
         f_te = dp_noise_floor(pst.test_counts, budget=0.04, seed=seed)
         f_tt = dp_noise_floor(pst.test_counts, budget=0.04, seed=seed, fit_counts=pst.train_counts)
         floors.append(dict(seed=seed, min_test_cell=f_te["min_cell"], D_local_test_subgroup=pst.worst_local_gap_subgroup,
                            floor_test_mean=f_te["mean"], P_floor_test_le_004=f_te["p_within"], floor_train_test_mean=f_tt["mean"],
                            P_floor_train_test_le_004=f_tt["p_within"]))
-        loc = post(fd, avg_est, xi_g=None, xi_l=0.01)
-        glo = post(fd, avg_est, xi_g=0.01, xi_l=None)
+        loc = post(fd, avg_est, global_budget=None, local_budget=0.01)
+        glo = post(fd, avg_est, global_budget=0.01, local_budget=None)
         with quiet(NumericalWarning):     # FedFACT-In's misses are in the table (train_*_expected); each report keeps its note
             in1, in10, in10_80 = inp(fd, avg_est), inp(fd, avg_est, n_history=10), inp(fd, avg_est, n_history=10, n_rounds=80)
         to = fairlearn_baseline(fd, avg_est, seed=0)
@@ -96,7 +96,7 @@ def main(n_seeds=5, alpha=0.5, scheme="as_given"):
                         ("FedFACT-In g&l, N_h = 10, T = 80", in10_80), ("fairlearn ThresholdOptimizer (pooled)", to)]:
             rows.append(row(seed, name, r))
         # matched global disparity: FedFACT g&l (xi_l = 0.01) with the xi_g whose test global gap is closest to fairlearn's
-        cands = [pst] + [post(fd, avg_est, xi_g=x, xi_l=0.01) for x in (0.001, 0.0025, 0.005)]
+        cands = [pst] + [post(fd, avg_est, global_budget=x, local_budget=0.01) for x in (0.001, 0.0025, 0.005)]
         best = min(cands, key=lambda r: abs(r.global_gap - to.global_gap))
         matched.append(dict(seed=seed, TO_accuracy=100 * to.accuracy, TO_global=to.global_gap, TO_local=to.worst_local_gap,
                             TO_train_local_subgroup=to.train_worst_local_gap, FedFACT_xi_g=best.global_budget,

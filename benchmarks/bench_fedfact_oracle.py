@@ -29,7 +29,7 @@ def one(seed, xi_g, xi_l):
     t0 = time.perf_counter(); opt = fair_optimum(eta, fd.a, fd.k, xi_g, xi_l); t1 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")          # recorded: whether the fit flagged itself is part of the result
-        est = FedFactPost(xi_g=xi_g, xi_l=xi_l, calibrate=False, base_model=PrefitClassifier().fit(), show_progress=False).fit(fd)
+        est = FedFactPost(global_budget=xi_g, local_budget=xi_l, calibrate=False, base_model=PrefitClassifier().fit(), show_progress=False).fit(fd)
     t2 = time.perf_counter()
     ev = expected_fairness(eta, est.decision_distribution(fd.X, fd.a, fd.k), fd.a, fd.k)
     viol = max(ev["global_gap"] - xi_g if xi_g is not None else -np.inf, ev["worst_local_gap"] - xi_l if xi_l is not None else -np.inf)

@@ -49,7 +49,7 @@ def one(seed):
         inn = FedFactIn(base_model=avg, seed=0, n_rounds=40).fit(fd); out.append(row(seed, "FedFACT-In g&l", inn.report_))
         to = fairlearn_baseline(fd, avg, seed=0); out.append(row(seed, "fairlearn ThresholdOptimizer", to))
         xi = max(to.train_global_gap, 1e-4)
-        gm = FedFactPost(base_model=avg, seed=0, xi_g=xi, xi_l=None).fit(fd)
+        gm = FedFactPost(base_model=avg, seed=0, global_budget=xi, local_budget=None).fit(fd)
         out.append(row(seed, "FedFACT-Post global-only at fairlearn's training gap", gm.report_, dict(xi_g=xi)))
     for w in caught:
         if not issubclass(w.category, NumericalWarning): warnings.warn(w.message, w.category)

@@ -54,7 +54,7 @@ def main():
     with quiet(DroppedRowsWarning):
         fd = adult_fed_data(n_clients=5, alpha=0.5, seed=0)
     avg = FedAvg(seed=0, show_progress=False).fit(fd)
-    runs = [FedFactPost(xi_g=0.01, xi_l=0.01, base_model=avg, seed=0, show_progress=False).fit(fd).report_ for _ in range(3)]
+    runs = [FedFactPost(global_budget=0.01, local_budget=0.01, base_model=avg, seed=0, show_progress=False).fit(fd).report_ for _ in range(3)]
     fits = [r.seconds for r in runs]; cpus = [r.cpu_seconds for r in runs]
     df = pd.DataFrame(rows)
     OUT.mkdir(exist_ok=True); df.to_csv(OUT / "fedfact_speed.csv", index=False)

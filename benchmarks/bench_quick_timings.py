@@ -39,6 +39,6 @@ if __name__ == '__main__':
     with quiet(DroppedRowsWarning): fd = adult_fed_data(n_clients=5, alpha=0.5, seed=0)
     avg = FedAvg(seed=0, show_progress=False).fit(fd)
     for run in range(3):
-        rep = FedFactPost(xi_g=0.01, xi_l=0.01, base_model=avg, seed=0, show_progress=False).fit(fd).report_
+        rep = FedFactPost(global_budget=0.01, local_budget=0.01, base_model=avg, seed=0, show_progress=False).fit(fd).report_
         lines.append(f"FedFACT-Post (defaults), Adult 5 clients, run {run}: fit {rep.seconds:.2f} s wall, {rep.cpu_seconds:.2f} s CPU")
     OUT.mkdir(exist_ok=True); (OUT / 'quick_timings.md').write_text('\n'.join(lines) + '\n'); print('\n'.join(lines))

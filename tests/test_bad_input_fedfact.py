@@ -211,7 +211,7 @@ def test_fedavg_fit_and_predict(fitted):
 
 
 @pytest.mark.parametrize('kw,arg', [
-    (dict(xi_g=-1.0), 'xi_g'), (dict(xi_g=np.nan), 'xi_g'), (dict(xi_l=np.inf), 'xi_l'), (dict(xi_l='0.01'), 'xi_l'), (dict(beta=0.0), 'beta'),
+    (dict(global_budget=-1.0), 'global_budget'), (dict(global_budget=np.nan), 'global_budget'), (dict(local_budget=np.inf), 'local_budget'), (dict(local_budget='0.01'), 'local_budget'), (dict(beta=0.0), 'beta'),
     (dict(polish_window='wide'), 'polish_window'), (dict(base_model='fedavg'), 'base_model'), (dict(tol=-1.0), 'tol'), (dict(average='yes'), 'average'),
     (dict(n_rounds=0), 'n_rounds'), (dict(calibrate=None), 'calibrate'), (dict(max_step=0.0), 'max_step'), (dict(jitter=-1.0), 'jitter'),
     (dict(base_model=FedAvg(lr=0.0)), 'base_model: lr'), (dict(base_model=FedAvg(seed=-2)), 'base_model: seed'), (dict(bound=0.0), 'bound')])
@@ -329,7 +329,7 @@ def test_baseline_curve_widgets(fitted):
     err(tradeoff_curve, FD, fitted['avg'], budgets=with_nan([0.1]), arg='budgets'); err(tradeoff_curve, FD, fitted['avg'], budgets=(), arg='budgets')
     err(tradeoff_curve, FD, fitted['avg'], budgets='0.1', arg='budgets'); err(tradeoff_curve, FD, fitted['avg'], budgets=[[0.1]], arg='budgets')
     err(tradeoff_curve, FD, fitted['avg'], estimator=FedAvg(), arg='estimator')
-    err(explore_fedfact, notion='parity', arg='notion'); err(explore_fedfact, xi_g=-1.0, arg='xi_g')
+    err(explore_fedfact, notion='parity', arg='notion'); err(explore_fedfact, global_budget=-1.0, arg='global_budget')
     err(plot_client_gaps, {}, arg='results'); err(plot_client_gaps, {'a': 1}, arg="results['a']")
     err(plot_client_gaps, {'post': fitted['post']}, column='gap', arg='column')
 
@@ -366,7 +366,7 @@ ETA = np.array([.2, .7, .9, .4, .6, .3, .8, .1]); EA, EK = A, K
 @pytest.mark.parametrize('args,kw,arg', [
     ((with_nan(ETA), EA, EK), {}, 'eta contains'), ((ETA + 1, EA, EK), {}, 'eta'), (([], [], []), {}, 'eta must have at least 1'),
     ((ETA, EA[:-1], EK), {}, 'a has 7'), ((ETA.astype(str), EA, EK), {}, 'eta must be numeric'), ((ETA, EA + 0.5, EK), {}, 'a must hold integer codes'),
-    ((ETA, np.zeros(8), EK), {}, 'a has only one group'), ((ETA, EA, EK), dict(xi_g=-0.1), 'xi_g'), ((ETA, EA, EK), dict(xi_l=np.nan), 'xi_l'),
+    ((ETA, np.zeros(8), EK), {}, 'a has only one group'), ((ETA, EA, EK), dict(global_budget=-0.1), 'global_budget'), ((ETA, EA, EK), dict(local_budget=np.nan), 'local_budget'),
     ((ETA, EA, EK), dict(notion='dpp'), 'notion'), ((ETA, EA, EK), dict(weights=-np.ones(8)), 'weights'),
     ((ETA, EA, EK), dict(weights=np.ones(3)), 'weights has 3'), ((np.c_[ETA, ETA], EA, EK), {}, 'eta')])
 def test_fair_optimum_bad(args, kw, arg):
@@ -374,8 +374,8 @@ def test_fair_optimum_bad(args, kw, arg):
 
 
 def test_fair_optimum_ok():
-    ok(fair_optimum, ETA, EA, EK, xi_g=0.0, check=lambda r: r.global_gap < 1e-8 and np.allclose(r.decision.sum(1), 1))
-    ok(fair_optimum, np.c_[1 - ETA, ETA], EA.astype(bool), EK, xi_l=0.05, notion='eo', check=lambda r: r.worst_local_gap <= 0.05 + 1e-7)
+    ok(fair_optimum, ETA, EA, EK, global_budget=0.0, check=lambda r: r.global_gap < 1e-8 and np.allclose(r.decision.sum(1), 1))
+    ok(fair_optimum, np.c_[1 - ETA, ETA], EA.astype(bool), EK, local_budget=0.05, notion='eo', check=lambda r: r.worst_local_gap <= 0.05 + 1e-7)
     ok(fair_optimum, ETA, EA, EK, check=lambda r: np.array_equal(r.decision.argmax(1), (ETA > 0.5).astype(int)))
 
 

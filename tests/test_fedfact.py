@@ -240,43 +240,43 @@ def base2(syn2):
 @pytest.fixture(scope="module")
 def post2(syn2, base2):
     "FedFACT-Post with budgets 0.02 (shared by the tests below, so the suite fits it once)."
-    return post(syn2, base2, xi_g=0.02, xi_l=0.02, seed=0)
+    return post(syn2, base2, global_budget=0.02, local_budget=0.02, seed=0)
 
 
 def test_post_meets_budgets_on_fitted_data(syn2, base2, post2):
     for xi in (0.02, 0.05):
-        r = post2.report_ if xi == 0.02 else post(syn2, base2, xi_g=xi, xi_l=xi, seed=0).report_
+        r = post2.report_ if xi == 0.02 else post(syn2, base2, global_budget=xi, local_budget=xi, seed=0).report_
         assert r.constraints_met
         assert r.train_global_gap <= xi + 0.01 and r.train_worst_local_gap <= xi + 0.01, r.summary()
-    free = post(syn2, base2, xi_g=None, xi_l=None, seed=0).report_
+    free = post(syn2, base2, global_budget=None, local_budget=None, seed=0).report_
     assert free.train_worst_local_gap > 0.1                 # the unconstrained plug-in rule is far from fair
 
 
 def test_global_only_and_local_only(syn2, base2):
-    rg = post(syn2, base2, xi_g=0.02, xi_l=None, seed=0).report_
-    rl = post(syn2, base2, xi_g=None, xi_l=0.02, seed=0).report_
+    rg = post(syn2, base2, global_budget=0.02, local_budget=None, seed=0).report_
+    rl = post(syn2, base2, global_budget=None, local_budget=0.02, seed=0).report_
     assert rg.train_global_gap <= 0.03 and rl.train_worst_local_gap <= 0.03
     assert rg.train_worst_local_gap > rl.train_worst_local_gap + 0.02     # global fairness does not give local fairness
 
 
 def test_large_budgets_recover_unconstrained(syn2, base2):
-    r = post(syn2, base2, xi_g=1.0, xi_l=1.0, seed=0)
+    r = post(syn2, base2, global_budget=1.0, local_budget=1.0, seed=0)
     assert np.all(r.payload_['lam'] == 0) and all(np.all(s['mu'] == 0) for s in r.client_states_)
     proto = r.protocol_
     for c, st in enumerate(r.client_states_):       # the rule is the plain argmax of the calibrated scores
         d = syn2.client(c)
         np.testing.assert_array_equal(proto.predict(c, r.payload_, st, d), proto.client_eta(r.payload_, st, d).argmax(1))
     # without the per-group calibration the plug-in scores are FedAvg's own, and large budgets give FedAvg exactly
-    r_id = post(syn2, base2, xi_g=1.0, xi_l=1.0, seed=0, calibrate=False).report_
+    r_id = post(syn2, base2, global_budget=1.0, local_budget=1.0, seed=0, calibrate=False).report_
     assert r_id.table.equals(base2.report_.table) and r_id.accuracy == base2.report_.accuracy
-    np.testing.assert_array_equal(FedFactPost(xi_g=1.0, xi_l=1.0, calibrate=False, base_model=base2, **QUIET).fit(syn2).predict(
+    np.testing.assert_array_equal(FedFactPost(global_budget=1.0, local_budget=1.0, calibrate=False, base_model=base2, **QUIET).fit(syn2).predict(
         syn2.X_test, sensitive=syn2.a_test, clients=syn2.k_test), base2.predict(syn2.X_test))
-    ri = inproc(syn2, base2, xi_g=1.0, xi_l=1.0, seed=0, n_rounds=2, local_steps=5)
+    ri = inproc(syn2, base2, global_budget=1.0, local_budget=1.0, seed=0, n_rounds=2, local_steps=5)
     assert np.all(ri.payload_['lam'] == 0) and abs(ri.report_.accuracy - base2.report_.accuracy) < 0.03
 
 
 def test_monotone_tradeoff(syn2, base2):
-    res = [post(syn2, base2, xi_g=xi, xi_l=xi, seed=0).report_ for xi in (0.01, 0.05, 0.2)]
+    res = [post(syn2, base2, global_budget=xi, local_budget=xi, seed=0).report_ for xi in (0.01, 0.05, 0.2)]
     acc = [r.accuracy for r in res]; loc = [r.train_worst_local_gap for r in res]
     assert acc[0] <= acc[2] + 0.005 and loc[0] <= loc[2] + 0.005
 
@@ -284,24 +284,24 @@ def test_monotone_tradeoff(syn2, base2):
 def test_multiclass_post_meets_budgets():
     fd = synthetic_conflict(n=6000, n_classes=3, seed=2)
     r0 = FedAvg(n_rounds=5, local_steps=10, seed=0, **QUIET).fit(fd)
-    r = post(fd, r0, xi_g=0.03, xi_l=0.03, seed=0).report_
+    r = post(fd, r0, global_budget=0.03, local_budget=0.03, seed=0).report_
     assert fd.shape[0] == 3
     assert r.train_global_gap <= 0.04 and r.train_worst_local_gap <= 0.04, r.summary()
-    r_free = post(fd, r0, xi_g=None, xi_l=None, seed=0).report_   # the unconstrained plug-in rule
+    r_free = post(fd, r0, global_budget=None, local_budget=None, seed=0).report_   # the unconstrained plug-in rule
     assert r_free.train_worst_local_gap > 0.08
 
 
 @pytest.mark.parametrize("notion", ["eop", "eo"])
 def test_post_meets_eop_eo_budgets(syn2, base2, notion):
-    r = post(syn2, base2, notion=notion, xi_g=0.03, xi_l=0.03, seed=0).report_
-    free = post(syn2, base2, notion=notion, xi_g=None, xi_l=None, seed=0).report_
+    r = post(syn2, base2, notion=notion, global_budget=0.03, local_budget=0.03, seed=0).report_
+    free = post(syn2, base2, notion=notion, global_budget=None, local_budget=None, seed=0).report_
     # the rule randomises in a few cells: its expected rates are audited (the realised draws add sampling noise)
     assert r.constraints_met and r.train_global_gap_expected <= 0.03 + 1e-6 and r.train_worst_local_gap_expected <= 0.03 + 1e-6, r.summary()
     assert free.train_worst_local_gap > 0.2
 
 
 def test_in_processing_reduces_disparity(syn2, base2):
-    r = inproc(syn2, base2, xi_g=0.02, xi_l=0.02, seed=0, n_rounds=15, local_steps=10).report_
+    r = inproc(syn2, base2, global_budget=0.02, local_budget=0.02, seed=0, n_rounds=15, local_steps=10).report_
     assert r.train_worst_local_gap < 0.6 * base2.report_.train_worst_local_gap, (r.summary(), base2.report_.summary())
 
 
@@ -310,7 +310,7 @@ IN_KW = dict(n_rounds=4, local_steps=5)
 
 def test_in_history_same_seed_same_predictions(syn2, base2):
     "N_h > 1: a seeded randomised rule; same seed -> same predictions, and the draws do use several rounds."
-    kw = dict(xi_g=0.02, xi_l=0.02, **IN_KW, n_history=3, mixture='uniform')
+    kw = dict(global_budget=0.02, local_budget=0.02, **IN_KW, n_history=3, mixture='uniform')
     with quiet(NumericalWarning):
         r1, r2, r3 = (inproc(syn2, base2, seed=s, **kw) for s in (5, 5, 6))
     proto = r1.protocol_; used_older = False
@@ -334,7 +334,7 @@ def test_in_history_same_seed_same_predictions(syn2, base2):
 
 def test_in_history_mixture_rates_are_the_average_of_rounds(syn2, base2):
     "The randomised rule over the last N_h = T rounds has the average of the per-round rules' training rates."
-    T, kw = 3, dict(xi_g=0.02, xi_l=0.02, seed=2, local_steps=IN_KW['local_steps'], mixture='uniform')
+    T, kw = 3, dict(global_budget=0.02, local_budget=0.02, seed=2, local_steps=IN_KW['local_steps'], mixture='uniform')
     with quiet(NumericalWarning):
         mix = inproc(syn2, base2, n_rounds=T, n_history=T, **kw)
         # the last iterate of a t-round run is round t's rule of the T-round run (same seed: same prefix)
@@ -371,7 +371,7 @@ def test_bad_n_history():
 
 
 def test_same_seed_same_result(syn2, base2, post2):
-    r1 = post2; r2 = post(syn2, base2, xi_g=0.02, xi_l=0.02, seed=0)
+    r1 = post2; r2 = post(syn2, base2, global_budget=0.02, local_budget=0.02, seed=0)
     np.testing.assert_array_equal(r1.payload_['lam'], r2.payload_['lam'])
     assert r1.report_.table.equals(r2.report_.table)
 
@@ -379,7 +379,7 @@ def test_same_seed_same_result(syn2, base2, post2):
 def test_infeasible_budget_is_reported():
     fd = synthetic_conflict(n=500, seed=3)
     with pytest.warns(NumericalWarning, match='budget not met'):
-        r = FedFactPost(xi_g=0.0, xi_l=0.0, tol=0.0, seed=0, n_rounds=5, base_model=FedAvg(n_rounds=2, local_steps=5, seed=0), **QUIET).fit(fd).report_
+        r = FedFactPost(global_budget=0.0, local_budget=0.0, tol=0.0, seed=0, n_rounds=5, base_model=FedAvg(n_rounds=2, local_steps=5, seed=0), **QUIET).fit(fd).report_
     assert r.constraints_met is False and any('budget not met' in n for n in r.notes)
 
 
@@ -428,7 +428,7 @@ def test_explicit_runner_repr_and_clone(tiny):
 def test_explorer_draws_fitted_gaps_as_bars_and_test_gaps_with_their_noise_band():
     "explore_fedfact: FedAvg's numbers are its fit's counts; bars are training-row gaps (FedFACT-Post's within xi_l), diamonds test gaps, whiskers the noise band."
     with quiet(DroppedRowsWarning, NumericalWarning):
-        rep, fig = explore_fedfact(xi_g=0.02, xi_l=0.03, max_rows=3000, n_clients=3)
+        rep, fig = explore_fedfact(global_budget=0.02, local_budget=0.03, max_rows=3000, n_clients=3)
     fd, base = _explorer_base(0.5, 3000, 3, 0)
     again = metrics_from_counts(prediction_counts(fd.y_test, base.predict(fd.X_test), fd.a_test, fd.k_test, fd.shape))
     assert (rep.fedavg_accuracy, rep.fedavg_global_gap, rep.fedavg_worst_local_gap) == (again['accuracy'], again['global_pairwise'], again['local_pairwise'])
@@ -436,7 +436,7 @@ def test_explorer_draws_fitted_gaps_as_bars_and_test_gaps_with_their_noise_band(
     assert abs(rep.fedavg_train_worst_local_gap - fit_avg['local_subgroup']) < 1e-12
     ax1, ax2 = fig.axes[:2]
     assert list(ax2.lines[0].get_ydata()) == [0.03, 0.03] and 'subgroup' in ax2.get_ylabel()   # the xi_l line (then the whiskers' caps)
-    post_main = FedFactPost(notion='dp', xi_g=0.02, xi_l=0.03, base_model=base, seed=0, **QUIET)
+    post_main = FedFactPost(notion='dp', global_budget=0.02, local_budget=0.03, base_model=base, seed=0, **QUIET)
     with quiet(NumericalWarning):
         post_main = post_main.fit(fd).report_
     fit_post = metrics_from_counts(post_main.train_counts_expected)['client_subgroup']
@@ -448,8 +448,8 @@ def test_explorer_draws_fitted_gaps_as_bars_and_test_gaps_with_their_noise_band(
     band = dp_noise_floor(post_main.test_counts, fit_counts=post_main.train_counts, seed=0, form='subgroup')['client_q90']
     np.testing.assert_allclose(rep.clients.noise_q90, band)
     # left panel: the fitted-rows trade-off, one point per budget scale, monotone in the budget, each gap within its budget
-    t = rep.table.sort_values('xi_l')
-    assert (np.diff(t.train_accuracy) > -1e-3).all() and (t.train_worst_local_gap <= t.xi_l + post_main.tolerance).all()   # dual ascent: optimal to ~1e-3
+    t = rep.table.sort_values('local_budget')
+    assert (np.diff(t.train_accuracy) > -1e-3).all() and (t.train_worst_local_gap <= t.local_budget + post_main.tolerance).all()   # dual ascent: optimal to ~1e-3
     np.testing.assert_allclose(ax1.lines[0].get_ydata(), rep.table.train_accuracy)
     assert readability(fig).ok, readability(fig)
 
@@ -555,10 +555,10 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match='test y has only one class'):
         make_fed_data(X, [0, 1, 1, 0], [0, 1, 0, 1], [0, 0, 1, 1], X, [1, 1, 1, 1], [0, 1, 0, 1], [0, 0, 1, 1])
     fd = synthetic_conflict(n=400, seed=0)
-    with pytest.raises(ValueError, match=r'xi_g must be in \[0, inf\], got -0.01'):
-        FedFactPost(xi_g=-0.01).fit(fd)
-    with pytest.raises(ValueError, match=r'xi_l must be in \[0, inf\], got -1'):
-        FedFactPost(xi_l=-1).fit(fd)
+    with pytest.raises(ValueError, match=r'global_budget must be in \[0, inf\], got -0.01'):
+        FedFactPost(global_budget=-0.01).fit(fd)
+    with pytest.raises(ValueError, match=r'local_budget must be in \[0, inf\], got -1'):
+        FedFactPost(local_budget=-1).fit(fd)
     with pytest.raises(ValueError, match="notion must be one of 'dp', 'eop', 'eo'"):
         FedFactPost(notion='parity').fit(fd)
     with pytest.raises(TypeError, match='fd must be a FedData'):
@@ -599,7 +599,7 @@ def test_in_history_survives_flower_records(syn2, base2):
     pytest.importorskip('flwr')
     from trustml_nb.fedfact_flower import from_record, to_record
     with quiet(NumericalWarning):
-        r = inproc(syn2, base2, xi_g=0.02, xi_l=0.02, seed=1, **IN_KW, n_history=3)
+        r = inproc(syn2, base2, global_budget=0.02, local_budget=0.02, seed=1, **IN_KW, n_history=3)
     proto = r.protocol_; pay = from_record(to_record(r.payload_))
     for c, st in enumerate(r.client_states_):
         st2 = from_record(to_record(st)); d = {**syn2.client(c, 'test'), 'stream': 1}
@@ -661,17 +661,17 @@ def test_fair_optimum_against_brute_force(notion):
         ok = np.ones_like(tot, bool)
         for g0, g1, overall in rates: ok &= (np.abs(g0 - overall) <= xi + 1e-12) & (np.abs(g1 - overall) <= xi + 1e-12)
         best = tot[ok].max()
-        r = fair_optimum(eta, a, k, xi_g=xi, notion=notion)
+        r = fair_optimum(eta, a, k, global_budget=xi, notion=notion)
         assert r.accuracy >= best - 1e-9 and r.global_gap <= xi + 1e-7, (xi, r.accuracy, best)
         if notion == 'dp': assert r.accuracy <= best + 2e-3       # the grid's resolution (DP's optimum is a randomised threshold rule)
         ev = expected_fairness(eta, r.decision, a, k, notion)
         assert abs(ev['accuracy'] - r.accuracy) < 1e-12
-    assert fair_optimum(eta, a, k, xi_g=0.0).n_randomised >= 1   # an exactly fair rule on tied scores must randomise
+    assert fair_optimum(eta, a, k, global_budget=0.0).n_randomised >= 1   # an exactly fair rule on tied scores must randomise
 
 
 def test_fair_optimum_local_constraints_bind_per_client():
     fd, eta = known_eta_federation(n_clients=3, seed=4)
-    free, loc = fair_optimum(eta, fd.a, fd.k), fair_optimum(eta, fd.a, fd.k, xi_l=0.01)
+    free, loc = fair_optimum(eta, fd.a, fd.k), fair_optimum(eta, fd.a, fd.k, local_budget=0.01)
     assert free.worst_local_gap > 0.05 and loc.worst_local_gap <= 0.01 + 1e-7 and loc.accuracy <= free.accuracy + 1e-12
     np.testing.assert_array_equal(free.decision.argmax(1), (eta > 0.5).astype(int))          # no budget: the Bayes rule
 
@@ -681,7 +681,7 @@ def test_post_reaches_the_fair_optimum_with_known_scores(seed, xi_g, xi_l):
     "FedFACT-Post handed the true eta (PrefitClassifier reads it from X): within 0.005 of the LP optimum, budgets met on expected rates."
     fd, eta = known_eta_federation(n_clients=3, seed=seed)
     opt = fair_optimum(eta, fd.a, fd.k, xi_g, xi_l)
-    est = FedFactPost(xi_g=xi_g, xi_l=xi_l, calibrate=False, base_model=PrefitClassifier().fit(), **QUIET).fit(fd)
+    est = FedFactPost(global_budget=xi_g, local_budget=xi_l, calibrate=False, base_model=PrefitClassifier().fit(), **QUIET).fit(fd)
     P = est.decision_distribution(fd.X, fd.a, fd.k)
     np.testing.assert_allclose(P.sum(1), 1.0)
     ev = expected_fairness(eta, P, fd.a, fd.k)
@@ -697,7 +697,7 @@ def test_post_randomises_on_tied_scores():
     eta = np.repeat([0.7, 0.4, 0.65, 0.3], [300, 200, 250, 350]); y = (rng.random(len(eta)) < eta).astype(int)
     fd = make_fed_data(eta[:, None], y, a, k, eta[:, None], y, a, k)
     for xi_g, xi_l in ((0.02, 0.02), (0.0, None)):
-        est = FedFactPost(xi_g=xi_g, xi_l=xi_l, calibrate=False, base_model=PrefitClassifier().fit(), **QUIET).fit(fd)
+        est = FedFactPost(global_budget=xi_g, local_budget=xi_l, calibrate=False, base_model=PrefitClassifier().fit(), **QUIET).fit(fd)
         P = est.decision_distribution(fd.X, fd.a, fd.k); ev = expected_fairness(eta, P, a, k)
         opt = fair_optimum(eta, a, k, xi_g, xi_l)
         if opt.n_randomised: assert ((P[:, 1] > 1e-9) & (P[:, 1] < 1 - 1e-9)).any()   # randomised where the optimum is
@@ -712,7 +712,7 @@ def test_post_randomises_on_tied_scores():
 
 def test_in_final_mixture_meets_budgets(syn2, base2):
     "FedFACT-In's final LP mixes the last N_h rules and the constant rules: budgets met on the expected rates of the fitted data."
-    r = inproc(syn2, base2, xi_g=0.02, xi_l=0.02, seed=0, n_rounds=6, local_steps=5)
+    r = inproc(syn2, base2, global_budget=0.02, local_budget=0.02, seed=0, n_rounds=6, local_steps=5)
     rep = r.report_
     assert rep.constraints_met and rep.train_global_gap_expected <= 0.02 + 1e-6 and rep.train_worst_local_gap_expected <= 0.02 + 1e-6
     mix = r.payload_['mix']; assert mix.shape[:2] == (3, 1) and mix.shape[2] >= 2 + 2 and np.allclose(mix.sum(2), 1)
@@ -731,7 +731,7 @@ def test_cost_sensitive_training_reaches_the_calibrated_minimiser():
     rng = np.random.default_rng(3)
     y = np.repeat([0, 1, 2], [500, 300, 200]); X = np.ones((len(y), 1)); cnt = fl_counts(y, np.r_[np.zeros(500, int), np.ones(500, int)], np.zeros(1000, int))
     proto = FedFactInProtocol(1, 3, cnt, 'dp', 0.01, 0.01, n_rounds=1)
-    Mbar = proto.Mbar_k(0, rng.uniform(0, .5, (2, proto.Ug)), rng.uniform(0, .5, (2, proto.Ul)))[0]       # group 0's cost matrix
+    Mbar = proto.cost_matrices(0, rng.uniform(0, .5, (2, proto.Ug)), rng.uniform(0, .5, (2, proto.Ul)))[0]       # group 0's cost matrix
     assert (Mbar > 0).all()
     model = make_model(1, 3, seed=0)
     _local_train(model, X, y, rng, steps=1500, lr=0.05, batch_size=len(y), row_weights=Mbar[y])

@@ -618,6 +618,21 @@ def _check_budget(xi, name:str)->float|None:
     check_scalar(xi, name, float, low=0)
     return float(xi)
 
+_OLD = 'deprecated'   # default of a renamed keyword (scikit-learn's convention: a str survives clone unchanged)
+
+def _renamed(value, old_value, name:str, old_name:str, where:str)->tuple:
+    "(value, its keyword): the old keyword's value, with a FutureWarning naming the new keyword, when it was passed; else the new one's."
+    if isinstance(old_value, str) and old_value == _OLD: return value, name
+    warn_at_user(f"{where}: the keyword {old_name} is deprecated and will be removed in the next release; use {name}={old_value!r}",
+                 FutureWarning, every_time=True)
+    return old_value, old_name
+
+def _budgets(global_budget, local_budget, xi_g, xi_l, where:str)->tuple:
+    "The checked (global, local) budgets; the paper's names xi_g / xi_l still work for one release, with a FutureWarning."
+    g, g_name = _renamed(global_budget, xi_g, 'global_budget', 'xi_g', where)
+    l, l_name = _renamed(local_budget, xi_l, 'local_budget', 'xi_l', where)
+    return _check_budget(g, g_name), _check_budget(l, l_name)
+
 def _check_training(**settings)->None:
     "Check the settings of local training: rounds, steps and batches >= 1, positive finite learning rates, ..."
     rules = {'n_rounds': (int, 1), 'local_steps': (int, 1), 'batch_size': (int, 1), 'hidden': (int, 0), 'init_seed': (int, 0),
@@ -764,17 +779,17 @@ def _mixture_lp(cnt, gain, counts, Dg, Dl, xi_g, xi_l, per_cell:bool=True, fallb
 class FedFactPostProtocol(FedProtocol):
     "FedFACT-Post: round 0 fits per-group calibration on each client; later rounds run the bi-level dual descent."
     name = 'FedFACT-Post'
-    def __init__(self, model_fn, counts, notion='dp', xi_g=0.01, xi_l=0.01, n_rounds=40, local_steps=20,
+    def __init__(self, model_fn, counts, notion='dp', global_budget=0.01, local_budget=0.01, n_rounds=40, local_steps=20,
                  beta=0.01, beta_final=0.001, bound=5.0, max_step=0.05, average=False, jitter=1e-9,
-                 calibrate=True, score_fn=None, polish_window=0.3, polish_points=61):
+                 calibrate=True, score_fn=None, polish_window=0.3, polish_points=61, *, xi_g=_OLD, xi_l=_OLD):
         if score_fn is None and not callable(model_fn): raise TypeError(f"model_fn must be callable (a fresh model of the plug-in score), got {describe_input(model_fn)}")
         if score_fn is not None and not callable(score_fn): raise TypeError(f"score_fn must be callable (X -> class probabilities), got {describe_input(score_fn)}")
         check_scalar(polish_window, 'polish_window', float, low=0, high=1); check_scalar(polish_points, 'polish_points', int, low=5)
-        check_option(notion, 'notion', NOTIONS); xi_g, xi_l = _check_budget(xi_g, 'xi_g'), _check_budget(xi_l, 'xi_l')
+        check_option(notion, 'notion', NOTIONS); xi_g, xi_l = _budgets(global_budget, local_budget, xi_g, xi_l, type(self).__name__)
         _check_training(n_rounds=n_rounds, local_steps=local_steps, beta=beta, beta_final=beta_final,
                         bound=bound, max_step=max_step)
         check_scalar(jitter, 'jitter', float, low=0); check_flag(average, 'average'); check_flag(calibrate, 'calibrate')
-        self.model_fn, self.notion, self.xi_g, self.xi_l = model_fn, notion, xi_g, xi_l
+        self.model_fn, self.notion, self.global_budget, self.local_budget = model_fn, notion, xi_g, xi_l
         self.counts = _check_counts(counts)
         self.polish = polish_window > 0 and self.counts.shape[2] == 2      # the final LP round (binary rules)
         self.score_fn, self.polish_window, self.polish_points, self._T = score_fn, polish_window, polish_points, n_rounds + 1
@@ -795,15 +810,24 @@ class FedFactPostProtocol(FedProtocol):
     def init_server(self, prev):
         z = np.zeros((2, self.Ug))
         return {**prev, 'lam': z, 'lam_avg': z, 'lam_prev': z, 'lam_step': z + self.max_step / 5}
+    def cost_matrices(self,
+                      cid, # client index
+                      lam, # global duals, shape (2, U_g)
+                      mu_k, # client cid's local duals, shape (2, U_l)
+                     )->np.ndarray: # (G, m, m): the cost matrix M_k(a) of every group a
+        "Client cid's cost matrix of every group, M_k(a) = I - B_k(a) / p(a, k), from the duals (the paper's M_k)."
+        Bk = np.zeros((self.G, self.m, self.m))
+        if self.Dg is not None: Bk += np.einsum('u,uaij->aij', lam[0] - lam[1], self.Dg[:, cid])
+        if self.Dl is not None: Bk += np.einsum('u,uaij->aij', mu_k[0] - mu_k[1], self.Dl[cid])
+        return np.eye(self.m) - Bk / self.p_ak[cid][:, None, None]
     def M_k(self,
             cid, # client index
             lam, # global duals, shape (2, U_g)
             mu_k, # client cid's local duals, shape (2, U_l)
            ):
-        Bk = np.zeros((self.G, self.m, self.m))
-        if self.Dg is not None: Bk += np.einsum('u,uaij->aij', lam[0] - lam[1], self.Dg[:, cid])
-        if self.Dl is not None: Bk += np.einsum('u,uaij->aij', mu_k[0] - mu_k[1], self.Dl[cid])
-        return np.eye(self.m) - Bk / self.p_ak[cid][:, None, None]
+        "Deprecated: use cost_matrices (removed in the next release)."
+        warn_at_user("FedFactPostProtocol.M_k is deprecated and will be removed in the next release; use cost_matrices", FutureWarning, every_time=True)
+        return self.cost_matrices(cid, lam, mu_k)
     def logits(self,
                payload, # the server's payload (shared model weights)
                X, # features, shape (n, d)
@@ -843,9 +867,9 @@ class FedFactPostProtocol(FedProtocol):
         nk_frac = self.p_k[cid]
         if self.Dl is not None:
             for _ in range(self.local_steps):
-                _, _, dl = _client_post_grads(eta, groups, self.M_k(cid, lam, mu), None, Dl_k, self.p_ak[cid], len(a), beta)
+                _, _, dl = _client_post_grads(eta, groups, self.cost_matrices(cid, lam, mu), None, Dl_k, self.p_ak[cid], len(a), beta)
                 disp = dl * nk_frac                       # local disparity of the smoothed rule
-                grad = np.stack([self.xi_l - disp, self.xi_l + disp])
+                grad = np.stack([self.local_budget - disp, self.local_budget + disp])
                 mu, state['mu_prev'], state['mu_step'] = _rprop_step(mu, grad, state['mu_prev'], state['mu_step'], self.sl[cid],
                                                                     self.bound, step_max=self.max_step)
         state['mu'] = mu
@@ -853,20 +877,20 @@ class FedFactPostProtocol(FedProtocol):
         state['mu_avg'] = mu if w_avg == 1.0 else (1 - w_avg) * state['mu_avg'] + w_avg * mu
         rep = {'n': np.array(float(len(a)))}
         if self.Dg is not None:
-            _, dg, _ = _client_post_grads(eta, groups, self.M_k(cid, lam, mu), Dg_k, None, self.p_ak[cid], len(a), beta)
+            _, dg, _ = _client_post_grads(eta, groups, self.cost_matrices(cid, lam, mu), Dg_k, None, self.p_ak[cid], len(a), beta)
             rep['dglob'] = dg * nk_frac                    # this client's additive share of the global disparity
         return rep, state
     def server_round(self, rnd, payload, replies):
         if self.polish and rnd == self.n_rounds - 1: return self._polish_server(payload, replies)
         if rnd == 0 or self.Dg is None: return payload
         disp = sum(r['dglob'] for r in replies)           # = global disparity of the smoothed rule
-        grad = np.stack([self.xi_g - disp, self.xi_g + disp])
+        grad = np.stack([self.global_budget - disp, self.global_budget + disp])
         lam, prev, step = _rprop_step(payload['lam'], grad, payload['lam_prev'], payload['lam_step'], self.sg, self.bound,
                                      step_max=2 * self.max_step)
         extra = {'lam_prev': prev, 'lam_step': step}
         w_avg = self._avg_weight(rnd)
         lam_avg = lam if w_avg == 1.0 else (1 - w_avg) * payload['lam_avg'] + w_avg * lam
-        return {**payload, **extra, 'lam': lam, 'lam_avg': lam_avg, '_log': {'max_global_violation': float(np.abs(disp).max() - self.xi_g)}}
+        return {**payload, **extra, 'lam': lam, 'lam_avg': lam_avg, '_log': {'max_global_violation': float(np.abs(disp).max() - self.global_budget)}}
     def _avg_weight(self, rnd):
         "Weight of round rnd's iterate in the running average over the last half of the rounds (1: restart)."
         start = max(1, (self._T - 1) // 2)
@@ -880,7 +904,7 @@ class FedFactPostProtocol(FedProtocol):
         "Cost-weighted calibrated scores z = eta M(a, k) of the dual rule (averaged duals if `average`)."
         eta = self.client_eta(payload, state, data)
         lam, mu = (payload['lam_avg'], state['mu_avg']) if self.average else (payload['lam'], state['mu'])
-        return np.einsum('ir,irj->ij', eta, self.M_k(cid, lam, mu)[data['a']]), eta
+        return np.einsum('ir,irj->ij', eta, self.cost_matrices(cid, lam, mu)[data['a']]), eta
     def _polish_client(self, cid, payload, state, data, seed):
         "Final round: per group, candidate threshold rules around the dual rule's rate, with their exact expected counts."
         z, eta = self.scores(cid, payload, state, data); s = z[:, 1] - z[:, 0]; y, a = data['y'], data['a']
@@ -899,7 +923,7 @@ class FedFactPostProtocol(FedProtocol):
     def _polish_server(self, payload, replies):
         "Final round: the server's LP picks, per (client, group), the mixture of candidate rules that is most accurate within the budgets."
         cnt = np.stack([r['cand_counts'] for r in replies]); gain = np.stack([r['cand_gain'] for r in replies])
-        mix, status = _mixture_lp(cnt, gain, self.counts, self.Dg, self.Dl, self.xi_g, self.xi_l, per_cell=True, fallback=2)
+        mix, status = _mixture_lp(cnt, gain, self.counts, self.Dg, self.Dl, self.global_budget, self.local_budget, per_cell=True, fallback=2)
         return {**payload, 'mix': mix, '_log': {'lp_ok': float(status == 0)}}
     def predict_dist(self,
                      cid, # client index
@@ -956,9 +980,9 @@ def _cost_ce(model, X, Wrow):
 class FedFactInProtocol(FedProtocol):
     "FedFACT-In: shared theta + private phi_k, Hedge ensemble, cost-sensitive CE, dual ascent; predicts with the last N_h rounds' rules (n_history)."
     name = 'FedFACT-In'
-    def __init__(self, n_features, n_classes, counts, notion='dp', xi_g=0.01, xi_l=0.01, n_rounds=40, local_steps=20,
+    def __init__(self, n_features, n_classes, counts, notion='dp', global_budget=0.01, local_budget=0.01, n_rounds=40, local_steps=20,
                  lr=0.01, batch_size=256, hidden=0, max_step=0.1, eta_w=0.3, bound=5.0, kappa_eps=1e-4,
-                 init_seed=0, init_weights=None, n_history=1, dual_audit='last', mixture='uniform'):
+                 init_seed=0, init_weights=None, n_history=1, dual_audit='last', mixture='uniform', *, xi_g=_OLD, xi_l=_OLD):
         self.n_history = check_scalar(n_history, 'n_history', int, low=1)
         self.mixture = check_option(mixture, 'mixture', ('uniform', 'lp'))
         self.dual_audit = check_option(dual_audit, 'dual_audit', ('last', 'mixture'))
@@ -966,7 +990,7 @@ class FedFactInProtocol(FedProtocol):
             raise ValueError("dual_audit='mixture' audits the mixture of the last n_history rules, so it needs n_history > 1; "
                              "with n_history=1 there is only the last rule: leave dual_audit='last' or raise n_history")
         check_scalar(n_features, 'n_features', int, low=1); check_scalar(n_classes, 'n_classes', int, low=2)
-        check_option(notion, 'notion', NOTIONS); xi_g, xi_l = _check_budget(xi_g, 'xi_g'), _check_budget(xi_l, 'xi_l')
+        check_option(notion, 'notion', NOTIONS); xi_g, xi_l = _budgets(global_budget, local_budget, xi_g, xi_l, type(self).__name__)
         _check_training(n_rounds=n_rounds, local_steps=local_steps, lr=lr, batch_size=batch_size, hidden=hidden,
                         max_step=max_step, eta_w=eta_w, bound=bound, kappa_eps=kappa_eps, init_seed=init_seed)
         if init_weights is not None and not isinstance(init_weights, dict):
@@ -975,7 +999,7 @@ class FedFactInProtocol(FedProtocol):
         self.lr, self.batch_size, self.hidden, self.eta_w = lr, batch_size, hidden, eta_w
         self.bound, self.kappa_eps, self.init_seed, self.init_weights = bound, kappa_eps, init_seed, init_weights
         self.max_step = max_step
-        self.notion, self.xi_g, self.xi_l = notion, xi_g, xi_l
+        self.notion, self.global_budget, self.local_budget = notion, xi_g, xi_l
         self.counts = _check_counts(counts); self.N, self.G, _ = self.counts.shape
         if self.counts.shape[2] != n_classes: raise ValueError(f"counts has {self.counts.shape[2]} classes but n_classes is {n_classes}")
         self.p_ak = self.counts.sum(2) / self.counts.sum()
@@ -991,16 +1015,25 @@ class FedFactInProtocol(FedProtocol):
         elif not w: w = get_weights(self.model())
         z = np.zeros((2, self.Ug))
         return {**prev, **w, 'lam': z, 'lam_prev': z, 'lam_step': z + self.max_step / 5}
-    def Mbar_k(self,
-               cid, # client index
-               lam, # global duals, shape (2, U_g)
-               mu_k, # client cid's local duals, shape (2, U_l)
-              ):
+    def cost_matrices(self,
+                      cid, # client index
+                      lam, # global duals, shape (2, U_g)
+                      mu_k, # client cid's local duals, shape (2, U_l)
+                     )->np.ndarray: # (G, m, m): the shifted cost matrix of every group
+        "Client cid's cost matrix of every group after the positivity shift (the paper's bar M_k): the weights of the cost-sensitive loss."
         Bk = np.zeros((self.G, self.m, self.m))
         if self.Dg is not None: Bk += np.einsum('u,uaij->aij', lam[0] - lam[1], self.Dg[:, cid])
         if self.Dl is not None: Bk += np.einsum('u,uaij->aij', mu_k[0] - mu_k[1], self.Dl[cid])
         M = np.eye(self.m) - Bk / self.p_ak[cid][:, None, None]
         return _positivity_shift(M[None], self.kappa_eps, 'row')[0]
+    def Mbar_k(self,
+               cid, # client index
+               lam, # global duals, shape (2, U_g)
+               mu_k, # client cid's local duals, shape (2, U_l)
+              ):
+        "Deprecated: use cost_matrices (removed in the next release)."
+        warn_at_user("FedFactInProtocol.Mbar_k is deprecated and will be removed in the next release; use cost_matrices", FutureWarning, every_time=True)
+        return self.cost_matrices(cid, lam, mu_k)
     def ensemble_proba(self,
                        payload, # the server's payload (shared weights theta)
                        state, # the client's state (personal weights phi, mixing w)
@@ -1056,7 +1089,7 @@ class FedFactInProtocol(FedProtocol):
             for j, pred in enumerate(P): np.add.at(cnt[j], (a, y, pred), 1.0)
             return {'cand_counts': cnt, 'cand_gain': (P == y[None]).sum(1).astype(float)[None], 'n': np.array(float(len(y)))}, state
         lam, mu = payload['lam'], state['mu']
-        Mbar = self.Mbar_k(cid, lam, mu); Wrow = Mbar[a, y]          # row y of Mbar(a, k) per sample
+        Mbar = self.cost_matrices(cid, lam, mu); Wrow = Mbar[a, y]          # row y of Mbar(a, k) per sample
         theta = set_weights(self.model(), payload); phi = set_weights(self.model(), state['phi'])
         # 1, 3: ensemble and Hedge weight
         L_t, p_t = _cost_ce(theta, X, Wrow); L_p, p_p = _cost_ce(phi, X, Wrow)
@@ -1074,7 +1107,7 @@ class FedFactInProtocol(FedProtocol):
         if self.Dg is not None: rep['dglob'] = np.einsum('uaij,aij->u', self.Dg[:, cid], C)
         if self.Dl is not None:
             dl = np.einsum('uaij,aij->u', self.Dl[cid], C)
-            g = -np.stack([dl - self.xi_l, -dl - self.xi_l])          # descent direction of the dual objective
+            g = -np.stack([dl - self.local_budget, -dl - self.local_budget])          # descent direction of the dual objective
             state['mu'], state['mu_prev'], state['mu_step'] = _rprop_step(mu, g, state['mu_prev'], state['mu_step'], self.sl[cid],
                                                                          self.bound, step_max=self.max_step)
         # 5: local cost-sensitive training of theta and phi
@@ -1088,7 +1121,7 @@ class FedFactInProtocol(FedProtocol):
     def server_round(self, rnd, payload, replies):
         if self.mixture == 'lp' and rnd == self.n_rounds - 1:
             cnt = np.stack([r['cand_counts'] for r in replies]); gain = np.stack([r['cand_gain'] for r in replies])
-            mix, status = _mixture_lp(cnt, gain, self.counts, self.Dg, self.Dl, self.xi_g, self.xi_l, per_cell=False,
+            mix, status = _mixture_lp(cnt, gain, self.counts, self.Dg, self.Dl, self.global_budget, self.local_budget, per_cell=False,
                                       fallback=cnt.shape[1] - self.m - 1)
             return {**payload, 'mix': mix, '_log': {'lp_ok': float(status == 0)}}
         n = np.array([float(r['n']) for r in replies]); w = n / n.sum()
@@ -1096,10 +1129,10 @@ class FedFactInProtocol(FedProtocol):
         out = {**payload, **new}
         if self.Dg is not None:
             disp = sum(r['dglob'] for r in replies)           # clients' shares add up to the global disparity
-            g = -np.stack([disp - self.xi_g, -disp - self.xi_g])
+            g = -np.stack([disp - self.global_budget, -disp - self.global_budget])
             out['lam'], out['lam_prev'], out['lam_step'] = _rprop_step(payload['lam'], g, payload['lam_prev'], payload['lam_step'],
                                                                       self.sg, self.bound, step_max=self.max_step)
-            out['_log'] = {'max_global_violation': float(np.abs(disp).max() - self.xi_g)}
+            out['_log'] = {'max_global_violation': float(np.abs(disp).max() - self.global_budget)}
         return out
     def candidate_predictions(self,
                               cid, # client index
@@ -1310,16 +1343,19 @@ class FairOptimumReport(Report):
 def fair_optimum(
     eta, # known P(Y=1) per row (n,), or class probabilities (n, m): the truth, not an estimate
     a, k, # group and client codes of every row
-    xi_g:float|None=None, # global budget (None: no global constraint)
-    xi_l:float|None=None, # local budget of every client (None: no local constraints)
+    global_budget:float|None=None, # xi_g: budget on every global rate difference (None: no global constraint)
+    local_budget:float|None=None, # xi_l: budget of every client (None: no local constraints)
     notion:str='dp', # 'dp', 'eop' or 'eo' (label-free: rates weighted by eta)
     weights=None, # row weights (None: one each)
+    *,
+    xi_g=_OLD, # deprecated: use global_budget (removed in the next release)
+    xi_l=_OLD, # deprecated: use local_budget (removed in the next release)
 )->FairOptimumReport:
     "Solve the linear program for the Bayes-optimal randomised classifier under global/local budgets (the exact oracle FedFACT is judged against)."
     from scipy.optimize import linprog
     from scipy.sparse import csr_matrix, vstack
     E, a, k, w = _oracle_inputs(eta, a, k, weights, notion)
-    xi_g, xi_l = _check_budget(xi_g, 'xi_g'), _check_budget(xi_l, 'xi_l')
+    xi_g, xi_l = _budgets(global_budget, local_budget, xi_g, xi_l, 'fair_optimum')
     keys, inv = np.unique(np.column_stack([k, a, E]), axis=0, return_inverse=True)   # rows sharing (client, group, eta) form one atom:
     inv = inv.ravel(); Ea, ka, aa = keys[:, 2:], keys[:, 0].astype(int), keys[:, 1].astype(int)   # splitting an atom = randomising
     wa = np.bincount(inv, weights=w, minlength=len(keys))
@@ -1659,10 +1695,10 @@ class _FedFactBase(_FedEstimator):
     def fit(self, fd:FedData):
         "Run the FedAvg stage (unless `base_model` is fitted) and the fairness stage on `fd`; `report_` holds the audit."
         runner = self._check_common(fd); check_scalar(self.tol, 'tol', float, low=0)
-        xi_g, xi_l = _check_budget(self.xi_g, 'xi_g'), _check_budget(self.xi_l, 'xi_l')
+        xi_g, xi_l = _budgets(self.global_budget, self.local_budget, self.xi_g, self.xi_l, type(self).__name__)
         stage0, avg, seed0, base, fitted = self._base_stage(fd, runner)
         if fitted: fd = _align_features(fd, base)   # a fitted model's features, matched by name: fd's columns in its order
-        proto = self._protocol(fd, avg, base)
+        proto = self._protocol(fd, avg, base, (xi_g, xi_l))
         run, secs, cpu = self._play(fd, runner, [stage0, proto], [seed0, self.seed])
         w0 = {k: v for k, v in run.stage_payloads[0].items() if k.startswith('w.')}
         if not fitted and not _finite_weights(w0):
@@ -1704,8 +1740,8 @@ class FedFactPost(_FedFactBase, BaseEstimator):
     _accepts_scorer = True
     def __init__(self, *,
                  notion:str='dp', # 'dp' (demographic parity), 'eop' (equal opportunity) or 'eo' (equalised odds)
-                 xi_g:float|None=0.01, # global budget (None: no global constraint)
-                 xi_l:float|None=0.01, # local budget of every client (None: no local constraints; with xi_g=None too: the unconstrained plug-in rule)
+                 global_budget:float|None=0.01, # xi_g: budget on every global subgroup-vs-overall rate difference (None: no global constraint)
+                 local_budget:float|None=0.01, # xi_l: budget of every client on its subgroup-vs-overall rate differences (None: no local constraints; with global_budget=None too: the unconstrained plug-in rule)
                  n_rounds:int=40, # dual rounds (after the calibration round)
                  local_steps:int=20, # local dual steps per client and round
                  beta:float=0.01, # first smoothing temperature of the max
@@ -1722,16 +1758,19 @@ class FedFactPost(_FedFactBase, BaseEstimator):
                  tol:float=0.005, # slack when auditing the budgets on the training rows
                  seed:int=0, # seed of every random choice of this stage
                  show_progress:bool|None=None, # progress bars over rounds (None: follow TRUSTML_NB_PROGRESS)
+                 xi_g=_OLD, # deprecated: use global_budget (removed in the next release)
+                 xi_l=_OLD, # deprecated: use local_budget (removed in the next release)
                 ):
-        self.notion, self.xi_g, self.xi_l, self.n_rounds, self.local_steps = notion, xi_g, xi_l, n_rounds, local_steps
+        self.notion, self.global_budget, self.local_budget, self.n_rounds, self.local_steps = notion, global_budget, local_budget, n_rounds, local_steps
+        self.xi_g, self.xi_l = xi_g, xi_l
         self.beta, self.beta_final, self.bound, self.max_step = beta, beta_final, bound, max_step
         self.average, self.jitter, self.calibrate, self.base_model = average, jitter, calibrate, base_model
         self.runner, self.tol, self.seed, self.show_progress = runner, tol, seed, show_progress
         self.polish_window, self.polish_points = polish_window, polish_points
 
-    def _protocol(self, fd, avg, base=None):
+    def _protocol(self, fd, avg, base=None, budgets=(0.01, 0.01)):
         score_fn = base.predict_proba if avg is None else None
-        return FedFactPostProtocol(None if avg is None else avg.model, fd.counts, self.notion, self.xi_g, self.xi_l, n_rounds=self.n_rounds,
+        return FedFactPostProtocol(None if avg is None else avg.model, fd.counts, self.notion, *budgets, n_rounds=self.n_rounds,
                                    local_steps=self.local_steps, beta=self.beta,
                                    beta_final=self.beta_final, bound=self.bound, max_step=self.max_step, average=self.average,
                                    jitter=self.jitter, calibrate=self.calibrate, score_fn=score_fn,
@@ -1756,8 +1795,8 @@ class FedFactIn(_FedFactBase, BaseEstimator):
     _method = 'FedFACT-In'
     def __init__(self, *,
                  notion:str='dp', # 'dp', 'eop' or 'eo'
-                 xi_g:float|None=0.01, # global budget (None: no global constraint)
-                 xi_l:float|None=0.01, # local budget of every client (None: no local constraints)
+                 global_budget:float|None=0.01, # xi_g: budget on every global subgroup-vs-overall rate difference (None: no global constraint)
+                 local_budget:float|None=0.01, # xi_l: budget of every client on its subgroup-vs-overall rate differences (None: no local constraints)
                  n_rounds:int=80, # communication rounds (80: the final mixture then needs no constant rule on the 5 Adult splits of benchmarks/results/fedfact_in.md)
                  local_steps:int=20, # Adam steps per model, client and round
                  lr:float=0.01, # Adam learning rate
@@ -1774,14 +1813,17 @@ class FedFactIn(_FedFactBase, BaseEstimator):
                  tol:float=0.005, # slack when auditing the budgets on the training rows (expected rates of a randomised rule)
                  seed:int=0, # seed of every random choice of this stage (mini-batches, the rule's draws)
                  show_progress:bool|None=None, # progress bars over rounds (None: follow TRUSTML_NB_PROGRESS)
+                 xi_g=_OLD, # deprecated: use global_budget (removed in the next release)
+                 xi_l=_OLD, # deprecated: use local_budget (removed in the next release)
                 ):
-        self.notion, self.xi_g, self.xi_l, self.n_rounds, self.local_steps, self.lr = notion, xi_g, xi_l, n_rounds, local_steps, lr
+        self.notion, self.global_budget, self.local_budget, self.n_rounds, self.local_steps, self.lr = notion, global_budget, local_budget, n_rounds, local_steps, lr
+        self.xi_g, self.xi_l = xi_g, xi_l
         self.batch_size, self.max_step, self.eta_w, self.bound = batch_size, max_step, eta_w, bound
         self.kappa_eps, self.n_history, self.dual_audit, self.mixture = kappa_eps, n_history, dual_audit, mixture
         self.base_model, self.runner, self.tol, self.seed, self.show_progress = base_model, runner, tol, seed, show_progress
 
-    def _protocol(self, fd, avg, base=None):
-        return FedFactInProtocol(fd.X.shape[1], fd.shape[0], fd.counts, self.notion, self.xi_g, self.xi_l, n_rounds=self.n_rounds,
+    def _protocol(self, fd, avg, base=None, budgets=(0.01, 0.01)):
+        return FedFactInProtocol(fd.X.shape[1], fd.shape[0], fd.counts, self.notion, *budgets, n_rounds=self.n_rounds,
                                  local_steps=self.local_steps, lr=self.lr, batch_size=self.batch_size, hidden=avg.hidden,
                                  max_step=self.max_step, eta_w=self.eta_w, bound=self.bound,
                                  kappa_eps=self.kappa_eps, n_history=self.n_history,
@@ -1922,7 +1964,7 @@ def tradeoff_curve(
     rows, caught, points = [], [], []
     for var in variants:
         for xi in progress(budgets, desc=f'budgets ({var})', show=template.show_progress):
-            est = clone(template).set_params(xi_g=float(xi) if var != 'local' else None, xi_l=float(xi) if var != 'global' else None,
+            est = clone(template).set_params(global_budget=float(xi) if var != 'local' else None, local_budget=float(xi) if var != 'global' else None,
                                              base_model=avg, show_progress=False)
             with warnings.catch_warnings(record=True) as w:
                 warnings.simplefilter('always')          # record every warning of this fit (re-emitted below, unmet budgets once)
@@ -1975,7 +2017,7 @@ class FedFactExplorerReport(Report):
     fedavg_worst_local_gap: float # FedAvg: worst client's test gap (pairwise form, same notion)
     fedavg_train_accuracy: float # FedAvg: accuracy on the training rows
     fedavg_train_worst_local_gap: float # FedAvg: worst client's subgroup-form gap on the training rows
-    table: pd.DataFrame # one row per budget scale (0.25, 1, 4): budgets, test and training accuracy and gaps, constraints_met
+    table: pd.DataFrame # one row per budget scale (0.25, 1, 4): budgets (global_budget, local_budget), test and training accuracy and gaps, constraints_met
     clients: pd.DataFrame # one row per client at the chosen budgets: subgroup-form gaps on the training rows (FedAvg, FedFACT-Post), FedFACT-Post's test gap and the 90% noise band of an exactly fair rule (DP only)
     notes: tuple = () # unmet budgets, said once
 
@@ -2003,14 +2045,14 @@ def _plot_fitted_tradeoff(curve, fedavg_acc, fedavg_gap, ax):
     from trustml_nb.viz import PALETTE
     ax.plot(curve.train_worst_local_gap, curve.train_accuracy, marker='o', color=PALETTE[1], zorder=3)
     for _, r in curve.iterrows():
-        ax.axvline(r.xi_l, color='0.6', ls=':', lw=1, zorder=1)
-        ax.annotate(f"xi_l={r.xi_l:.3g}", (r.train_worst_local_gap, r.train_accuracy), textcoords='offset points', xytext=(5, -13), fontsize='small')
+        ax.axvline(r.local_budget, color='0.6', ls=':', lw=1, zorder=1)
+        ax.annotate(f"xi_l={r.local_budget:.3g}", (r.train_worst_local_gap, r.train_accuracy), textcoords='offset points', xytext=(5, -13), fontsize='small')
     ax.axhline(fedavg_acc, color=PALETTE[0], ls='--', lw=1)
     ax.annotate(f"FedAvg: worst gap {fedavg_gap:.2f}", xy=(0.02, fedavg_acc), xycoords=ax.get_yaxis_transform(), xytext=(0, -4),
                 textcoords='offset points', va='top', fontsize='small', color=PALETTE[0])
     lo, hi = min(curve.train_accuracy.min(), fedavg_acc), max(curve.train_accuracy.max(), fedavg_acc)
     ax.set_ylim(lo - 0.15 * (hi - lo) - 1e-3, hi + 0.1 * (hi - lo) + 1e-3)
-    ax.set_xlim(left=0, right=max(curve.xi_l.max(), curve.train_worst_local_gap.max()) * 1.3 + 1e-3)
+    ax.set_xlim(left=0, right=max(curve.local_budget.max(), curve.train_worst_local_gap.max()) * 1.3 + 1e-3)
     ax.set_xlabel('worst local gap, training rows'); ax.set_ylabel('accuracy, training rows')
     ax.set_title('FedFACT-Post on its fitted rows', fontsize='medium')
 
@@ -2030,22 +2072,26 @@ def _plot_client_fitted_and_test(clients, xi_l, notion, ax):
     legend_outside(ax, title='')
 
 def explore_fedfact(
-    xi_g:float=0.01, xi_l:float=0.01, # budgets
+    global_budget:float=0.01, local_budget:float=0.01, # the budgets xi_g and xi_l
     alpha:float=0.5, # Dirichlet concentration of the split
     notion:str='dp', # 'dp', 'eop' or 'eo'
     max_rows:int=12000, n_clients:int=5, seed:int=0, # size of the Adult subsample, clients, seed
+    *,
+    xi_g=_OLD, xi_l=_OLD, # deprecated: use global_budget, local_budget (removed in the next release)
 )->tuple: # (FedFactExplorerReport, figure)
     "Run FedFACT-Post on an Adult federation at three budget scales; return the report and the fitted-data trade-off / per-client figure."
     from trustml_nb.viz import new_figure
-    check_scalar(xi_g, 'xi_g', float, low=0); check_scalar(xi_l, 'xi_l', float, low=0); check_option(notion, 'notion', NOTIONS)
+    xi_g, g_name = _renamed(global_budget, xi_g, 'global_budget', 'xi_g', 'explore_fedfact')
+    xi_l, l_name = _renamed(local_budget, xi_l, 'local_budget', 'xi_l', 'explore_fedfact')
+    check_scalar(xi_g, g_name, float, low=0); check_scalar(xi_l, l_name, float, low=0); check_option(notion, 'notion', NOTIONS)
     fd, base = _explorer_base(alpha, max_rows, n_clients, seed)
     rows, main, caught, points = [], None, [], []
     for f in (0.25, 1.0, 4.0):
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter('always')
-            r = FedFactPost(notion=notion, xi_g=xi_g * f, xi_l=xi_l * f, base_model=base, seed=seed, show_progress=False).fit(fd).report_
+            r = FedFactPost(notion=notion, global_budget=xi_g * f, local_budget=xi_l * f, base_model=base, seed=seed, show_progress=False).fit(fd).report_
         caught.append(w); points.append(f"scale {f:g}")
-        rows.append(dict(method='FedFACT-Post', scale=f, xi_g=xi_g * f, xi_l=xi_l * f, accuracy=r.accuracy, global_gap=r.global_gap,
+        rows.append(dict(method='FedFACT-Post', scale=f, global_budget=xi_g * f, local_budget=xi_l * f, accuracy=r.accuracy, global_gap=r.global_gap,
                          worst_local_gap=r.worst_local_gap, train_accuracy=_train_accuracy(r.train_counts_expected),
                          train_worst_local_gap=r.train_worst_local_gap_expected, constraints_met=r.constraints_met))
         if f == 1.0: main = r
@@ -2076,14 +2122,14 @@ def fedfact_explorer(
     max_rows:int=12000, # rows of Adult used (a subsample keeps Run under ~10 s)
     seed:int=0, # seed of the split and the training
 ):
-    "Widget: xi_g, xi_l, alpha and notion -> trade-off curve and per-client disparity bars (press Run); `.report` keeps the last report."
+    "Widget: the budgets (xi_g, xi_l), alpha and notion -> trade-off curve and per-client disparity bars (press Run); `.report` keeps the last report."
     import ipywidgets as W
     from trustml_nb.viz import explorer
-    def render(xi_g, xi_l, alpha, notion): return explore_fedfact(xi_g, xi_l, alpha, notion, max_rows=max_rows, seed=seed)
+    def render(global_budget, local_budget, alpha, notion): return explore_fedfact(global_budget, local_budget, alpha, notion, max_rows=max_rows, seed=seed)
     style = {'description_width': '150px'}; lay = W.Layout(width='480px')
     return explorer(render, run_button=True, title='FedFACT-Post on Adult (5 clients)',
-                    xi_g=W.FloatSlider(value=0.01, min=0.0, max=0.1, step=0.005, readout_format='.3f', description='global budget xi_g', style=style, layout=lay),
-                    xi_l=W.FloatSlider(value=0.01, min=0.0, max=0.1, step=0.005, readout_format='.3f', description='local budget xi_l', style=style, layout=lay),
+                    global_budget=W.FloatSlider(value=0.01, min=0.0, max=0.1, step=0.005, readout_format='.3f', description='global budget xi_g', style=style, layout=lay),
+                    local_budget=W.FloatSlider(value=0.01, min=0.0, max=0.1, step=0.005, readout_format='.3f', description='local budget xi_l', style=style, layout=lay),
                     alpha=W.FloatSlider(value=0.5, min=0.3, max=5.0, step=0.1, description='Dirichlet alpha', style=style, layout=lay),
                     notion=W.Dropdown(options=[('demographic parity', 'dp'), ('equal opportunity', 'eop'), ('equalised odds', 'eo')], value='dp',
                                       description='fairness notion', style=style, layout=lay))
@@ -2105,12 +2151,12 @@ _document_parameters(__name__, extra={
     'calibrate': {'logits': 'base-model logits, shape (n, m)', 'theta': 'calibration parameters [T, b_1..b_(m-1)] from fit_calibration'},
     'FedAvgProtocol': {**_PROTOCOL, **_same(FedAvg, ['n_rounds', 'local_steps', 'lr', 'batch_size', 'hidden', 'weight_decay', 'init_seed'])},
     'FedFactPostProtocol': {'model_fn': "callable returning a fresh model of the plug-in score (FedAvg's model)", 'counts': _PROTOCOL['counts'],
-                            **_same(FedFactPost, ['notion', 'xi_g', 'xi_l', 'n_rounds', 'local_steps', 'lr', 'server_lr', 'beta', 'beta_final',
+                            **_same(FedFactPost, ['notion', 'global_budget', 'local_budget', 'xi_g', 'xi_l', 'n_rounds', 'local_steps', 'lr', 'server_lr', 'beta', 'beta_final',
                                                   'bound', 'max_step', 'average', 'jitter', 'optimizer', 'calibrate', 'polish_window', 'polish_points']),
                             'score_fn': 'None (score with the FedAvg model of model_fn) or a callable X -> class probabilities (known scores or any fitted scorer)'},
     'FedFactInProtocol': {**_PROTOCOL, 'hidden': _param_docs(FedAvg).get('hidden', ''), 'init_seed': _param_docs(FedAvg).get('init_seed', ''),
                           'init_weights': "None (fresh weights from init_seed) or a dict from get_weights that starts the shared model, e.g. FedAvg's",
-                          **_same(FedFactIn, ['notion', 'xi_g', 'xi_l', 'n_rounds', 'local_steps', 'lr', 'batch_size', 'dual_lr', 'max_step', 'eta_w',
+                          **_same(FedFactIn, ['notion', 'global_budget', 'local_budget', 'xi_g', 'xi_l', 'n_rounds', 'local_steps', 'lr', 'batch_size', 'dual_lr', 'max_step', 'eta_w',
                                               'bound', 'kappa_eps', 'optimizer', 'n_history', 'dual_audit', 'mixture'])},
     'FedAvgProtocol.predict': {k: _CLIENT[k] for k in ('cid', 'payload', 'state', 'data')},   # attached after the class: no signature comments
     'client_counts': {'proto': 'the protocol whose predict labels the rows', **{k: _CLIENT[k] for k in ('cid', 'payload', 'state', 'data')},
