@@ -453,3 +453,16 @@ def test_torch_nam_leaves_the_callers_generators_alone():
     torch.manual_seed(999)
     b = TorchNAM(2, hidden=(3,), seed=4)                              # still seeded by its own seed
     for p, q in zip(a.parameters(), b.parameters()): assert torch.equal(p, q)
+
+
+def test_reductions_return_named_results_that_unpack_as_before():
+    "issue 34: knapsack_to_cc / partition_to_msr_tol return named results (fields by name), still unpacking as the old tuples."
+    from trustml_nb.gam_explain import ReducedInstance, ToleranceInstance
+    r = knapsack_to_cc([3, 5, 7], 8)
+    assert isinstance(r, ReducedInstance) and r.gam is r[0] and np.array_equal(r.x, np.zeros(3))
+    gam, x = r
+    assert gam is r.gam
+    t = partition_to_msr_tol([1, 2, 3, 4])
+    assert isinstance(t, ToleranceInstance) and t._fields == ('gam', 'x', 'delta', 'max_size')
+    gam, x, delta, k = t
+    assert (delta, k) == (t.delta, t.max_size) and k == 2

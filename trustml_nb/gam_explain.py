@@ -12,6 +12,7 @@ import itertools
 import math
 import re
 import time
+from typing import NamedTuple
 
 import ipywidgets as widgets
 import numpy as np
@@ -25,11 +26,11 @@ from .viz import PALETTE, Explorer, explorer, new_figure
 # %% auto #0
 __all__ = ['MAX_DP_CELLS', 'PAPER_TABLE1', 'ANNOTATED_TABLE1', 'QUERIES', 'csr', 'msr', 'mcr', 'csr_bf', 'msr_bf', 'mcr_bf',
            'cc_bf', 'fr_bf', 'shap_bf', 'csr_paper_sign', 'shap_regression', 'cc', 'shap_classification', 'fr',
-           'csr_tol', 'mcr_tol', 'msr_tol', 'subset_sum_count', 'knapsack_to_cc', 'subsetsum_to_fr',
-           'bit_extraction_net', 'subsetsum_to_nam', 'partition_to_msr_tol', 'balanced_partition_bf', 'taut_to_ebm',
-           'dnf_is_tautology', 'plot_landscape', 'run_query', 'runtime_table', 'plot_runtime', 'domain_decides',
-           'ToleranceStudy', 'tolerance_greedy_study', 'delta_sufficient_reason', 'GAMExplanation', 'explain',
-           'plot_explanation', 'GAMExplorerView', 'render_gam_explorer', 'gam_explorer']
+           'csr_tol', 'mcr_tol', 'msr_tol', 'subset_sum_count', 'ReducedInstance', 'knapsack_to_cc', 'subsetsum_to_fr',
+           'bit_extraction_net', 'subsetsum_to_nam', 'ToleranceInstance', 'partition_to_msr_tol',
+           'balanced_partition_bf', 'taut_to_ebm', 'dnf_is_tautology', 'plot_landscape', 'run_query', 'runtime_table',
+           'plot_runtime', 'domain_decides', 'ToleranceStudy', 'tolerance_greedy_study', 'delta_sufficient_reason',
+           'GAMExplanation', 'explain', 'plot_explanation', 'GAMExplorerView', 'render_gam_explorer', 'gam_explorer']
 
 # %% ../nbs/31_gam_explanations.ipynb #294448cd
 def _check_gam(gam)->GAM:
@@ -48,13 +49,23 @@ def _view(gam:GAM, threshold=None)->float:
 
 def _step(z): return (np.asarray(z) >= 0).astype(int)
 
-def _gains(gam:GAM, x, threshold=None):
-    "Contributions c, penalties p, gains v, worst-case W(empty), prediction y and sign."
+class _Gains(NamedTuple):
+    "What every reason query reads off one instance: the paper's c, p, v, W(empty), y, sign and beta0, by name."
+    contributions: np.ndarray # c_j = f_j(x_j): each feature's contribution at the instance
+    penalties: np.ndarray # p_j: each feature's worst contribution against the prediction (its minimum if y = 1, maximum if y = 0)
+    gains: np.ndarray # v_j = sign * (c_j - p_j) >= 0: how much fixing feature j protects the prediction
+    worst_score: float # W(empty) = beta0 + sum p_j: the score when every feature takes its worst value
+    prediction: int # y: the predicted class, 0 or 1
+    sign: int # +1 if y = 1, -1 if y = 0
+    intercept: float # beta0 of the classification view (beta0 - threshold for a regression GAM)
+
+def _gains(gam:GAM, x, threshold=None)->_Gains:
+    "Contributions, penalties, gains, worst-case score W(empty), prediction and its sign, and the intercept."
     b0 = _view(gam, threshold)
     c = gam.contributions(x); m, M = gam.ranges()
     y = int(b0 + c.sum() >= 0); sgn = 1 if y else -1
     p = m if y else M
-    return c, p, sgn * (c - p), b0 + p.sum(), y, sgn, b0
+    return _Gains(c, p, sgn * (c - p), b0 + p.sum(), y, sgn, b0)
 
 def csr(
     gam:GAM, # classification GAM (or regression with `threshold`)
@@ -64,8 +75,8 @@ def csr(
 )->bool:
     "Check sufficient reason (A1): is fixing x_S enough to keep the prediction for every completion?"
     S = _check_gam(gam).check_features(S)
-    c, p, v, W0, y, sgn, b0 = _gains(gam, x, threshold)
-    return int(W0 + sgn * v[S].sum() >= 0) == y
+    g = _gains(gam, x, threshold)
+    return int(g.worst_score + g.sign * g.gains[S].sum() >= 0) == g.prediction
 
 def msr(
     gam:GAM, # classification GAM (or regression with `threshold`)
@@ -73,10 +84,10 @@ def msr(
     threshold:float|None=None, # regression only: one-sided threshold tau
 )->list:
     "Minimum sufficient reason (A2): a smallest sufficient set, by greedy on sorted gains."
-    c, p, v, W0, y, sgn, b0 = _gains(gam, x, threshold)
-    order = np.argsort(-v, kind='stable')
-    need = (W0 + sgn * np.cumsum(v[order]) >= 0).astype(int) == y          # sufficiency of each prefix
-    if int(W0 >= 0) == y: return []
+    g = _gains(gam, x, threshold)
+    order = np.argsort(-g.gains, kind='stable')
+    need = (g.worst_score + g.sign * np.cumsum(g.gains[order]) >= 0).astype(int) == g.prediction   # sufficiency of each prefix
+    if int(g.worst_score >= 0) == g.prediction: return []
     k = int(np.argmax(need)) + 1 if need.any() else gam.n
     return sorted(order[:k].tolist())
 
@@ -86,10 +97,10 @@ def mcr(
     threshold:float|None=None, # regression only: one-sided threshold tau
 )->list|None:
     "Minimum contrastive reason (A3): a smallest set whose change can flip the prediction (None if f is constant)."
-    c, p, v, W0, y, sgn, b0 = _gains(gam, x, threshold)
-    s = b0 + c.sum()
-    order = np.argsort(-v, kind='stable')
-    flipped = (s - sgn * np.cumsum(v[order]) >= 0).astype(int) != y       # best-case change of each prefix
+    g = _gains(gam, x, threshold)
+    s = g.intercept + g.contributions.sum()
+    order = np.argsort(-g.gains, kind='stable')
+    flipped = (s - g.sign * np.cumsum(g.gains[order]) >= 0).astype(int) != g.prediction   # best-case change of each prefix
     if not flipped.any(): return None
     return sorted(order[:int(np.argmax(flipped)) + 1].tolist())
 
@@ -194,9 +205,9 @@ def shap_bf(gam:GAM, x, output:str='score', dist=None, threshold=None, max_point
 def csr_paper_sign(gam:GAM, x, S, threshold=None)->bool:
     "The paper's Algorithm 1/2 test sign(W) * sign(s(x)) >= 0 (kept to show erratum C5; use `csr`)."
     S = _check_gam(gam).check_features(S)
-    c, p, v, W0, y, sgn, b0 = _gains(gam, x, threshold)
-    W = W0 + sgn * v[S].sum()
-    return bool(np.sign(W) * np.sign(b0 + c.sum()) >= 0)
+    g = _gains(gam, x, threshold)
+    W = g.worst_score + g.sign * g.gains[S].sum()
+    return bool(np.sign(W) * np.sign(g.intercept + g.contributions.sum()) >= 0)
 
 # %% ../nbs/31_gam_explanations.ipynb #cc9091fd
 def shap_regression(
@@ -416,15 +427,20 @@ def subset_sum_count(
         for t in range(T, v - 1, -1): cnt[t] += cnt[t - v]
     return cnt[T]
 
+class ReducedInstance(NamedTuple):
+    "A reduction's output: a GAM and the instance to query it at (unpacks as `gam, x`)."
+    gam: GAM # the GAM the reduction builds
+    x: np.ndarray # the instance to explain
+
 def knapsack_to_cc(
     a, # item weights: positive integers
     C:int, # capacity
-)->tuple:
+)->ReducedInstance:
     "R1: (gam, x) with #{z in {0,1}^n : a.z <= C} = 2^n * cc(gam, x, [])."
     a = _check_items(a, 'a', low=1); check_scalar(C, 'C', int, low=0)
     B = EnumerableDomain([0, 1])
     gam = GAM([TableComponent({0: 0, 1: -v}) for v in a], B, beta0=int(C), task='classification')
-    return gam, np.zeros(len(a))
+    return ReducedInstance(gam, np.zeros(len(a)))
 
 def subsetsum_to_fr(
     a, # the items: positive integers
@@ -475,15 +491,22 @@ def subsetsum_to_nam(
     d = GridDomain(0, 2**m - 1, 1) if domain == 'grid' else EnumerableDomain([0, 1, 2, 2**m - 1][:min(4, 2**m)])
     return GAM([net], d, beta0=0.5, task='classification')
 
+class ToleranceInstance(NamedTuple):
+    "The R6 reduction's output: a regression GAM, an instance, a tolerance and a size bound (unpacks as `gam, x, delta, max_size`)."
+    gam: GAM # the regression GAM the reduction builds
+    x: np.ndarray # the instance to explain
+    delta: float # the tolerance for `msr_tol`
+    max_size: int # k: the question is whether a sufficient set of at most this many features exists
+
 def partition_to_msr_tol(
     b, # the items: an even number of non-negative integers
-)->tuple:
+)->ToleranceInstance:
     "R6: (gam, x, delta, k): a sufficient set of size <= k under tolerance delta exists iff b has a balanced partition."
     b = _check_items(b, 'b', min_items=2, even=True)
     k = len(b) // 2; W = sum(b); s = max(b)
     a = [v + s for v in b]; c = W / k + 2 * s
     comps = [TableComponent({-1: -(c - ai), 0: 0.0, 1: float(ai)}) for ai in a]
-    return GAM(comps, EnumerableDomain([-1, 0, 1]), task='regression'), np.zeros(len(b)), k * c / 2, k
+    return ToleranceInstance(GAM(comps, EnumerableDomain([-1, 0, 1]), task='regression'), np.zeros(len(b)), k * c / 2, k)
 
 def balanced_partition_bf(
     b, # the items: an even number of non-negative integers
@@ -749,8 +772,8 @@ def delta_sufficient_reason(
     if method == 'bruteforce':
         for S in _subsets(gam.n):
             if cc(gam, x, S, threshold) >= delta - 1e-12: return S
-    c, p, v, W0, y, sgn, b0 = _gains(gam, x, threshold); S = []
-    for i in np.argsort(-v, kind='stable'):
+    S = []
+    for i in np.argsort(-_gains(gam, x, threshold).gains, kind='stable'):
         if cc(gam, x, S, threshold) >= delta - 1e-12: break
         S.append(int(i))
     return sorted(S)
