@@ -18,17 +18,17 @@ import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 
-from .core import Report, check_columns, check_flag, check_numbers, check_option, check_scalar, make_rng, progress, report
+from .core import Report, check_columns, check_flag, check_numbers, check_option, check_scalar, make_rng, progress, report, warn_at_user
 from .gam_models import (COMPONENT_KINDS, DOMAIN_KINDS, GAM, EnumerableDomain, GridDomain, IntervalDomain, ReLUNetComponent, SplineComponent,
                                    StepComponent, TableComponent, domain_probabilities, random_gam, random_instance, sawtooth_net)
 from .viz import PALETTE, Explorer, explorer, new_figure
 
 # %% auto #0
-__all__ = ['MAX_DP_CELLS', 'PAPER_TABLE1', 'ANNOTATED_TABLE1', 'QUERIES', 'csr', 'msr', 'mcr', 'csr_bf', 'msr_bf', 'mcr_bf',
-           'cc_bf', 'fr_bf', 'shap_bf', 'csr_paper_sign', 'shap_regression', 'cc', 'shap_classification', 'fr',
-           'csr_tol', 'mcr_tol', 'msr_tol', 'subset_sum_count', 'ReducedInstance', 'knapsack_to_cc', 'subsetsum_to_fr',
-           'bit_extraction_net', 'subsetsum_to_nam', 'ToleranceInstance', 'partition_to_msr_tol',
-           'balanced_partition_bf', 'taut_to_ebm', 'dnf_is_tautology', 'plot_landscape', 'run_query', 'runtime_table',
+__all__ = ['csr', 'csr_bf', 'cc_bf', 'csr_paper_sign', 'MAX_DP_CELLS', 'cc', 'csr_tol', 'PAPER_TABLE1', 'ANNOTATED_TABLE1',
+           'QUERIES', 'run_query', 'msr', 'mcr', 'msr_bf', 'mcr_bf', 'fr_bf', 'shap_bf', 'shap_regression',
+           'shap_classification', 'fr', 'mcr_tol', 'msr_tol', 'subset_sum_count', 'ReducedInstance', 'knapsack_to_cc',
+           'subsetsum_to_fr', 'bit_extraction_net', 'subsetsum_to_nam', 'ToleranceInstance', 'partition_to_msr_tol',
+           'balanced_partition_bf', 'taut_to_ebm', 'dnf_is_tautology', 'plot_landscape', 'runtime_table',
            'plot_runtime', 'domain_decides', 'ToleranceStudy', 'tolerance_greedy_study', 'delta_sufficient_reason',
            'GAMExplanation', 'explain', 'plot_explanation', 'GAMExplorerView', 'render_gam_explorer', 'gam_explorer']
 
@@ -67,14 +67,28 @@ def _gains(gam:GAM, x, threshold=None)->_Gains:
     p = m if y else M
     return _Gains(c, p, sgn * (c - p), b0 + p.sum(), y, sgn, b0)
 
+def _renamed_keywords(**renames):
+    "Decorator: keep each old keyword (old='new') working for one release, with a FutureWarning naming the new one."
+    def decorate(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            for old, new in renames.items():
+                if old not in kwargs: continue
+                if new in kwargs: raise TypeError(f"{f.__name__}() got both {new!r} and its old name {old!r}; pass only {new}")
+                warn_at_user(f"{f.__name__}: the keyword {old!r} is renamed {new!r}; {old!r} stops working in the next release", FutureWarning, every_time=True)
+                kwargs[new] = kwargs.pop(old)
+            return f(*args, **kwargs)
+        return wrapper
+    return decorate
+
 def csr(
     gam:GAM, # classification GAM (or regression with `threshold`)
     x, # the instance
-    S, # candidate set of fixed features: indices or names, e.g. [0, 2] ([] for the empty set)
+    features, # candidate set of fixed features S: indices or names, e.g. [0, 2] ([] for the empty set)
     threshold:float|None=None, # regression only: one-sided threshold tau
 )->bool:
     "Check sufficient reason (A1): is fixing x_S enough to keep the prediction for every completion?"
-    S = _check_gam(gam).check_features(S)
+    S = _check_gam(gam).check_features(features, 'features')
     g = _gains(gam, x, threshold)
     return int(g.worst_score + g.sign * g.gains[S].sum() >= 0) == g.prediction
 
@@ -103,6 +117,9 @@ def mcr(
     flipped = (s - g.sign * np.cumsum(g.gains[order]) >= 0).astype(int) != g.prediction   # best-case change of each prefix
     if not flipped.any(): return None
     return sorted(order[:int(np.argmax(flipped)) + 1].tolist())
+
+# the paper's name `S` keeps working for one release, with a FutureWarning naming `features` (wrapped, not decorated: mutmut skips decorated functions)
+csr = _renamed_keywords(S='features')(csr)
 
 # %% ../nbs/31_gam_explanations.ipynb #7a43638d
 def _values(gam:GAM, max_points:int=200_000)->list:
@@ -138,9 +155,9 @@ def _subsets(n, sizes=None):
     for k in (range(n + 1) if sizes is None else sizes):
         for S in itertools.combinations(range(n), k): yield list(S)
 
-def csr_bf(gam:GAM, x, S, threshold=None, max_points:int=200_000)->bool:
+def csr_bf(gam:GAM, x, features, threshold=None, max_points:int=200_000)->bool:
     "Brute-force CSR: every completion of x_S keeps the prediction."
-    S = _check_gam(gam).check_features(S); x = gam.check_x(x)
+    S = _check_gam(gam).check_features(features, 'features'); x = gam.check_x(x)
     P, _, s = _table(gam, threshold, max_points); y = int(gam.score(x) - gam.beta0 + _view(gam, threshold) >= 0)
     agree = np.all(np.isclose(P[:, S], x[S]), 1) if S else np.ones(len(P), bool)
     return bool(np.all(_step(s[agree]) == y))
@@ -158,9 +175,9 @@ def mcr_bf(gam:GAM, x, threshold=None, max_points:int=200_000)->list|None:
         if flip[:, [j for j in range(gam.n) if j not in S]].all(1).any(): return S   # some point that changes only S flips it
     return None
 
-def cc_bf(gam:GAM, x, S, threshold=None, max_points:int=200_000)->float:
+def cc_bf(gam:GAM, x, features, threshold=None, max_points:int=200_000)->float:
     "Brute-force count of completions: share of uniform completions of x_S that keep the prediction."
-    S = _check_gam(gam).check_features(S); x = gam.check_x(x); P, _, s = _table(gam, threshold, max_points)
+    S = _check_gam(gam).check_features(features, 'features'); x = gam.check_x(x); P, _, s = _table(gam, threshold, max_points)
     y = int(gam.score(x) - gam.beta0 + _view(gam, threshold) >= 0)
     agree = np.all(np.isclose(P[:, S], x[S]), 1) if S else np.ones(len(P), bool)
     return float(np.mean(_step(s[agree]) == y))
@@ -201,13 +218,20 @@ def shap_bf(gam:GAM, x, output:str='score', dist=None, threshold=None, max_point
             phi[i] += wt * (v[tuple(sorted(S + [i]))] - v[tuple(S)])
     return phi
 
+# the paper's name `S` keeps working for one release, with a FutureWarning naming `features` (wrapped, not decorated: mutmut skips decorated functions)
+csr_bf = _renamed_keywords(S='features')(csr_bf)
+cc_bf = _renamed_keywords(S='features')(cc_bf)
+
 # %% ../nbs/31_gam_explanations.ipynb #b8befc1f
-def csr_paper_sign(gam:GAM, x, S, threshold=None)->bool:
+def csr_paper_sign(gam:GAM, x, features, threshold=None)->bool:
     "The paper's Algorithm 1/2 test sign(W) * sign(s(x)) >= 0 (kept to show erratum C5; use `csr`)."
-    S = _check_gam(gam).check_features(S)
+    S = _check_gam(gam).check_features(features, 'features')
     g = _gains(gam, x, threshold)
     W = g.worst_score + g.sign * g.gains[S].sum()
     return bool(np.sign(W) * np.sign(g.intercept + g.contributions.sum()) >= 0)
+
+# the paper's name `S` keeps working for one release, with a FutureWarning naming `features` (wrapped, not decorated: mutmut skips decorated functions)
+csr_paper_sign = _renamed_keywords(S='features')(csr_paper_sign)
 
 # %% ../nbs/31_gam_explanations.ipynb #cc9091fd
 def shap_regression(
@@ -262,12 +286,12 @@ def _check_dp_size(pm, rows:int=1):
 def cc(
     gam:GAM, # classification GAM (or regression with `threshold`)
     x, # the instance
-    S, # fixed features: indices or names ([] for none)
+    features, # fixed features S: indices or names ([] for none)
     threshold:float|None=None, # regression only: one-sided threshold tau
     scale:float|None=None, # quantisation: contributions * scale are rounded to integers (None: must already be integers)
 )->float:
     "Count completions (A6): share of uniform completions of x_S that keep the prediction, by integer convolution."
-    S = _check_gam(gam).check_features(S); b0 = _view(gam, threshold); _check_scale(scale); x = gam.check_x(x)
+    S = _check_gam(gam).check_features(features, 'features'); b0 = _view(gam, threshold); _check_scale(scale); x = gam.check_x(x)
     c = gam.contributions(x); y = int(b0 + c.sum() >= 0)
     fixed = int(_integer_values(c[S], scale).sum()) if S else 0
     pm = [_pmf_int(gam, j, scale) for j in range(gam.n) if j not in S]; _check_dp_size(pm)
@@ -275,6 +299,9 @@ def cc(
     for lj, pj in pm: lo += lj; dist = np.convolve(dist, pj)
     s = b0 * (1 if scale is None else scale) + fixed + lo + np.arange(len(dist))
     return float(dist[_step(s) == y].sum())
+
+# the paper's name `S` keeps working for one release, with a FutureWarning naming `features` (wrapped, not decorated: mutmut skips decorated functions)
+cc = _renamed_keywords(S='features')(cc)
 
 # %% ../nbs/31_gam_explanations.ipynb #1d96439f
 def shap_classification(
@@ -343,11 +370,11 @@ def _ud(gam, x):
 def csr_tol(
     gam:GAM, # any GAM (its score is the regression output)
     x, # the instance
-    S, # fixed features: indices or names ([] for none)
+    features, # fixed features S: indices or names ([] for none)
     delta:float, # tolerance >= 0: the output must stay within delta of f(x)
 )->bool:
     "Two-sided CSR: |f(x_S; z) - f(x)| <= delta for every completion z."
-    S = _check_gam(gam).check_features(S); check_scalar(delta, 'delta', low=0)
+    S = _check_gam(gam).check_features(features, 'features'); check_scalar(delta, 'delta', low=0)
     u, d = _ud(gam, x); T = [j for j in range(gam.n) if j not in S]
     return bool(u[T].sum() <= delta + 1e-12 and d[T].sum() <= delta + 1e-12)
 
@@ -404,6 +431,9 @@ def msr_tol(
     for j in reversed(range(n)):
         if take[j, t, U]: T.append(j); t -= 1; U -= int(ui[j])
     return sorted(set(range(n)) - set(T))
+
+# the paper's name `S` keeps working for one release, with a FutureWarning naming `features` (wrapped, not decorated: mutmut skips decorated functions)
+csr_tol = _renamed_keywords(S='features')(csr_tol)
 
 # %% ../nbs/31_gam_explanations.ipynb #076a3e62
 def _check_items(a, name:str='a', min_items:int=1, low:int=0, max_items:int|None=None, even:bool=False)->list:
@@ -628,13 +658,13 @@ def run_query(
     x, # the instance
     query:str, # one of QUERIES
     fast:bool=True, # False: the brute-force oracle
-    S=None, # CSR and CC: the fixed features (None: the empty set)
+    features=None, # CSR and CC: the fixed features S (None: the empty set)
 ):
     "Run one query by name; fast=False uses the brute-force oracle."
     _check_gam(gam); check_option(query, 'query', QUERIES)
     check_flag(fast, 'fast')
-    if S is not None and query not in ('CSR', 'CC'): raise ValueError(f"S is only used by the CSR and CC queries, got query={query!r}")
-    S = [] if S is None else gam.check_features(S)
+    if features is not None and query not in ('CSR', 'CC'): raise ValueError(f"features is only used by the CSR and CC queries, got query={query!r}")
+    S = [] if features is None else gam.check_features(features, 'features')
     thr = None if gam.task == 'classification' or query in ('SHAP-R',) else 0.0
     if query == 'MSR': return msr(gam, x, thr) if fast else msr_bf(gam, x, thr)
     if query == 'MCR': return mcr(gam, x, thr) if fast else mcr_bf(gam, x, thr)
@@ -697,6 +727,9 @@ def plot_runtime(
     ax.set_yscale('log'); ax.set_xlabel('features n'); ax.set_ylabel('seconds'); ax.legend(frameon=False, fontsize='small')
     ax.set_title(title or f"{df['query'].iloc[0]} ({df.component.iloc[0]}, {df.domain.iloc[0]})", fontsize=9)
     return ax
+
+# the paper's name `S` keeps working for one release, with a FutureWarning naming `features` (wrapped, not decorated: mutmut skips decorated functions)
+run_query = _renamed_keywords(S='features')(run_query)
 
 # %% ../nbs/31_gam_explanations.ipynb #6b0ed9d1
 def domain_decides(
