@@ -207,8 +207,8 @@ def test_counting_and_shap():
 
 def test_redundancy():
     for i, case in ((-1, 'i=-1'), (3, 'i=n'), (1.0, 'i=1.0'), (True, 'i=True'), ('age', 'unknown name'), ([0], 'list')):
-        err(fr, GAM3, i, arg='i', case=f'fr {case}')
-    err(fr_bf, GAM3, 3, arg='i', case='fr_bf i=n')
+        err(fr, GAM3, i, arg='feature', case=f'fr {case}')
+    err(fr_bf, GAM3, 3, arg='feature', case='fr_bf i=n')
     err(fr, GAM3, 0, max_sums=0, arg='max_sums', case='fr max_sums=0')
     err(fr, GAM3, 0, threshold=1.0, arg='threshold', case='fr threshold on a classifier')
     ok(fr, GAM3, 'x1', check=lambda r: r == fr_bf(GAM3, 1), case='fr by name')

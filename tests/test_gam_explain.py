@@ -487,3 +487,21 @@ def test_old_keyword_S_still_works_with_a_future_warning(name):
     with pytest.warns(FutureWarning, match=r"'S' is renamed 'features'"): old = f(*lead, S=[0, 2], **rest)
     assert old == new
     with pytest.raises(TypeError, match='features'): f(*lead, features=[0], S=[0], **rest)
+
+
+@pytest.mark.parametrize('name', ['fr', 'fr_bf'])
+def test_old_keyword_i_still_works_with_a_future_warning(name):
+    "issue 34: feature redundancy's argument is `feature`; the paper's `i` keeps working for one release with a FutureWarning naming it."
+    import inspect
+    import warnings
+    from trustml_nb import gam_explain
+    f = getattr(gam_explain, name)
+    assert 'feature' in inspect.signature(f).parameters and 'i' not in inspect.signature(f).parameters
+    gam = random_gam(4, 'table', 'enumerable', seed=5)
+    for j in range(gam.n):
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')
+            new = f(gam, feature=j)
+        with pytest.warns(FutureWarning, match=r"'i' is renamed 'feature'"): old = f(gam, i=j)
+        assert old == new == f(gam, j)
+    with pytest.raises(TypeError, match='feature'): f(gam, feature=0, i=0)

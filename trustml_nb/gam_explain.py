@@ -24,9 +24,9 @@ from .gam_models import (COMPONENT_KINDS, DOMAIN_KINDS, GAM, EnumerableDomain, G
 from .viz import PALETTE, Explorer, explorer, new_figure
 
 # %% auto #0
-__all__ = ['csr', 'csr_bf', 'cc_bf', 'csr_paper_sign', 'MAX_DP_CELLS', 'cc', 'csr_tol', 'PAPER_TABLE1', 'ANNOTATED_TABLE1',
-           'QUERIES', 'run_query', 'msr', 'mcr', 'msr_bf', 'mcr_bf', 'fr_bf', 'shap_bf', 'shap_regression',
-           'shap_classification', 'fr', 'mcr_tol', 'msr_tol', 'subset_sum_count', 'ReducedInstance', 'knapsack_to_cc',
+__all__ = ['csr', 'csr_bf', 'cc_bf', 'fr_bf', 'csr_paper_sign', 'MAX_DP_CELLS', 'cc', 'fr', 'csr_tol', 'PAPER_TABLE1',
+           'ANNOTATED_TABLE1', 'QUERIES', 'run_query', 'msr', 'mcr', 'msr_bf', 'mcr_bf', 'shap_bf', 'shap_regression',
+           'shap_classification', 'mcr_tol', 'msr_tol', 'subset_sum_count', 'ReducedInstance', 'knapsack_to_cc',
            'subsetsum_to_fr', 'bit_extraction_net', 'subsetsum_to_nam', 'ToleranceInstance', 'partition_to_msr_tol',
            'balanced_partition_bf', 'taut_to_ebm', 'dnf_is_tautology', 'plot_landscape', 'runtime_table',
            'plot_runtime', 'domain_decides', 'ToleranceStudy', 'tolerance_greedy_study', 'delta_sufficient_reason',
@@ -118,7 +118,7 @@ def mcr(
     if not flipped.any(): return None
     return sorted(order[:int(np.argmax(flipped)) + 1].tolist())
 
-# the paper's name `S` keeps working for one release, with a FutureWarning naming `features` (wrapped, not decorated: mutmut skips decorated functions)
+# the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
 csr = _renamed_keywords(S='features')(csr)
 
 # %% ../nbs/31_gam_explanations.ipynb #7a43638d
@@ -182,9 +182,9 @@ def cc_bf(gam:GAM, x, features, threshold=None, max_points:int=200_000)->float:
     agree = np.all(np.isclose(P[:, S], x[S]), 1) if S else np.ones(len(P), bool)
     return float(np.mean(_step(s[agree]) == y))
 
-def fr_bf(gam:GAM, i:int, threshold=None, max_points:int=200_000)->bool:
+def fr_bf(gam:GAM, feature:int, threshold=None, max_points:int=200_000)->bool:
     "Brute-force feature redundancy: the output never changes when only feature i changes."
-    i = _check_gam(gam).feature_index(i)
+    i = _check_gam(gam).feature_index(feature, 'feature')
     P, vals, s = _table(gam, threshold, max_points)
     out = s if (gam.task == 'regression' and threshold is None) else _step(s)
     out = out.reshape([len(v) for v in vals])
@@ -218,9 +218,10 @@ def shap_bf(gam:GAM, x, output:str='score', dist=None, threshold=None, max_point
             phi[i] += wt * (v[tuple(sorted(S + [i]))] - v[tuple(S)])
     return phi
 
-# the paper's name `S` keeps working for one release, with a FutureWarning naming `features` (wrapped, not decorated: mutmut skips decorated functions)
+# the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
 csr_bf = _renamed_keywords(S='features')(csr_bf)
 cc_bf = _renamed_keywords(S='features')(cc_bf)
+fr_bf = _renamed_keywords(i='feature')(fr_bf)
 
 # %% ../nbs/31_gam_explanations.ipynb #b8befc1f
 def csr_paper_sign(gam:GAM, x, features, threshold=None)->bool:
@@ -230,7 +231,7 @@ def csr_paper_sign(gam:GAM, x, features, threshold=None)->bool:
     W = g.worst_score + g.sign * g.gains[S].sum()
     return bool(np.sign(W) * np.sign(g.intercept + g.contributions.sum()) >= 0)
 
-# the paper's name `S` keeps working for one release, with a FutureWarning naming `features` (wrapped, not decorated: mutmut skips decorated functions)
+# the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
 csr_paper_sign = _renamed_keywords(S='features')(csr_paper_sign)
 
 # %% ../nbs/31_gam_explanations.ipynb #cc9091fd
@@ -300,7 +301,7 @@ def cc(
     s = b0 * (1 if scale is None else scale) + fixed + lo + np.arange(len(dist))
     return float(dist[_step(s) == y].sum())
 
-# the paper's name `S` keeps working for one release, with a FutureWarning naming `features` (wrapped, not decorated: mutmut skips decorated functions)
+# the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
 cc = _renamed_keywords(S='features')(cc)
 
 # %% ../nbs/31_gam_explanations.ipynb #1d96439f
@@ -337,12 +338,12 @@ def shap_classification(
 # %% ../nbs/31_gam_explanations.ipynb #a09928a1
 def fr(
     gam:GAM, # any GAM
-    i:int, # feature to test (index or name)
+    feature:int, # feature i to test (index or name)
     threshold:float|None=None, # regression: one-sided threshold (None: the raw regression output)
     max_sums:int=2_000_000, # guard on the size of the reachable-sum set (exponential for non-integer weights)
 )->bool:
     "Feature redundancy (A4): True if feature i can never change the output."
-    i = _check_gam(gam).feature_index(i); check_scalar(max_sums, 'max_sums', int, low=1)
+    i = _check_gam(gam).feature_index(feature, 'feature'); check_scalar(max_sums, 'max_sums', int, low=1)
     b0 = _view(gam, threshold) if gam.task == 'classification' or threshold is not None else None
     imgs = [comp.image(d) for comp, d in zip(gam.components, gam.domains)]
     def rng_(j):
@@ -361,6 +362,9 @@ def fr(
             if len(sums) > max_sums: raise ValueError(f"more than {max_sums:,} reachable sums: the exact route is exponential here")
     a, b = b0 + sums + Lc, b0 + sums + Uc          # reachable rest-scores: union of [a, b]
     return not bool(np.any((a < -mi) & (b >= -Mi)))
+
+# the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
+fr = _renamed_keywords(i='feature')(fr)
 
 # %% ../nbs/31_gam_explanations.ipynb #9dc21433
 def _ud(gam, x):
@@ -432,7 +436,7 @@ def msr_tol(
         if take[j, t, U]: T.append(j); t -= 1; U -= int(ui[j])
     return sorted(set(range(n)) - set(T))
 
-# the paper's name `S` keeps working for one release, with a FutureWarning naming `features` (wrapped, not decorated: mutmut skips decorated functions)
+# the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
 csr_tol = _renamed_keywords(S='features')(csr_tol)
 
 # %% ../nbs/31_gam_explanations.ipynb #076a3e62
@@ -728,7 +732,7 @@ def plot_runtime(
     ax.set_title(title or f"{df['query'].iloc[0]} ({df.component.iloc[0]}, {df.domain.iloc[0]})", fontsize=9)
     return ax
 
-# the paper's name `S` keeps working for one release, with a FutureWarning naming `features` (wrapped, not decorated: mutmut skips decorated functions)
+# the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
 run_query = _renamed_keywords(S='features')(run_query)
 
 # %% ../nbs/31_gam_explanations.ipynb #6b0ed9d1
