@@ -33,14 +33,14 @@ def ok(fn, *args, check, **kw): return expect_ok(fn, *args, check=check, module=
 # ---------------------------------------------------------------- issue 12 findings: the feature subset S
 @pytest.mark.parametrize('query', [csr, cc, csr_bf, cc_bf, csr_paper_sign])
 def test_subset_findings(query):
-    err(query, GAM3, X3, '01', arg='S', case=f'{query.__name__} S=str')            # was read as features 0 and 1
-    err(query, GAM3, X3, [0.7], arg='S', case=f'{query.__name__} S=[0.7]')         # was truncated to feature 0
+    err(query, GAM3, X3, '01', arg='features', case=f'{query.__name__} S=str')            # was read as features 0 and 1
+    err(query, GAM3, X3, [0.7], arg='features', case=f'{query.__name__} S=[0.7]')         # was truncated to feature 0
     ok(query, GAM3, X3, np.array([0, 1]), check=lambda r: r == query(GAM3, X3, [0, 1]), case=f'{query.__name__} S=array')  # was a numpy error
 
 
-@pytest.mark.parametrize('S, exc_arg', [([5], 'S'), ([-1], 'S'), ([0, 0], 'S'), ([True], 'S'), (np.array([True, False, True]), 'S'),
-                                        (3, 'S'), (None, 'S'), (np.array([[0, 1]]), 'S'), (['age'], 'S'), ({0: 1}, 'S'),
-                                        ([np.float64(1.0)], 'S'), (np.array([0.0, 1.0]), 'S')])
+@pytest.mark.parametrize('S, exc_arg', [([5], 'features'), ([-1], 'features'), ([0, 0], 'features'), ([True], 'features'), (np.array([True, False, True]), 'features'),
+                                        (3, 'features'), (None, 'features'), (np.array([[0, 1]]), 'features'), (['age'], 'features'), ({0: 1}, 'features'),
+                                        ([np.float64(1.0)], 'features'), (np.array([0.0, 1.0]), 'features')])
 def test_subset_rejected_everywhere(S, exc_arg):
     err(csr, GAM3, X3, S, arg=exc_arg, case=f'csr S={S!r:.30}')
     err(csr_tol, REG3, X3, S, 1.0, arg=exc_arg, case=f'csr_tol S={S!r:.30}')
@@ -51,7 +51,7 @@ def test_subset_accepted_forms():
     for S in ([2, 0], (0, 2), {0, 2}, np.array([2, 0], dtype=np.int32), ['x0', 'x2'], [np.int64(0), 'x2'], pd.Index([0, 2])):
         ok(csr, GAM3, X3, S, check=lambda r: r == ref, case=f'csr S={S!r:.30}')
     ok(cc, GAM3, X3, range(3), check=lambda r: r == 1.0, case='cc S=range(all)')        # every feature fixed: always kept
-    ok(run_query, GAM3, X3, 'CSR', S=np.array([0, 2]), check=lambda r: r == ref, case='run_query S=array')
+    ok(run_query, GAM3, X3, 'CSR', features=np.array([0, 2]), check=lambda r: r == ref, case='run_query S=array')
 
 
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -59,7 +59,7 @@ def test_subset_accepted_forms():
 def test_subset_hypothesis(S):
     "Random index lists: a clear error naming S (out of range, duplicates), or exactly the brute-force answer."
     if any(not 0 <= v < 3 for v in S) or len(set(S)) < len(S):
-        err(csr, GAM3, X3, S, arg='S', case='csr S hypothesis'); err(cc, GAM3, X3, S, arg='S', case='cc S hypothesis')
+        err(csr, GAM3, X3, S, arg='features', case='csr S hypothesis'); err(cc, GAM3, X3, S, arg='features', case='cc S hypothesis')
     else:
         ok(csr, GAM3, X3, S, check=lambda r: r == csr_bf(GAM3, X3, sorted(S)), case='csr S hypothesis')
         ok(cc, GAM3, X3, S, check=lambda r: abs(r - cc_bf(GAM3, X3, sorted(S))) < 1e-12, case='cc S hypothesis')
@@ -207,8 +207,8 @@ def test_counting_and_shap():
 
 def test_redundancy():
     for i, case in ((-1, 'i=-1'), (3, 'i=n'), (1.0, 'i=1.0'), (True, 'i=True'), ('age', 'unknown name'), ([0], 'list')):
-        err(fr, GAM3, i, arg='i', case=f'fr {case}')
-    err(fr_bf, GAM3, 3, arg='i', case='fr_bf i=n')
+        err(fr, GAM3, i, arg='feature', case=f'fr {case}')
+    err(fr_bf, GAM3, 3, arg='feature', case='fr_bf i=n')
     err(fr, GAM3, 0, max_sums=0, arg='max_sums', case='fr max_sums=0')
     err(fr, GAM3, 0, threshold=1.0, arg='threshold', case='fr threshold on a classifier')
     ok(fr, GAM3, 'x1', check=lambda r: r == fr_bf(GAM3, 1), case='fr by name')
@@ -251,7 +251,7 @@ def test_reductions():
 
 def test_studies_and_plots():
     err(run_query, GAM3, X3, 'SHAP', arg='query', case='run_query unknown')
-    err(run_query, GAM3, X3, 'MSR', S=[0], arg='S', case='run_query S for MSR')
+    err(run_query, GAM3, X3, 'MSR', features=[0], arg='features', case='run_query features for MSR')
     err(run_query, GAM3, X3, 'MSR', fast='yes', arg='fast', case='run_query fast str')
     err(runtime_table, 'MSR', sizes=(), arg='sizes', case='runtime_table no sizes')
     err(runtime_table, 'MSR', sizes=(0,), arg='sizes', case='runtime_table size 0')

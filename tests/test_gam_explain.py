@@ -291,7 +291,7 @@ def test_bad_inputs_give_clear_errors():
     with pytest.raises(TypeError, match="gam must be a fitted pygam"): from_pygam(object(), IntervalDomain(0, 1))
     reg = GAM(gam.components, gam.domains, task='regression')
     with pytest.raises(ValueError, match="pass threshold="): msr(reg, [0, 1, 2])
-    with pytest.raises(ValueError, match=r"S must hold feature indices in \[0, 2\]"): csr(gam, [0, 1, 2], [5])
+    with pytest.raises(ValueError, match=r"features must hold feature indices in \[0, 2\]"): csr(gam, [0, 1, 2], [5])
     with pytest.raises(ValueError, match="not integers: pass scale="): cc(random_gam(3, 'spline', 'enumerable'), [0, 1, 2], [])
     with pytest.raises(ValueError, match="brute force needs discrete domains"): msr_bf(random_gam(2, 'spline', 'interval'), [0.5, 0.5])
     with pytest.raises(ValueError, match="domains must have one entry per component"): GAM(gam.components, [EnumerableDomain([0])])
@@ -396,10 +396,10 @@ def test_reports_are_documented():
 def test_issue12_subset_S_findings(query):
     "csr/cc read S='01' as two features and S=[0.7] as feature 0, and failed on S=np.array([0, 1])."
     gam = random_gam(3, 'table', 'enumerable', seed=0); x = random_instance(gam, 1)
-    with pytest.raises(TypeError, match="S must be a collection of feature indices.*string '01'"): query(gam, x, '01')
-    with pytest.raises(TypeError, match="S must hold integer feature indices.*float 0.7"): query(gam, x, [0.7])
+    with pytest.raises(TypeError, match="features must be a collection of feature indices.*string '01'"): query(gam, x, '01')
+    with pytest.raises(TypeError, match="features must hold integer feature indices.*float 0.7"): query(gam, x, [0.7])
     assert query(gam, x, np.array([0, 1])) == query(gam, x, [0, 1]) == (csr_bf if query is csr else cc_bf)(gam, x, [0, 1])
-    with pytest.raises(ValueError, match=r"S lists feature\(s\) \[1\] more than once"): query(gam, x, [1, 1])
+    with pytest.raises(ValueError, match=r"features lists feature\(s\) \[1\] more than once"): query(gam, x, [1, 1])
 
 
 def test_issue12_model_findings():
@@ -453,3 +453,55 @@ def test_torch_nam_leaves_the_callers_generators_alone():
     torch.manual_seed(999)
     b = TorchNAM(2, hidden=(3,), seed=4)                              # still seeded by its own seed
     for p, q in zip(a.parameters(), b.parameters()): assert torch.equal(p, q)
+
+
+def test_reductions_return_named_results_that_unpack_as_before():
+    "issue 34: knapsack_to_cc / partition_to_msr_tol return named results (fields by name), still unpacking as the old tuples."
+    from trustml_nb.gam_explain import ReducedInstance, ToleranceInstance
+    r = knapsack_to_cc([3, 5, 7], 8)
+    assert isinstance(r, ReducedInstance) and r.gam is r[0] and np.array_equal(r.x, np.zeros(3))
+    gam, x = r
+    assert gam is r.gam
+    t = partition_to_msr_tol([1, 2, 3, 4])
+    assert isinstance(t, ToleranceInstance) and t._fields == ('gam', 'x', 'delta', 'max_size')
+    gam, x, delta, k = t
+    assert (delta, k) == (t.delta, t.max_size) and k == 2
+
+
+@pytest.mark.parametrize('name', ['csr', 'cc', 'csr_tol', 'csr_bf', 'cc_bf', 'csr_paper_sign', 'run_query'])
+def test_old_keyword_S_still_works_with_a_future_warning(name):
+    "issue 34: the feature-set argument is `features`; the paper's `S` keeps working for one release with a FutureWarning naming it."
+    import inspect
+    import warnings
+    from trustml_nb import gam_explain
+    f = getattr(gam_explain, name)
+    params = inspect.signature(f).parameters
+    assert 'features' in params and 'S' not in params
+    gam = random_gam(4, 'table', 'enumerable', seed=3); x = random_instance(gam, 3)
+    reg = GAM(gam.components, gam.domains, gam.betas, gam.beta0, task='regression') if name == 'csr_tol' else gam
+    lead = {'csr_tol': (reg, x), 'run_query': (gam, x, 'CSR')}.get(name, (gam, x))
+    rest = {'csr_tol': {'delta': 1.0}, 'cc': {'scale': 1}}.get(name, {})
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')                         # the new name warns about nothing
+        new = f(*lead, features=[0, 2], **rest)
+    with pytest.warns(FutureWarning, match=r"'S' is renamed 'features'"): old = f(*lead, S=[0, 2], **rest)
+    assert old == new
+    with pytest.raises(TypeError, match='features'): f(*lead, features=[0], S=[0], **rest)
+
+
+@pytest.mark.parametrize('name', ['fr', 'fr_bf'])
+def test_old_keyword_i_still_works_with_a_future_warning(name):
+    "issue 34: feature redundancy's argument is `feature`; the paper's `i` keeps working for one release with a FutureWarning naming it."
+    import inspect
+    import warnings
+    from trustml_nb import gam_explain
+    f = getattr(gam_explain, name)
+    assert 'feature' in inspect.signature(f).parameters and 'i' not in inspect.signature(f).parameters
+    gam = random_gam(4, 'table', 'enumerable', seed=5)
+    for j in range(gam.n):
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')
+            new = f(gam, feature=j)
+        with pytest.warns(FutureWarning, match=r"'i' is renamed 'feature'"): old = f(gam, i=j)
+        assert old == new == f(gam, j)
+    with pytest.raises(TypeError, match='feature'): f(gam, feature=0, i=0)

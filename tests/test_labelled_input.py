@@ -371,9 +371,9 @@ FUNCTION_CASES = {
     'viz.plot_tradeoff(df)': _viz_case('plot_tradeoff', _CURVE, 'gap', 'accuracy', annotate='xi'),
     # a row given as a Series labelled by feature name
     **{f'gam_explain.{f}(x)': _gam_case(f, **kw) for f, kw in [
-        ('csr', dict(S=[0, 1])), ('msr', {}), ('mcr', {}), ('csr_bf', dict(S=[0, 1])), ('msr_bf', {}), ('mcr_bf', {}),
-        ('cc_bf', dict(S=[0, 1])), ('shap_bf', {}), ('csr_paper_sign', dict(S=[0, 1])), ('shap_regression', {}),
-        ('cc', dict(S=[0, 1])), ('shap_classification', {}), ('csr_tol', dict(S=[0, 1], delta=0.5)), ('mcr_tol', dict(delta=0.5)),
+        ('csr', dict(features=[0, 1])), ('msr', {}), ('mcr', {}), ('csr_bf', dict(features=[0, 1])), ('msr_bf', {}), ('mcr_bf', {}),
+        ('cc_bf', dict(features=[0, 1])), ('shap_bf', {}), ('csr_paper_sign', dict(features=[0, 1])), ('shap_regression', {}),
+        ('cc', dict(features=[0, 1])), ('shap_classification', {}), ('csr_tol', dict(features=[0, 1], delta=0.5)), ('mcr_tol', dict(delta=0.5)),
         ('msr_tol', dict(delta=0.5)), ('run_query', dict(query='MSR')), ('delta_sufficient_reason', dict(delta=0.5)), ('explain', {})]},
     'gam_models.linf_ball(x)': _gam_case('linf_ball', radius=1),
     # columns that name groups: free labels
@@ -421,6 +421,13 @@ FUNCTION_CASES = {
 _VECTOR = "one value per row (a vector of labels, decisions or scores): no column labels to match"
 _WIDGET = "an explorer/render wrapper that builds widgets around a covered function"
 EXEMPT = {
+    'gam_explain.csr(features)': "a set of feature indices or names (the paper's S), not a frame",
+    'gam_explain.cc(features)': "a set of feature indices or names (the paper's S), not a frame",
+    'gam_explain.csr_tol(features)': "a set of feature indices or names (the paper's S), not a frame",
+    'gam_explain.csr_bf(features)': "a set of feature indices or names (the paper's S), not a frame",
+    'gam_explain.cc_bf(features)': "a set of feature indices or names (the paper's S), not a frame",
+    'gam_explain.csr_paper_sign(features)': "a set of feature indices or names (the paper's S), not a frame",
+    'gam_explain.run_query(features)': "a set of feature indices or names (the paper's S), not a frame",
     'core.check_array(x)': "validates an unlabelled array by position by design (the tool estimators use before match_columns)",
     'core.check_scalar(x)': "a scalar", 'core.check_flag(x)': "a scalar flag",
     'core.column_names(X)': "records the column order by design (sklearn's feature_names_in_); match_columns is the matching half",

@@ -572,3 +572,15 @@ def test_conditional_equals_mapie_conditional_conformal():
     q, pt = ours['q'].to_numpy(), p[~cal]
     near = np.minimum(np.abs(pt - q), np.abs(1 - pt - q)) <= omod.JITTER      # only our tie-breaking jitter may separate the two
     assert not (differ & ~near).any() and differ.sum() <= 3
+
+
+def test_tune_selective_returns_named_thresholds():
+    "issue 34: tune_selective returns named thresholds (low, high) that still compare, unpack and splat as the old (t0, t1) tuple."
+    from trustml_nb.omniprediction import SelectiveThresholds
+    L = Loss(1, 2, 0.3)
+    rng = np.random.default_rng(0); s = rng.normal(size=200); y = (rng.uniform(size=200) < 1 / (1 + np.exp(-2 * s))).astype(int)
+    t = tune_selective(s, y, L)
+    assert isinstance(t, SelectiveThresholds) and t._fields == ('low', 'high') and t.low <= t.high
+    t0, t1 = t
+    assert (t0, t1) == (t.low, t.high) == t
+    assert np.array_equal(threshold_action(s, *t), threshold_action(s, t.low, t.high))

@@ -12,24 +12,25 @@ import itertools
 import math
 import re
 import time
+from typing import NamedTuple
 
 import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 
-from .core import Report, check_columns, check_flag, check_numbers, check_option, check_scalar, make_rng, progress, report
+from .core import Report, check_columns, check_flag, check_numbers, check_option, check_scalar, make_rng, progress, report, warn_at_user
 from .gam_models import (COMPONENT_KINDS, DOMAIN_KINDS, GAM, EnumerableDomain, GridDomain, IntervalDomain, ReLUNetComponent, SplineComponent,
                                    StepComponent, TableComponent, domain_probabilities, random_gam, random_instance, sawtooth_net)
 from .viz import PALETTE, Explorer, explorer, new_figure
 
 # %% auto #0
-__all__ = ['MAX_DP_CELLS', 'PAPER_TABLE1', 'ANNOTATED_TABLE1', 'QUERIES', 'csr', 'msr', 'mcr', 'csr_bf', 'msr_bf', 'mcr_bf',
-           'cc_bf', 'fr_bf', 'shap_bf', 'csr_paper_sign', 'shap_regression', 'cc', 'shap_classification', 'fr',
-           'csr_tol', 'mcr_tol', 'msr_tol', 'subset_sum_count', 'knapsack_to_cc', 'subsetsum_to_fr',
-           'bit_extraction_net', 'subsetsum_to_nam', 'partition_to_msr_tol', 'balanced_partition_bf', 'taut_to_ebm',
-           'dnf_is_tautology', 'plot_landscape', 'run_query', 'runtime_table', 'plot_runtime', 'domain_decides',
-           'ToleranceStudy', 'tolerance_greedy_study', 'delta_sufficient_reason', 'GAMExplanation', 'explain',
-           'plot_explanation', 'GAMExplorerView', 'render_gam_explorer', 'gam_explorer']
+__all__ = ['csr', 'csr_bf', 'cc_bf', 'fr_bf', 'csr_paper_sign', 'MAX_DP_CELLS', 'cc', 'fr', 'csr_tol', 'PAPER_TABLE1',
+           'ANNOTATED_TABLE1', 'QUERIES', 'run_query', 'msr', 'mcr', 'msr_bf', 'mcr_bf', 'shap_bf', 'shap_regression',
+           'shap_classification', 'mcr_tol', 'msr_tol', 'subset_sum_count', 'ReducedInstance', 'knapsack_to_cc',
+           'subsetsum_to_fr', 'bit_extraction_net', 'subsetsum_to_nam', 'ToleranceInstance', 'partition_to_msr_tol',
+           'balanced_partition_bf', 'taut_to_ebm', 'dnf_is_tautology', 'plot_landscape', 'runtime_table',
+           'plot_runtime', 'domain_decides', 'ToleranceStudy', 'tolerance_greedy_study', 'delta_sufficient_reason',
+           'GAMExplanation', 'explain', 'plot_explanation', 'GAMExplorerView', 'render_gam_explorer', 'gam_explorer']
 
 # %% ../nbs/31_gam_explanations.ipynb #294448cd
 def _check_gam(gam)->GAM:
@@ -48,24 +49,48 @@ def _view(gam:GAM, threshold=None)->float:
 
 def _step(z): return (np.asarray(z) >= 0).astype(int)
 
-def _gains(gam:GAM, x, threshold=None):
-    "Contributions c, penalties p, gains v, worst-case W(empty), prediction y and sign."
+class _Gains(NamedTuple):
+    "What every reason query reads off one instance: the paper's c, p, v, W(empty), y, sign and beta0, by name."
+    contributions: np.ndarray # c_j = f_j(x_j): each feature's contribution at the instance
+    penalties: np.ndarray # p_j: each feature's worst contribution against the prediction (its minimum if y = 1, maximum if y = 0)
+    gains: np.ndarray # v_j = sign * (c_j - p_j) >= 0: how much fixing feature j protects the prediction
+    worst_score: float # W(empty) = beta0 + sum p_j: the score when every feature takes its worst value
+    prediction: int # y: the predicted class, 0 or 1
+    sign: int # +1 if y = 1, -1 if y = 0
+    intercept: float # beta0 of the classification view (beta0 - threshold for a regression GAM)
+
+def _gains(gam:GAM, x, threshold=None)->_Gains:
+    "Contributions, penalties, gains, worst-case score W(empty), prediction and its sign, and the intercept."
     b0 = _view(gam, threshold)
     c = gam.contributions(x); m, M = gam.ranges()
     y = int(b0 + c.sum() >= 0); sgn = 1 if y else -1
     p = m if y else M
-    return c, p, sgn * (c - p), b0 + p.sum(), y, sgn, b0
+    return _Gains(c, p, sgn * (c - p), b0 + p.sum(), y, sgn, b0)
+
+def _renamed_keywords(**renames):
+    "Decorator: keep each old keyword (old='new') working for one release, with a FutureWarning naming the new one."
+    def decorate(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            for old, new in renames.items():
+                if old not in kwargs: continue
+                if new in kwargs: raise TypeError(f"{f.__name__}() got both {new!r} and its old name {old!r}; pass only {new}")
+                warn_at_user(f"{f.__name__}: the keyword {old!r} is renamed {new!r}; {old!r} stops working in the next release", FutureWarning, every_time=True)
+                kwargs[new] = kwargs.pop(old)
+            return f(*args, **kwargs)
+        return wrapper
+    return decorate
 
 def csr(
     gam:GAM, # classification GAM (or regression with `threshold`)
     x, # the instance
-    S, # candidate set of fixed features: indices or names, e.g. [0, 2] ([] for the empty set)
+    features, # candidate set of fixed features S: indices or names, e.g. [0, 2] ([] for the empty set)
     threshold:float|None=None, # regression only: one-sided threshold tau
 )->bool:
     "Check sufficient reason (A1): is fixing x_S enough to keep the prediction for every completion?"
-    S = _check_gam(gam).check_features(S)
-    c, p, v, W0, y, sgn, b0 = _gains(gam, x, threshold)
-    return int(W0 + sgn * v[S].sum() >= 0) == y
+    S = _check_gam(gam).check_features(features, 'features')
+    g = _gains(gam, x, threshold)
+    return int(g.worst_score + g.sign * g.gains[S].sum() >= 0) == g.prediction
 
 def msr(
     gam:GAM, # classification GAM (or regression with `threshold`)
@@ -73,10 +98,10 @@ def msr(
     threshold:float|None=None, # regression only: one-sided threshold tau
 )->list:
     "Minimum sufficient reason (A2): a smallest sufficient set, by greedy on sorted gains."
-    c, p, v, W0, y, sgn, b0 = _gains(gam, x, threshold)
-    order = np.argsort(-v, kind='stable')
-    need = (W0 + sgn * np.cumsum(v[order]) >= 0).astype(int) == y          # sufficiency of each prefix
-    if int(W0 >= 0) == y: return []
+    g = _gains(gam, x, threshold)
+    order = np.argsort(-g.gains, kind='stable')
+    need = (g.worst_score + g.sign * np.cumsum(g.gains[order]) >= 0).astype(int) == g.prediction   # sufficiency of each prefix
+    if int(g.worst_score >= 0) == g.prediction: return []
     k = int(np.argmax(need)) + 1 if need.any() else gam.n
     return sorted(order[:k].tolist())
 
@@ -86,12 +111,15 @@ def mcr(
     threshold:float|None=None, # regression only: one-sided threshold tau
 )->list|None:
     "Minimum contrastive reason (A3): a smallest set whose change can flip the prediction (None if f is constant)."
-    c, p, v, W0, y, sgn, b0 = _gains(gam, x, threshold)
-    s = b0 + c.sum()
-    order = np.argsort(-v, kind='stable')
-    flipped = (s - sgn * np.cumsum(v[order]) >= 0).astype(int) != y       # best-case change of each prefix
+    g = _gains(gam, x, threshold)
+    s = g.intercept + g.contributions.sum()
+    order = np.argsort(-g.gains, kind='stable')
+    flipped = (s - g.sign * np.cumsum(g.gains[order]) >= 0).astype(int) != g.prediction   # best-case change of each prefix
     if not flipped.any(): return None
     return sorted(order[:int(np.argmax(flipped)) + 1].tolist())
+
+# the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
+csr = _renamed_keywords(S='features')(csr)
 
 # %% ../nbs/31_gam_explanations.ipynb #7a43638d
 def _values(gam:GAM, max_points:int=200_000)->list:
@@ -127,9 +155,9 @@ def _subsets(n, sizes=None):
     for k in (range(n + 1) if sizes is None else sizes):
         for S in itertools.combinations(range(n), k): yield list(S)
 
-def csr_bf(gam:GAM, x, S, threshold=None, max_points:int=200_000)->bool:
+def csr_bf(gam:GAM, x, features, threshold=None, max_points:int=200_000)->bool:
     "Brute-force CSR: every completion of x_S keeps the prediction."
-    S = _check_gam(gam).check_features(S); x = gam.check_x(x)
+    S = _check_gam(gam).check_features(features, 'features'); x = gam.check_x(x)
     P, _, s = _table(gam, threshold, max_points); y = int(gam.score(x) - gam.beta0 + _view(gam, threshold) >= 0)
     agree = np.all(np.isclose(P[:, S], x[S]), 1) if S else np.ones(len(P), bool)
     return bool(np.all(_step(s[agree]) == y))
@@ -147,16 +175,16 @@ def mcr_bf(gam:GAM, x, threshold=None, max_points:int=200_000)->list|None:
         if flip[:, [j for j in range(gam.n) if j not in S]].all(1).any(): return S   # some point that changes only S flips it
     return None
 
-def cc_bf(gam:GAM, x, S, threshold=None, max_points:int=200_000)->float:
+def cc_bf(gam:GAM, x, features, threshold=None, max_points:int=200_000)->float:
     "Brute-force count of completions: share of uniform completions of x_S that keep the prediction."
-    S = _check_gam(gam).check_features(S); x = gam.check_x(x); P, _, s = _table(gam, threshold, max_points)
+    S = _check_gam(gam).check_features(features, 'features'); x = gam.check_x(x); P, _, s = _table(gam, threshold, max_points)
     y = int(gam.score(x) - gam.beta0 + _view(gam, threshold) >= 0)
     agree = np.all(np.isclose(P[:, S], x[S]), 1) if S else np.ones(len(P), bool)
     return float(np.mean(_step(s[agree]) == y))
 
-def fr_bf(gam:GAM, i:int, threshold=None, max_points:int=200_000)->bool:
+def fr_bf(gam:GAM, feature:int, threshold=None, max_points:int=200_000)->bool:
     "Brute-force feature redundancy: the output never changes when only feature i changes."
-    i = _check_gam(gam).feature_index(i)
+    i = _check_gam(gam).feature_index(feature, 'feature')
     P, vals, s = _table(gam, threshold, max_points)
     out = s if (gam.task == 'regression' and threshold is None) else _step(s)
     out = out.reshape([len(v) for v in vals])
@@ -190,13 +218,21 @@ def shap_bf(gam:GAM, x, output:str='score', dist=None, threshold=None, max_point
             phi[i] += wt * (v[tuple(sorted(S + [i]))] - v[tuple(S)])
     return phi
 
+# the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
+csr_bf = _renamed_keywords(S='features')(csr_bf)
+cc_bf = _renamed_keywords(S='features')(cc_bf)
+fr_bf = _renamed_keywords(i='feature')(fr_bf)
+
 # %% ../nbs/31_gam_explanations.ipynb #b8befc1f
-def csr_paper_sign(gam:GAM, x, S, threshold=None)->bool:
+def csr_paper_sign(gam:GAM, x, features, threshold=None)->bool:
     "The paper's Algorithm 1/2 test sign(W) * sign(s(x)) >= 0 (kept to show erratum C5; use `csr`)."
-    S = _check_gam(gam).check_features(S)
-    c, p, v, W0, y, sgn, b0 = _gains(gam, x, threshold)
-    W = W0 + sgn * v[S].sum()
-    return bool(np.sign(W) * np.sign(b0 + c.sum()) >= 0)
+    S = _check_gam(gam).check_features(features, 'features')
+    g = _gains(gam, x, threshold)
+    W = g.worst_score + g.sign * g.gains[S].sum()
+    return bool(np.sign(W) * np.sign(g.intercept + g.contributions.sum()) >= 0)
+
+# the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
+csr_paper_sign = _renamed_keywords(S='features')(csr_paper_sign)
 
 # %% ../nbs/31_gam_explanations.ipynb #cc9091fd
 def shap_regression(
@@ -251,12 +287,12 @@ def _check_dp_size(pm, rows:int=1):
 def cc(
     gam:GAM, # classification GAM (or regression with `threshold`)
     x, # the instance
-    S, # fixed features: indices or names ([] for none)
+    features, # fixed features S: indices or names ([] for none)
     threshold:float|None=None, # regression only: one-sided threshold tau
     scale:float|None=None, # quantisation: contributions * scale are rounded to integers (None: must already be integers)
 )->float:
     "Count completions (A6): share of uniform completions of x_S that keep the prediction, by integer convolution."
-    S = _check_gam(gam).check_features(S); b0 = _view(gam, threshold); _check_scale(scale); x = gam.check_x(x)
+    S = _check_gam(gam).check_features(features, 'features'); b0 = _view(gam, threshold); _check_scale(scale); x = gam.check_x(x)
     c = gam.contributions(x); y = int(b0 + c.sum() >= 0)
     fixed = int(_integer_values(c[S], scale).sum()) if S else 0
     pm = [_pmf_int(gam, j, scale) for j in range(gam.n) if j not in S]; _check_dp_size(pm)
@@ -264,6 +300,9 @@ def cc(
     for lj, pj in pm: lo += lj; dist = np.convolve(dist, pj)
     s = b0 * (1 if scale is None else scale) + fixed + lo + np.arange(len(dist))
     return float(dist[_step(s) == y].sum())
+
+# the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
+cc = _renamed_keywords(S='features')(cc)
 
 # %% ../nbs/31_gam_explanations.ipynb #1d96439f
 def shap_classification(
@@ -299,12 +338,12 @@ def shap_classification(
 # %% ../nbs/31_gam_explanations.ipynb #a09928a1
 def fr(
     gam:GAM, # any GAM
-    i:int, # feature to test (index or name)
+    feature:int, # feature i to test (index or name)
     threshold:float|None=None, # regression: one-sided threshold (None: the raw regression output)
     max_sums:int=2_000_000, # guard on the size of the reachable-sum set (exponential for non-integer weights)
 )->bool:
     "Feature redundancy (A4): True if feature i can never change the output."
-    i = _check_gam(gam).feature_index(i); check_scalar(max_sums, 'max_sums', int, low=1)
+    i = _check_gam(gam).feature_index(feature, 'feature'); check_scalar(max_sums, 'max_sums', int, low=1)
     b0 = _view(gam, threshold) if gam.task == 'classification' or threshold is not None else None
     imgs = [comp.image(d) for comp, d in zip(gam.components, gam.domains)]
     def rng_(j):
@@ -324,6 +363,9 @@ def fr(
     a, b = b0 + sums + Lc, b0 + sums + Uc          # reachable rest-scores: union of [a, b]
     return not bool(np.any((a < -mi) & (b >= -Mi)))
 
+# the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
+fr = _renamed_keywords(i='feature')(fr)
+
 # %% ../nbs/31_gam_explanations.ipynb #9dc21433
 def _ud(gam, x):
     "Upward and downward slack of every feature at x: u_j = M_j - c_j, d_j = c_j - m_j."
@@ -332,11 +374,11 @@ def _ud(gam, x):
 def csr_tol(
     gam:GAM, # any GAM (its score is the regression output)
     x, # the instance
-    S, # fixed features: indices or names ([] for none)
+    features, # fixed features S: indices or names ([] for none)
     delta:float, # tolerance >= 0: the output must stay within delta of f(x)
 )->bool:
     "Two-sided CSR: |f(x_S; z) - f(x)| <= delta for every completion z."
-    S = _check_gam(gam).check_features(S); check_scalar(delta, 'delta', low=0)
+    S = _check_gam(gam).check_features(features, 'features'); check_scalar(delta, 'delta', low=0)
     u, d = _ud(gam, x); T = [j for j in range(gam.n) if j not in S]
     return bool(u[T].sum() <= delta + 1e-12 and d[T].sum() <= delta + 1e-12)
 
@@ -394,6 +436,9 @@ def msr_tol(
         if take[j, t, U]: T.append(j); t -= 1; U -= int(ui[j])
     return sorted(set(range(n)) - set(T))
 
+# the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
+csr_tol = _renamed_keywords(S='features')(csr_tol)
+
 # %% ../nbs/31_gam_explanations.ipynb #076a3e62
 def _check_items(a, name:str='a', min_items:int=1, low:int=0, max_items:int|None=None, even:bool=False)->list:
     "A list of at least `min_items` integers >= low (never truncated from floats); `even`: an even number of them."
@@ -416,15 +461,20 @@ def subset_sum_count(
         for t in range(T, v - 1, -1): cnt[t] += cnt[t - v]
     return cnt[T]
 
+class ReducedInstance(NamedTuple):
+    "A reduction's output: a GAM and the instance to query it at (unpacks as `gam, x`)."
+    gam: GAM # the GAM the reduction builds
+    x: np.ndarray # the instance to explain
+
 def knapsack_to_cc(
     a, # item weights: positive integers
     C:int, # capacity
-)->tuple:
+)->ReducedInstance:
     "R1: (gam, x) with #{z in {0,1}^n : a.z <= C} = 2^n * cc(gam, x, [])."
     a = _check_items(a, 'a', low=1); check_scalar(C, 'C', int, low=0)
     B = EnumerableDomain([0, 1])
     gam = GAM([TableComponent({0: 0, 1: -v}) for v in a], B, beta0=int(C), task='classification')
-    return gam, np.zeros(len(a))
+    return ReducedInstance(gam, np.zeros(len(a)))
 
 def subsetsum_to_fr(
     a, # the items: positive integers
@@ -475,15 +525,22 @@ def subsetsum_to_nam(
     d = GridDomain(0, 2**m - 1, 1) if domain == 'grid' else EnumerableDomain([0, 1, 2, 2**m - 1][:min(4, 2**m)])
     return GAM([net], d, beta0=0.5, task='classification')
 
+class ToleranceInstance(NamedTuple):
+    "The R6 reduction's output: a regression GAM, an instance, a tolerance and a size bound (unpacks as `gam, x, delta, max_size`)."
+    gam: GAM # the regression GAM the reduction builds
+    x: np.ndarray # the instance to explain
+    delta: float # the tolerance for `msr_tol`
+    max_size: int # k: the question is whether a sufficient set of at most this many features exists
+
 def partition_to_msr_tol(
     b, # the items: an even number of non-negative integers
-)->tuple:
+)->ToleranceInstance:
     "R6: (gam, x, delta, k): a sufficient set of size <= k under tolerance delta exists iff b has a balanced partition."
     b = _check_items(b, 'b', min_items=2, even=True)
     k = len(b) // 2; W = sum(b); s = max(b)
     a = [v + s for v in b]; c = W / k + 2 * s
     comps = [TableComponent({-1: -(c - ai), 0: 0.0, 1: float(ai)}) for ai in a]
-    return GAM(comps, EnumerableDomain([-1, 0, 1]), task='regression'), np.zeros(len(b)), k * c / 2, k
+    return ToleranceInstance(GAM(comps, EnumerableDomain([-1, 0, 1]), task='regression'), np.zeros(len(b)), k * c / 2, k)
 
 def balanced_partition_bf(
     b, # the items: an even number of non-negative integers
@@ -605,13 +662,13 @@ def run_query(
     x, # the instance
     query:str, # one of QUERIES
     fast:bool=True, # False: the brute-force oracle
-    S=None, # CSR and CC: the fixed features (None: the empty set)
+    features=None, # CSR and CC: the fixed features S (None: the empty set)
 ):
     "Run one query by name; fast=False uses the brute-force oracle."
     _check_gam(gam); check_option(query, 'query', QUERIES)
     check_flag(fast, 'fast')
-    if S is not None and query not in ('CSR', 'CC'): raise ValueError(f"S is only used by the CSR and CC queries, got query={query!r}")
-    S = [] if S is None else gam.check_features(S)
+    if features is not None and query not in ('CSR', 'CC'): raise ValueError(f"features is only used by the CSR and CC queries, got query={query!r}")
+    S = [] if features is None else gam.check_features(features, 'features')
     thr = None if gam.task == 'classification' or query in ('SHAP-R',) else 0.0
     if query == 'MSR': return msr(gam, x, thr) if fast else msr_bf(gam, x, thr)
     if query == 'MCR': return mcr(gam, x, thr) if fast else mcr_bf(gam, x, thr)
@@ -674,6 +731,9 @@ def plot_runtime(
     ax.set_yscale('log'); ax.set_xlabel('features n'); ax.set_ylabel('seconds'); ax.legend(frameon=False, fontsize='small')
     ax.set_title(title or f"{df['query'].iloc[0]} ({df.component.iloc[0]}, {df.domain.iloc[0]})", fontsize=9)
     return ax
+
+# the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
+run_query = _renamed_keywords(S='features')(run_query)
 
 # %% ../nbs/31_gam_explanations.ipynb #6b0ed9d1
 def domain_decides(
@@ -749,8 +809,8 @@ def delta_sufficient_reason(
     if method == 'bruteforce':
         for S in _subsets(gam.n):
             if cc(gam, x, S, threshold) >= delta - 1e-12: return S
-    c, p, v, W0, y, sgn, b0 = _gains(gam, x, threshold); S = []
-    for i in np.argsort(-v, kind='stable'):
+    S = []
+    for i in np.argsort(-_gains(gam, x, threshold).gains, kind='stable'):
         if cc(gam, x, S, threshold) >= delta - 1e-12: break
         S.append(int(i))
     return sorted(S)

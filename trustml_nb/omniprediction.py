@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -24,10 +25,10 @@ from .viz import PALETTE, explorer, new_figure
 # %% auto #0
 __all__ = ['ABSTAIN', 'ACTIONS', 'MAX_BINS', 'EMPTY', 'JITTER', 'TIE_SHIFT', 'ADULT_SENSITIVE', 'ADULT_GROUPS', 'Loss',
            'expected_losses', 'bayes_action', 'loss_grid', 'realized_loss', 'SelectiveReport', 'selective_report',
-           'multiaccuracy_violations', 'calibration_violation', 'OmniReport', 'OmniPredictor', 'tune_selective',
-           'threshold_action', 'OmniComparison', 'compare_omniprediction', 'synthetic_selective', 'synthetic_groups',
-           'quantile_fit', 'ConformalReport', 'GroupConformal', 'CoverageReport', 'coverage_report', 'adult_tests',
-           'plot_omni_ratios', 'group_ratio_sd', 'explore_losses', 'omni_explorer', 'coverage_explorer']
+           'multiaccuracy_violations', 'calibration_violation', 'OmniReport', 'OmniPredictor', 'SelectiveThresholds',
+           'tune_selective', 'threshold_action', 'OmniComparison', 'compare_omniprediction', 'synthetic_selective',
+           'synthetic_groups', 'quantile_fit', 'ConformalReport', 'GroupConformal', 'CoverageReport', 'coverage_report',
+           'adult_tests', 'plot_omni_ratios', 'group_ratio_sd', 'explore_losses', 'omni_explorer', 'coverage_explorer']
 
 # %% ../nbs/60_selective_omniprediction.ipynb #8c4574f0
 ABSTAIN = -1 # the action code for "abstain"; a prediction set {0, 1} also maps to it
@@ -363,11 +364,16 @@ class OmniPredictor(BaseEstimator):
         return _replay(p, g.to_numpy(float), C, self.steps_)
 
 # %% ../nbs/60_selective_omniprediction.ipynb #70c3fcbd
+class SelectiveThresholds(NamedTuple):
+    "Two thresholds on a score: predict 0 at or below `low`, abstain between, predict 1 above `high` (unpacks as `t0, t1`)."
+    low: float # t0: predict 0 if score <= low (-inf: never predict 0)
+    high: float # t1: predict 1 if score > high; low < score <= high abstains
+
 def tune_selective(
     score, # any score, larger = more likely 1
     y, # labels 0/1
     loss:Loss, # the loss to tune for
-)->tuple: # (t0, t1): predict 0 if s <= t0, abstain if t0 < s <= t1, predict 1 if s > t1
+)->SelectiveThresholds: # (t0, t1): predict 0 if s <= t0, abstain if t0 < s <= t1, predict 1 if s > t1
     "The two thresholds on `score` minimising the empirical loss (exact, over all cut points)."
     s = check_array(score, 'score', ndim=1).astype(float); y = check_binary(y, 'y'); check_same_length(score=s, y=y); _check_loss(loss)
     cuts = np.concatenate([[-np.inf], np.unique(s)])
@@ -381,7 +387,7 @@ def tune_selective(
     is_new = np.concatenate([[True], f[1:] < pre[:-1]])
     best_lo = np.maximum.accumulate(np.where(is_new, np.arange(len(f)), 0))
     total = pre + gfun; j = int(np.argmin(total))
-    return float(cuts[best_lo[j]]), float(cuts[j])
+    return SelectiveThresholds(float(cuts[best_lo[j]]), float(cuts[j]))
 
 def threshold_action(
     score, # scores
@@ -425,13 +431,23 @@ def _check_losses(losses)->list:
     for L in losses: _check_loss(L, 'losses')
     return losses
 
-def _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)->tuple:
+class _ComparisonInputs(NamedTuple):
+    "compare_omniprediction's validated inputs, by name (unpacks as `yt, p, gt, st, yf, sf, losses`)."
+    y_test: np.ndarray # test labels 0/1
+    p_test: np.ndarray # the omnipredictor's probabilities on the test rows
+    groups_test: pd.DataFrame # boolean test group memberships
+    score_test: np.ndarray # the competitor's score on the test rows
+    y_fit: np.ndarray # labels of the rows the competitor is tuned on
+    score_fit: np.ndarray # the competitor's score on those rows
+    losses: list # the Loss objects compared
+
+def _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)->_ComparisonInputs:
     "Validated test labels, probabilities, groups and competitor score, the competitor's tuning rows, and the losses."
     yt = check_binary(y_true, 'y_true'); p = check_probabilities(y_prob, 'y_prob', one_per_row=True); check_same_length(y_true=yt, y_prob=p)
     gt = check_groups(_everyone(len(yt)) if groups is None else groups, len(yt))
     st = check_array(score, 'score', ndim=1).astype(float); check_same_length(y_true=yt, score=st)
     yf = check_binary(y_fit, 'y_fit'); sf = check_array(score_fit, 'score_fit', ndim=1).astype(float); check_same_length(y_fit=yf, score_fit=sf)
-    return yt, p, gt, st, yf, sf, _check_losses(losses)
+    return _ComparisonInputs(yt, p, gt, st, yf, sf, _check_losses(losses))
 
 def compare_omniprediction(
     y_true, # test labels 0/1
