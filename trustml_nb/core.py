@@ -8,6 +8,7 @@ Docs: https://trustml-nb.github.io/trustml_nb/core.html.md"""
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import inspect
 import linecache
@@ -27,12 +28,13 @@ from sklearn.exceptions import NotFittedError
 from tqdm.auto import tqdm
 
 # %% auto #0
-__all__ = ['TrustMLWarning', 'DroppedRowsWarning', 'NumericalWarning', 'SmallGroupWarning', 'warn_at_user', 'report_dropped',
-           'report_numerical', 'quiet', 'describe_input', 'check_array', 'check_same_length', 'check_scalar',
-           'check_option', 'check_probabilities', 'check_binary', 'check_flag', 'check_numbers', 'check_columns',
-           'column_names', 'match_columns', 'equal_width_bins', 'require', 'make_rng', 'seed_everything',
-           'isolated_seed', 'Report', 'report', 'check_is_fitted', 'PrefitClassifier', 'markdown_table',
-           'progress_enabled', 'progress', 'param_docs', 'document_parameters']
+__all__ = ['DEPRECATED', 'TrustMLWarning', 'DroppedRowsWarning', 'NumericalWarning', 'SmallGroupWarning', 'warn_at_user',
+           'report_dropped', 'report_numerical', 'quiet', 'describe_input', 'check_array', 'check_same_length',
+           'check_scalar', 'check_option', 'check_probabilities', 'check_binary', 'check_flag', 'check_numbers',
+           'check_columns', 'column_names', 'match_columns', 'equal_width_bins', 'require', 'make_rng',
+           'seed_everything', 'isolated_seed', 'renamed_keywords', 'renamed_parameter', 'Report', 'report',
+           'check_is_fitted', 'PrefitClassifier', 'markdown_table', 'progress_enabled', 'progress', 'param_docs',
+           'document_parameters']
 
 # %% ../nbs/00_core.ipynb #71fb7fb9
 class TrustMLWarning(UserWarning):
@@ -415,6 +417,42 @@ def isolated_seed(
     finally:
         random.setstate(saved[0]); np.random.set_state(saved[1])
         if torch is not None: torch.random.set_rng_state(saved[2])
+
+# %% ../nbs/00_core.ipynb #949ff639
+DEPRECATED = 'deprecated' # default of an estimator's renamed parameter (a str survives clone unchanged)
+
+def _renamed_message(where:str, old:str, new:str, value='')->str:
+    return (f"{where}: the keyword {old!r} is renamed {new!r}; {old!r} is deprecated and will be removed in the next release: "
+            f"use {new}={value}")
+
+def renamed_keywords(
+    **renames, # old='new' for each keyword a function renamed
+):
+    "Decorator: each old keyword keeps working for one release, with a FutureWarning naming the new one."
+    def decorate(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            for old, new in renames.items():
+                if old not in kwargs: continue
+                if new in kwargs: raise TypeError(f"{f.__name__}() got both {new!r} and its old name {old!r}; pass only {new}")
+                warn_at_user(_renamed_message(f.__name__, old, new, '...'), FutureWarning, every_time=True)
+                kwargs[new] = kwargs.pop(old)
+            return f(*args, **kwargs)
+        return wrapper
+    return decorate
+
+# %% ../nbs/00_core.ipynb #4da309be
+def renamed_parameter(
+    value, # the value of the new parameter
+    old_value, # the value of the old parameter (`DEPRECATED` unless the caller passed it)
+    name:str, # the new parameter's name
+    old_name:str, # the old parameter's name
+    where:str, # who is asking, for the warning (e.g. 'FedFactPost')
+)->tuple: # (the value to use, the name to report it under in errors)
+    "An estimator's renamed parameter: the old one's value, with a FutureWarning naming the new one, when it was passed."
+    if isinstance(old_value, str) and old_value == DEPRECATED: return value, name
+    warn_at_user(_renamed_message(where, old_name, name, repr(old_value)), FutureWarning, every_time=True)
+    return old_value, old_name
 
 # %% ../nbs/00_core.ipynb #4bfc9ac3
 _FIELD_DOC = re.compile(r"^\s+([A-Za-z_]\w*)\s*:[^#]*#\s*(.+?)\s*$")

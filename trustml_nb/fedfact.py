@@ -19,6 +19,7 @@ from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
 
+from .core import DEPRECATED, renamed_parameter
 from .core import (NumericalWarning, PrefitClassifier, Report, describe_input, warn_at_user, check_array, check_binary, check_flag,
                              check_is_fitted, check_numbers, check_option, column_names, match_columns, check_probabilities, check_same_length, check_scalar, make_rng, progress, report,
                              report_numerical, require)
@@ -618,19 +619,10 @@ def _check_budget(xi, name:str)->float|None:
     check_scalar(xi, name, float, low=0)
     return float(xi)
 
-_OLD = 'deprecated'   # default of a renamed keyword (scikit-learn's convention: a str survives clone unchanged)
-
-def _renamed(value, old_value, name:str, old_name:str, where:str)->tuple:
-    "(value, its keyword): the old keyword's value, with a FutureWarning naming the new keyword, when it was passed; else the new one's."
-    if isinstance(old_value, str) and old_value == _OLD: return value, name
-    warn_at_user(f"{where}: the keyword {old_name} is deprecated and will be removed in the next release; use {name}={old_value!r}",
-                 FutureWarning, every_time=True)
-    return old_value, old_name
-
 def _budgets(global_budget, local_budget, xi_g, xi_l, where:str)->tuple:
     "The checked (global, local) budgets; the paper's names xi_g / xi_l still work for one release, with a FutureWarning."
-    g, g_name = _renamed(global_budget, xi_g, 'global_budget', 'xi_g', where)
-    l, l_name = _renamed(local_budget, xi_l, 'local_budget', 'xi_l', where)
+    g, g_name = renamed_parameter(global_budget, xi_g, 'global_budget', 'xi_g', where)
+    l, l_name = renamed_parameter(local_budget, xi_l, 'local_budget', 'xi_l', where)
     return _check_budget(g, g_name), _check_budget(l, l_name)
 
 def _check_training(**settings)->None:
@@ -781,7 +773,7 @@ class FedFactPostProtocol(FedProtocol):
     name = 'FedFACT-Post'
     def __init__(self, model_fn, counts, notion='dp', global_budget=0.01, local_budget=0.01, n_rounds=40, local_steps=20,
                  beta=0.01, beta_final=0.001, bound=5.0, max_step=0.05, average=False, jitter=1e-9,
-                 calibrate=True, score_fn=None, polish_window=0.3, polish_points=61, *, xi_g=_OLD, xi_l=_OLD):
+                 calibrate=True, score_fn=None, polish_window=0.3, polish_points=61, *, xi_g=DEPRECATED, xi_l=DEPRECATED):
         if score_fn is None and not callable(model_fn): raise TypeError(f"model_fn must be callable (a fresh model of the plug-in score), got {describe_input(model_fn)}")
         if score_fn is not None and not callable(score_fn): raise TypeError(f"score_fn must be callable (X -> class probabilities), got {describe_input(score_fn)}")
         check_scalar(polish_window, 'polish_window', float, low=0, high=1); check_scalar(polish_points, 'polish_points', int, low=5)
@@ -982,7 +974,7 @@ class FedFactInProtocol(FedProtocol):
     name = 'FedFACT-In'
     def __init__(self, n_features, n_classes, counts, notion='dp', global_budget=0.01, local_budget=0.01, n_rounds=40, local_steps=20,
                  lr=0.01, batch_size=256, hidden=0, max_step=0.1, eta_w=0.3, bound=5.0, kappa_eps=1e-4,
-                 init_seed=0, init_weights=None, n_history=1, dual_audit='last', mixture='uniform', *, xi_g=_OLD, xi_l=_OLD):
+                 init_seed=0, init_weights=None, n_history=1, dual_audit='last', mixture='uniform', *, xi_g=DEPRECATED, xi_l=DEPRECATED):
         self.n_history = check_scalar(n_history, 'n_history', int, low=1)
         self.mixture = check_option(mixture, 'mixture', ('uniform', 'lp'))
         self.dual_audit = check_option(dual_audit, 'dual_audit', ('last', 'mixture'))
@@ -1348,8 +1340,8 @@ def fair_optimum(
     notion:str='dp', # 'dp', 'eop' or 'eo' (label-free: rates weighted by eta)
     weights=None, # row weights (None: one each)
     *,
-    xi_g=_OLD, # deprecated: use global_budget (removed in the next release)
-    xi_l=_OLD, # deprecated: use local_budget (removed in the next release)
+    xi_g=DEPRECATED, # deprecated: use global_budget (removed in the next release)
+    xi_l=DEPRECATED, # deprecated: use local_budget (removed in the next release)
 )->FairOptimumReport:
     "Solve the linear program for the Bayes-optimal randomised classifier under global/local budgets (the exact oracle FedFACT is judged against)."
     from scipy.optimize import linprog
@@ -1758,8 +1750,8 @@ class FedFactPost(_FedFactBase, BaseEstimator):
                  tol:float=0.005, # slack when auditing the budgets on the training rows
                  seed:int=0, # seed of every random choice of this stage
                  show_progress:bool|None=None, # progress bars over rounds (None: follow TRUSTML_NB_PROGRESS)
-                 xi_g=_OLD, # deprecated: use global_budget (removed in the next release)
-                 xi_l=_OLD, # deprecated: use local_budget (removed in the next release)
+                 xi_g=DEPRECATED, # deprecated: use global_budget (removed in the next release)
+                 xi_l=DEPRECATED, # deprecated: use local_budget (removed in the next release)
                 ):
         self.notion, self.global_budget, self.local_budget, self.n_rounds, self.local_steps = notion, global_budget, local_budget, n_rounds, local_steps
         self.xi_g, self.xi_l = xi_g, xi_l
@@ -1813,8 +1805,8 @@ class FedFactIn(_FedFactBase, BaseEstimator):
                  tol:float=0.005, # slack when auditing the budgets on the training rows (expected rates of a randomised rule)
                  seed:int=0, # seed of every random choice of this stage (mini-batches, the rule's draws)
                  show_progress:bool|None=None, # progress bars over rounds (None: follow TRUSTML_NB_PROGRESS)
-                 xi_g=_OLD, # deprecated: use global_budget (removed in the next release)
-                 xi_l=_OLD, # deprecated: use local_budget (removed in the next release)
+                 xi_g=DEPRECATED, # deprecated: use global_budget (removed in the next release)
+                 xi_l=DEPRECATED, # deprecated: use local_budget (removed in the next release)
                 ):
         self.notion, self.global_budget, self.local_budget, self.n_rounds, self.local_steps, self.lr = notion, global_budget, local_budget, n_rounds, local_steps, lr
         self.xi_g, self.xi_l = xi_g, xi_l
@@ -2077,12 +2069,12 @@ def explore_fedfact(
     notion:str='dp', # 'dp', 'eop' or 'eo'
     max_rows:int=12000, n_clients:int=5, seed:int=0, # size of the Adult subsample, clients, seed
     *,
-    xi_g=_OLD, xi_l=_OLD, # deprecated: use global_budget, local_budget (removed in the next release)
+    xi_g=DEPRECATED, xi_l=DEPRECATED, # deprecated: use global_budget, local_budget (removed in the next release)
 )->tuple: # (FedFactExplorerReport, figure)
     "Run FedFACT-Post on an Adult federation at three budget scales; return the report and the fitted-data trade-off / per-client figure."
     from trustml_nb.viz import new_figure
-    xi_g, g_name = _renamed(global_budget, xi_g, 'global_budget', 'xi_g', 'explore_fedfact')
-    xi_l, l_name = _renamed(local_budget, xi_l, 'local_budget', 'xi_l', 'explore_fedfact')
+    xi_g, g_name = renamed_parameter(global_budget, xi_g, 'global_budget', 'xi_g', 'explore_fedfact')
+    xi_l, l_name = renamed_parameter(local_budget, xi_l, 'local_budget', 'xi_l', 'explore_fedfact')
     check_scalar(xi_g, g_name, float, low=0); check_scalar(xi_l, l_name, float, low=0); check_option(notion, 'notion', NOTIONS)
     fd, base = _explorer_base(alpha, max_rows, n_clients, seed)
     rows, main, caught, points = [], None, [], []

@@ -18,7 +18,7 @@ import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 
-from .core import Report, check_columns, check_flag, check_numbers, check_option, check_scalar, make_rng, progress, report, warn_at_user
+from .core import Report, check_columns, check_flag, check_numbers, check_option, check_scalar, make_rng, progress, renamed_keywords, report, warn_at_user
 from .gam_models import (COMPONENT_KINDS, DOMAIN_KINDS, GAM, EnumerableDomain, GridDomain, IntervalDomain, ReLUNetComponent, SplineComponent,
                                    StepComponent, TableComponent, domain_probabilities, random_gam, random_instance, sawtooth_net)
 from .viz import PALETTE, Explorer, explorer, new_figure
@@ -67,19 +67,6 @@ def _gains(gam:GAM, x, threshold=None)->_Gains:
     p = m if y else M
     return _Gains(c, p, sgn * (c - p), b0 + p.sum(), y, sgn, b0)
 
-def _renamed_keywords(**renames):
-    "Decorator: keep each old keyword (old='new') working for one release, with a FutureWarning naming the new one."
-    def decorate(f):
-        @functools.wraps(f)
-        def wrapper(*args, **kwargs):
-            for old, new in renames.items():
-                if old not in kwargs: continue
-                if new in kwargs: raise TypeError(f"{f.__name__}() got both {new!r} and its old name {old!r}; pass only {new}")
-                warn_at_user(f"{f.__name__}: the keyword {old!r} is renamed {new!r}; {old!r} stops working in the next release", FutureWarning, every_time=True)
-                kwargs[new] = kwargs.pop(old)
-            return f(*args, **kwargs)
-        return wrapper
-    return decorate
 
 def csr(
     gam:GAM, # classification GAM (or regression with `threshold`)
@@ -119,7 +106,7 @@ def mcr(
     return sorted(order[:int(np.argmax(flipped)) + 1].tolist())
 
 # the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
-csr = _renamed_keywords(S='features')(csr)
+csr = renamed_keywords(S='features')(csr)
 
 # %% ../nbs/31_gam_explanations.ipynb #7a43638d
 def _values(gam:GAM, max_points:int=200_000)->list:
@@ -219,9 +206,9 @@ def shap_bf(gam:GAM, x, output:str='score', dist=None, threshold=None, max_point
     return phi
 
 # the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
-csr_bf = _renamed_keywords(S='features')(csr_bf)
-cc_bf = _renamed_keywords(S='features')(cc_bf)
-fr_bf = _renamed_keywords(i='feature')(fr_bf)
+csr_bf = renamed_keywords(S='features')(csr_bf)
+cc_bf = renamed_keywords(S='features')(cc_bf)
+fr_bf = renamed_keywords(i='feature')(fr_bf)
 
 # %% ../nbs/31_gam_explanations.ipynb #b8befc1f
 def csr_paper_sign(gam:GAM, x, features, threshold=None)->bool:
@@ -232,7 +219,7 @@ def csr_paper_sign(gam:GAM, x, features, threshold=None)->bool:
     return bool(np.sign(W) * np.sign(g.intercept + g.contributions.sum()) >= 0)
 
 # the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
-csr_paper_sign = _renamed_keywords(S='features')(csr_paper_sign)
+csr_paper_sign = renamed_keywords(S='features')(csr_paper_sign)
 
 # %% ../nbs/31_gam_explanations.ipynb #cc9091fd
 def shap_regression(
@@ -302,7 +289,7 @@ def cc(
     return float(dist[_step(s) == y].sum())
 
 # the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
-cc = _renamed_keywords(S='features')(cc)
+cc = renamed_keywords(S='features')(cc)
 
 # %% ../nbs/31_gam_explanations.ipynb #1d96439f
 def shap_classification(
@@ -364,7 +351,7 @@ def fr(
     return not bool(np.any((a < -mi) & (b >= -Mi)))
 
 # the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
-fr = _renamed_keywords(i='feature')(fr)
+fr = renamed_keywords(i='feature')(fr)
 
 # %% ../nbs/31_gam_explanations.ipynb #9dc21433
 def _ud(gam, x):
@@ -437,7 +424,7 @@ def msr_tol(
     return sorted(set(range(n)) - set(T))
 
 # the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
-csr_tol = _renamed_keywords(S='features')(csr_tol)
+csr_tol = renamed_keywords(S='features')(csr_tol)
 
 # %% ../nbs/31_gam_explanations.ipynb #076a3e62
 def _check_items(a, name:str='a', min_items:int=1, low:int=0, max_items:int|None=None, even:bool=False)->list:
@@ -733,7 +720,7 @@ def plot_runtime(
     return ax
 
 # the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
-run_query = _renamed_keywords(S='features')(run_query)
+run_query = renamed_keywords(S='features')(run_query)
 
 # %% ../nbs/31_gam_explanations.ipynb #6b0ed9d1
 def domain_decides(
