@@ -40,8 +40,8 @@ from .viz import Explorer, explorer, legend_outside, new_figure, plot_estimates
 __all__ = ['LEARNER_ROLES', 'LEARNER_PRESETS', 'NESTED_FITS', 'VARIANCES', 'EFFECTS', 'FUNCTIONAL_NAMES', 'ESTIMATORS',
            'EFFECT_NAMES', 'PSE_BENCHMARK_FILES', 'gmf_weights', 'FunctionalEstimate', 'gmf_estimate', 'GLMClassifier',
            'GLMRegressor', 'make_learners', 'StackClassifier', 'StackRegressor', 'CrossFitNuisances', 'crossfit_gmf',
-           'EffectsReport', 'PSESettings', 'PathSpecificEffects', 'pse_effects', 'half_sample_se', 'plot_effects',
-           'PSECoverageReport', 'pse_benchmark_results', 'plot_coverage', 'explore_effects', 'pse_explorer']
+           'EffectsReport', 'PathSpecificEffects', 'pse_effects', 'half_sample_se', 'plot_effects', 'PSECoverageReport',
+           'pse_benchmark_results', 'plot_coverage', 'explore_effects', 'pse_explorer']
 
 # %% ../nbs/11_path_specific_effects.ipynb #a37b2de9
 def _check_seed(seed)->int:
@@ -772,7 +772,7 @@ class EffectsReport(Report):
         return self.table[(self.table.effect == name) & (self.table.estimator == est)].iloc[0]
 
 # %% ../nbs/11_path_specific_effects.ipynb #d3eca4a5
-class PSESettings(NamedTuple):
+class _PSESettings(NamedTuple):
     "The validated settings of a `PathSpecificEffects` (roles aside), read by name in `fit`."
     n_folds:int; clip:float; seed:int; min_group_rows:int; n_jobs:int|None; nested:str; n_repeats:int
     n_boot:int; variance:str; n_subsamples:int; level:float; estimators:tuple; star:bool; warn:bool
@@ -832,7 +832,7 @@ class PathSpecificEffects(BaseEstimator):
                                                    mediators_second=self.mediators_second, outcome=self.outcome),
                                               dict(x=self.x, z=self.z, w=self.w, v=self.v, y=self.y)).values())
 
-    def _checked_settings(self)->'PSESettings':
+    def _checked_settings(self)->'_PSESettings':
         "Every setting validated (roles aside)."
         n_folds, clip, seed, min_group_rows, n_jobs, nested, n_repeats = _check_crossfit_settings(
             self.n_folds, self.clip, self.seed, self.min_group_rows, self.n_jobs, self.nested, self.n_repeats)
@@ -840,7 +840,7 @@ class PathSpecificEffects(BaseEstimator):
         if variance == 'subsample' and n_repeats > 1:
             raise ValueError(f"variance='subsample' needs n_repeats=1 (got n_repeats={n_repeats}): the half-sample refits already "
                              "include the spread between fold splits")
-        return PSESettings(n_folds=n_folds, clip=clip, seed=seed, min_group_rows=min_group_rows, n_jobs=n_jobs, nested=nested, n_repeats=n_repeats,
+        return _PSESettings(n_folds=n_folds, clip=clip, seed=seed, min_group_rows=min_group_rows, n_jobs=n_jobs, nested=nested, n_repeats=n_repeats,
                            n_boot=int(check_scalar(self.n_boot, 'n_boot', int, low=2, high=100_000)), variance=variance,
                            n_subsamples=int(check_scalar(self.n_subsamples, 'n_subsamples', int, low=2, high=10_000)),
                            level=float(check_scalar(self.level, 'level', low=0, high=1, closed='neither')),
