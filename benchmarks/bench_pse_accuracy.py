@@ -82,7 +82,7 @@ def statsmodels_fit(df, seed):
 
 def ours_fit(df, learners, seed):
     ests = ('DR', 'SN', 'plugin') if learners == 'glm' else ('DR', 'SN')     # the plug-in route is GLM-only; n_boot=2: only its estimate is scored here
-    est = PathSpecificEffects(x='x', z=['z1', 'z2'], w=[], v=['m'], y='y', learners=learners, estimators=ests, n_boot=2, seed=seed, warn=False)
+    est = PathSpecificEffects(exposure='x', covariates=['z1', 'z2'], mediators_first=[], mediators_second=['m'], outcome='y', learners=learners, estimators=ests, n_boot=2, seed=seed, warn=False)
     t = est.fit(df).report_.to_frame().set_index(['estimator', 'effect']).estimate
     return {est: {'NDE': t[(est, 'NDE')], 'NIE': t[(est, 'NIE')]} for est in ests}
 

@@ -27,7 +27,7 @@ from trustml_nb.pse import PathSpecificEffects
 from trustml_nb.pse_simulator import sim_oximetry
 n, n_jobs = int(sys.argv[1]), int(sys.argv[2])
 sim = sim_oximetry(n, seed=0); R = sim.roles
-est = PathSpecificEffects(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y='vented', n_jobs=n_jobs, warn=False)
+est = PathSpecificEffects(exposure=R['x'], covariates=R['z'], mediators_first=R['w'], mediators_second=R['v'], outcome='vented', n_jobs=n_jobs, warn=False)
 t0, c0 = time.perf_counter(), time.process_time()
 rep = est.fit(sim.data).report_
 print(json.dumps(dict(fit_s=time.perf_counter() - t0, digest=hashlib.sha256(rep.table.to_csv().encode()).hexdigest()[:16],

@@ -29,7 +29,7 @@ JOBS = tuple(int(j) for j in os.environ.get("PSE_BENCH_JOBS", "1").split(","))
 
 def time_ours(sim, n_jobs):
     R = sim.roles
-    est = PathSpecificEffects(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y='vented', learners='hgb', n_folds=5,
+    est = PathSpecificEffects(exposure=R['x'], covariates=R['z'], mediators_first=R['w'], mediators_second=R['v'], outcome='vented', learners='hgb', n_folds=5,
                               estimators=('DR', 'SN'), n_jobs=n_jobs, warn=False)
     t = time.perf_counter()
     est.fit(sim.data)

@@ -243,9 +243,8 @@ def small_fits() -> dict:
         return SmallFit(cls, lambda e: e.fit(X, y), lambda e: run(e, X), {'X': (X, run)})
 
     def pse_fit():
-        s = _pse_sim(); R = s.roles
-        make = lambda: pse.PathSpecificEffects(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y='vented', learners='glm', n_folds=2, star=False,
-                                               warn=False, seed=0)
+        s = _pse_sim()
+        make = lambda: pse.PathSpecificEffects(**s.roles_for('vented'), learners='glm', n_folds=2, star=False, warn=False, seed=0)
         return SmallFit(make, lambda e: e.fit(s.data), lambda e: e.report_.table,
                         {'data': (s.data, lambda e, D: clone(e).fit(D).report_.table)})
 

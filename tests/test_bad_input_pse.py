@@ -15,7 +15,7 @@ from trustml_nb.pse_simulator import (WORLDS, binary_sfm_nuisances, effects_from
 M = 'pse'
 SIM = sim_oximetry(400, seed=0)
 D, R = SIM.data, SIM.roles
-ROLES = dict(x='race', z=R['z'], w=R['w'], v=R['v'], y='vented')
+ROLES = dict(exposure='race', covariates=R['z'], mediators_first=R['w'], mediators_second=R['v'], outcome='vented')
 FAST = dict(learners='glm', n_folds=2, star=False, warn=False)      # tiny, quick fits for the correct-result checks
 
 
@@ -91,7 +91,7 @@ def test_fit_valid_variants_give_the_reference_result():
         ('float32 columns', dict(data=D.astype({'age': 'float64'}).assign(sex=D.sex.astype('float32')))),
         ('unrelated duplicate columns', dict(data=pd.concat([D, D[['duration', 'duration']].set_axis(['note', 'note'], axis=1)], axis=1))),
         ('extra unused text column', dict(data=D.assign(ward=np.where(D.sex == 1, 'A', 'B')))),
-        ('roles as tuples', dict(z=tuple(R['z']), v=tuple(R['v']))),
+        ('roles as tuples', dict(covariates=tuple(R['z']), mediators_second=tuple(R['v']))),
     ]
     for label, kw in cases:
         kw = dict(kw); data = kw.pop('data', D)
@@ -107,16 +107,17 @@ def test_fit_valid_variants_give_the_reference_result():
     # w = () : v is the only mediator; NDE + NIE = TE exactly, no VDE
     expect_ok(fit, D, check=lambda r: set(r.table.effect) == {'TE', 'NDE', 'NIE', 'TV'} and r.v_specific_effect is None
               and abs(r.effect('NDE').estimate + r.effect('NIE').estimate - r.effect('TE').estimate) < 1e-12,
-              module=M, case='fit: no w block', w=())
+              module=M, case='fit: no w block', mediators_first=())
 
 
 # ---------------------------------------------------------------- roles, settings, truth
 
 SETTING_ERRORS = [
-    ('x None', dict(x=None), 'x'), ('x list', dict(x=['race']), 'x'), ('x int', dict(x=1), 'x'),
-    ('y None', dict(y=None), 'y'), ('z string', dict(z='age'), 'z'), ('z empty', dict(z=[]), 'z'),
-    ('z non-string names', dict(z=[0, 1]), 'z'), ('v empty', dict(v=[]), 'v'), ('w None', dict(w=None), 'w'),
-    ('w set', dict(w={'hemoglobin'}), 'w'), ('role twice', dict(w=['age']), 'age'), ('x is y', dict(y='race'), 'race'),
+    ('exposure None', dict(exposure=None), 'exposure'), ('exposure list', dict(exposure=['race']), 'exposure'), ('exposure int', dict(exposure=1), 'exposure'),
+    ('outcome None', dict(outcome=None), 'outcome'), ('covariates string', dict(covariates='age'), 'covariates'), ('covariates empty', dict(covariates=[]), 'covariates'),
+    ('covariates non-string names', dict(covariates=[0, 1]), 'covariates'), ('mediators_second empty', dict(mediators_second=[]), 'mediators_second'),
+    ('mediators_first None', dict(mediators_first=None), 'mediators_first'), ('mediators_first set', dict(mediators_first={'hemoglobin'}), 'mediators_first'),
+    ('role twice', dict(mediators_first=['age']), 'age'), ('exposure is outcome', dict(outcome='race'), 'race'),
     ('n_folds 1', dict(n_folds=1), 'n_folds'), ('n_folds 51', dict(n_folds=51), 'n_folds'), ('n_folds float', dict(n_folds=2.5), 'n_folds'),
     ('n_folds bool', dict(n_folds=True), 'n_folds'), ('clip negative', dict(clip=-0.1), 'clip'), ('clip 0.5', dict(clip=0.5), 'clip'),
     ('clip NaN', dict(clip=float('nan')), 'clip'), ('clip text', dict(clip='0.1'), 'clip'), ('level 0', dict(level=0), 'level'),
@@ -137,7 +138,7 @@ SETTING_ERRORS = [
     ('pseudo classifier', dict(learners={'pseudo': LogisticRegression()}), "learners['pseudo']"),
     ('learner class not instance', dict(learners={'propensity': LogisticRegression}), "learners['propensity']"),
     ('learner not an estimator', dict(learners={'outcome': 'glm', 'pseudo': 3}), "learners['pseudo']"),
-    ('outcome classifier, continuous y', dict(y='duration', learners={'outcome': LogisticRegression()}), "learners['outcome']"),
+    ('outcome classifier, continuous y', dict(outcome='duration', learners={'outcome': LogisticRegression()}), "learners['outcome']"),
 ]
 
 

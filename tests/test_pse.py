@@ -15,7 +15,7 @@ from sklearn.preprocessing import PolynomialFeatures
 
 from contract import check_estimator_contract, check_report
 from trustml_nb.core import NumericalWarning
-from trustml_nb.pse import (CoverageReport, CrossFitNuisances, EffectsReport, FunctionalEstimate, GLMClassifier, GLMRegressor,
+from trustml_nb.pse import (PSECoverageReport, CrossFitNuisances, EffectsReport, FunctionalEstimate, GLMClassifier, GLMRegressor,
                             PathSpecificEffects, crossfit_gmf, gmf_estimate, gmf_weights, make_learners, plot_effects,
                             pse_effects, pse_explorer, _segments)
 from trustml_nb.pse_simulator import (WORLDS, binary_sfm_nuisances, binary_sfm_propensity_z, binary_sfm_truth,
@@ -286,7 +286,7 @@ def test_standard_errors_and_intervals_match_the_exact_efficient_se():
     checked only loosely. DR and SN estimates are within 3.5 exact SEs of the closed-form truth."""
     n = 40_000
     s = sim_binary_sfm(n, seed=0)
-    est = PathSpecificEffects(x='x', z=['z'], w=['w'], v=['v'], y='y', learners=SATURATED, clip=0.001, star=False, warn=False,
+    est = PathSpecificEffects(exposure='x', covariates=['z'], mediators_first=['w'], mediators_second=['v'], outcome='y', learners=SATURATED, clip=0.001, star=False, warn=False,
                               estimators=('DR', 'SN'), seed=0)
     rep = est.fit(s.data).report_
     c = _binary_cells()
@@ -337,7 +337,7 @@ def test_every_nuisance_is_predicted_only_on_rows_its_model_never_saw():
     "Cross-fitting: learners that recognise their own training rows (by a row id) return only the 'unseen' value."
     s = sim_oximetry(2_000, seed=22); R = s.roles
     d = s.data.assign(row_id=np.arange(len(s.data), dtype=float) + 0.5)
-    rep = PathSpecificEffects(x=R['x'], z=['row_id', *R['z']], w=R['w'], v=R['v'], y='vented', warn=False, n_folds=4, star=False,
+    rep = PathSpecificEffects(exposure=R['x'], covariates=['row_id', *R['z']], mediators_first=R['w'], mediators_second=R['v'], outcome='vented', warn=False, n_folds=4, star=False,
                               learners={'propensity': _SpyClassifier(), 'outcome': _SpyClassifier(), 'pseudo': _SpyRegressor()}).fit(d).report_
     prop = rep.propensity_diagnostics
     assert len(prop) == 3 and (prop['min'] == 0.3).all() and (prop['max'] == 0.3).all(), prop
@@ -366,7 +366,7 @@ def test_clipping_is_honoured():
     "Propensities 0.002/0.999 clipped at 0.05 give exactly the estimates of propensities 0.05/0.95 left unclipped."
     s = sim_oximetry(3_000, seed=23); R = s.roles
     fit = lambda lo, hi, clip: PathSpecificEffects(
-        x=R['x'], z=R['z'], w=R['w'], v=R['v'], y='vented', clip=clip, warn=False, star=False, estimators=('DR', 'SN', 'weighting'),
+        exposure=R['x'], covariates=R['z'], mediators_first=R['w'], mediators_second=R['v'], outcome='vented', clip=clip, warn=False, star=False, estimators=('DR', 'SN', 'weighting'),
         learners={'propensity': _FixedPropensity(lo, hi), 'outcome': 'glm', 'pseudo': 'glm'}).fit(s.data).report_
     clipped, same, raw = fit(0.002, 0.999, 0.05), fit(0.05, 0.95, 0.0), fit(0.002, 0.999, 0.0)
     np.testing.assert_allclose(clipped.table.estimate, same.table.estimate, rtol=1e-12, atol=1e-12)
@@ -470,15 +470,15 @@ def oxi():
 
 def test_bad_inputs(oxi):
     d, R = oxi.data, oxi.roles
-    args = lambda **kw: {**dict(data=d, x='race', z=R['z'], w=R['w'], v=R['v'], y='vented', learners='glm'), **kw}
+    args = lambda **kw: {**dict(data=d, exposure='race', covariates=R['z'], mediators_first=R['w'], mediators_second=R['v'], outcome='vented', learners='glm'), **kw}
     cases = [
-        (ValueError, "x column 'cci' must contain only 0 and 1", args(x='cci', z=['age', 'sex'])),
-        (ValueError, r"data is missing column\(s\) \['lactate'\]", args(w=['lactate'])),
+        (ValueError, "exposure column 'cci' must contain only 0 and 1", args(exposure='cci', covariates=['age', 'sex'])),
+        (ValueError, r"data is missing column\(s\) \['lactate'\]", args(mediators_first=['lactate'])),
         (ValueError, "column 'spo2' contains 1 missing value", args(data=d.assign(spo2=d.spo2.where(d.index != 5)))),
         (ValueError, "column 'sex' is constant", args(data=d.assign(sex=0))),
-        (ValueError, "x column 'race' is constant", args(data=d.assign(race=1))),
-        (ValueError, r"column\(s\) \['age'\] appear in more than one role", args(w=['age'])),
-        (TypeError, 'z must be a list of column names', args(z='age')),
+        (ValueError, "exposure column 'race' is constant", args(data=d.assign(race=1))),
+        (ValueError, r"column\(s\) \['age'\] appear in more than one role", args(mediators_first=['age'])),
+        (TypeError, 'covariates must be a list of column names', args(covariates='age')),
         (TypeError, 'data must be a pandas DataFrame', args(data=d.to_numpy())),
         (TypeError, "column 'race' must be numeric", args(data=d.assign(race=np.where(d.race == 1, 'Black', 'White')))),
         (ValueError, 'has only .* row', args(data=d.iloc[:400], min_group_rows=30, nested='split')),
@@ -486,7 +486,7 @@ def test_bad_inputs(oxi):
         (ValueError, "estimators must be one of", args(estimators=('TMLE',))),
         (ValueError, r'clip must be in \[0, 0.5\)', args(clip=0.5)),
         (ValueError, 'learners must be one of', args(learners='xgboost')),
-        (TypeError, "learners\\['outcome'\\] is a classifier but the outcome is continuous", args(y='duration', learners={'outcome': LogisticRegression()})),
+        (TypeError, "learners\\['outcome'\\] is a classifier but the outcome is continuous", args(outcome='duration', learners={'outcome': LogisticRegression()})),
         (TypeError, "learners\\['propensity'\\] must be a classifier", args(learners={'propensity': LinearRegression()})),
     ]
     for exc, msg, kw in cases:
@@ -532,7 +532,7 @@ def test_explorer_caption_says_how_far_the_truth_is_and_layout_is_compact():
 @pytest.mark.slow
 def test_coverage_oximetry_glm():
     res = PathSpecificEffects(learners='glm', seed=2026).coverage_study(n_reps=200, n=5_000)
-    assert isinstance(res, CoverageReport) and res.vde_coverage_dr == res.table.query("effect == 'VDE' and estimator == 'DR'").coverage.iloc[0]
+    assert isinstance(res, PSECoverageReport) and res.vde_coverage_dr == res.table.query("effect == 'VDE' and estimator == 'DR'").coverage.iloc[0]
     t = res.to_frame().set_index(['effect', 'estimator'])
     assert 0.92 <= t.coverage[('VDE', 'DR')] <= 0.98
     assert 0.90 <= t.coverage[('VDE', 'SN')] <= 0.98
@@ -580,7 +580,7 @@ def test_weights_positive_only_on_their_group_and_sn_identity(a, seed):
 def test_split_rerun_interval_is_a_labelled_artefact_narrower_than_the_ci():
     s = sim_oximetry(3_000, seed=17)
     R = s.roles
-    est = PathSpecificEffects(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y='vented', learners='glm')
+    est = PathSpecificEffects(exposure=R['x'], covariates=R['z'], mediators_first=R['w'], mediators_second=R['v'], outcome='vented', learners='glm')
     sr = est.split_rerun_interval(s.data, n_reruns=3, effects=('VDE',))
     row = sr.iloc[0]
     # against three fits the test runs itself through the public estimator, seeds 0, 1, 2
@@ -596,7 +596,7 @@ def test_split_rerun_interval_is_a_labelled_artefact_narrower_than_the_ci():
 def test_estimator_contract_and_typed_report():
     s = sim_oximetry(1_500, seed=20)
     R = s.roles
-    est = PathSpecificEffects(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y='vented', learners='glm', warn=False)
+    est = PathSpecificEffects(exposure=R['x'], covariates=R['z'], mediators_first=R['w'], mediators_second=R['v'], outcome='vented', learners='glm', warn=False)
     check_estimator_contract(est, fit=lambda e: e.fit(s.data, s.truth_for('vented')), output=lambda e: e.report_.table)
     rep = est.report_
     assert isinstance(rep, EffectsReport) and (rep.exposure, rep.outcome, rep.n_rows, rep.outcome_kind) == ('race', 'vented', 1_500, 'binary')
@@ -675,7 +675,7 @@ def test_glm_route_matches_the_old_sklearn_route_within_noise():
 
 def test_issue12_findings_now_clear_errors(oxi):
     d, R = oxi.data, oxi.roles
-    kw = dict(x='race', z=R['z'], w=R['w'], v=R['v'], y='vented', learners='glm')
+    kw = dict(exposure='race', covariates=R['z'], mediators_first=R['w'], mediators_second=R['v'], outcome='vented', learners='glm')
     with pytest.raises(ValueError, match=r"data has duplicate column name\(s\) \['age'\]"):   # was a pandas error deep inside
         pse_effects(pd.concat([d, d[['age']]], axis=1), **kw)
     with pytest.raises(ValueError, match="column 'cci' has values as large as"):              # was sklearn's "contains NaN"
@@ -690,7 +690,7 @@ def test_issue12_findings_now_clear_errors(oxi):
         pse_effects(d, **kw, truth={'vde': -0.04})
     # boosting on outcomes near 1e50 went wrong silently (float32 gradients): the outcome's scale is now checked
     with pytest.raises(ValueError, match="column 'duration' has values as large as"):
-        pse_effects(d.assign(duration=d.duration * 1e50), **{**kw, 'y': 'duration', 'learners': 'hgb'})
+        pse_effects(d.assign(duration=d.duration * 1e50), **{**kw, 'outcome': 'duration', 'learners': 'hgb'})
     # propensities of exactly 0 gave infinite weights and a NaN estimate
     with pytest.raises(ValueError, match=r'props\[0\] contains propensities of exactly 0 or 1'):
         gmf_weights([0, 1, 1], [[0.0, 0.5, 0.5], [0.5] * 3, [0.5] * 3], (1, 0, 1))
@@ -707,7 +707,7 @@ def test_plot_effects_takes_the_report():
 def test_coverage_study_returns_a_typed_report():
     cov = PathSpecificEffects(learners='glm', n_folds=2, seed=3).coverage_study(n_reps=2, n=800, truth_n=20_000, device_bias=0.0)
     check_report(cov)
-    assert isinstance(cov, CoverageReport) and (cov.n_reps, cov.n_rows, cov.outcome, cov.learners) == (2, 800, 'vented', 'glm')
+    assert isinstance(cov, PSECoverageReport) and (cov.n_reps, cov.n_rows, cov.outcome, cov.learners) == (2, 800, 'vented', 'glm')
     assert cov.truth['VDE'] == 0.0 and set(cov.draws.rep) == {0, 1} and (cov.table.n_reps == 2).all()
     assert cov.vde_coverage_dr == cov.table.set_index(['effect', 'estimator']).coverage[('VDE', 'DR')]
 
@@ -723,7 +723,7 @@ def test_coverage_is_nan_for_estimators_without_an_interval():
 
 def test_weight_diagnostics_name_the_group_each_stage_weights_without_w():
     sim = sim_oximetry(3_000, seed=4); R = sim.roles
-    rep = PathSpecificEffects(x=R['x'], z=R['z'], w=[], v=R['v'], y='vented', learners='glm', warn=False).fit(sim.data).report_
+    rep = PathSpecificEffects(exposure=R['x'], covariates=R['z'], mediators_first=[], mediators_second=R['v'], outcome='vented', learners='glm', warn=False).fit(sim.data).report_
     d = rep.weight_diagnostics.set_index(['functional', 'stage'])
     # psi(0,1) with one mediator block: stage 1 weights X=0 units (a_V = 0), stage 2 X=1 units (a_Y = 1)
     x = sim.data[R['x']].to_numpy()
@@ -743,3 +743,37 @@ def test_glm_that_stops_before_converging_warns():
 def test_boolean_propensities_are_refused():
     x = np.array([0, 1, 0, 1])
     with pytest.raises(TypeError, match=r'props\[0\].*booleans'): gmf_weights(x, [x.astype(bool)] * 3, (1, 0, 1), clip=0.01)
+
+
+def test_old_role_keywords_warn_and_give_the_same_result():
+    "x, z, w, v, y (the paper's notation) still work for one release: a FutureWarning names the plain keyword, and the result is identical."
+    s = sim_oximetry(1_500, seed=5)
+    plain = s.roles_for('vented')
+    assert plain == dict(exposure='race', covariates=s.roles['z'], mediators_first=s.roles['w'], mediators_second=s.roles['v'], outcome='vented')
+    old = dict(x=s.roles['x'], z=s.roles['z'], w=s.roles['w'], v=s.roles['v'], y='vented')
+    fast = dict(learners='glm', n_folds=2, star=False, warn=False, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')       # the plain keywords warn about nothing
+        new_tab = PathSpecificEffects(**plain, **fast).fit(s.data).report_.table
+    est = PathSpecificEffects(**old, **fast)
+    assert clone(est).get_params() == est.get_params() and est.get_params()['z'] == s.roles['z']   # stored unchanged under its own name
+    with pytest.warns(FutureWarning) as rec:
+        old_tab = est.fit(s.data).report_.table
+    msgs = sorted(str(r.message) for r in rec if r.category is FutureWarning)
+    for k, new in dict(x='exposure', z='covariates', w='mediators_first', v='mediators_second', y='outcome').items():
+        assert any(f"{k}=" in m and f"use {new}=" in m for m in msgs), (k, msgs)
+    pd.testing.assert_frame_equal(old_tab, new_tab)
+    # one old keyword among plain ones, and the function form
+    with pytest.warns(FutureWarning, match=r"the keyword y= is deprecated .* use outcome="):
+        one = pse_effects(s.data, **{k: v for k, v in plain.items() if k != 'outcome'}, y='vented', **fast).table
+    pd.testing.assert_frame_equal(one, new_tab)
+    # both names for one role is a mistake, not a silent choice
+    with pytest.raises(TypeError, match='pass covariates only: z is its deprecated name'):
+        PathSpecificEffects(**plain, z=['age'], **fast).fit(s.data)
+
+
+def test_coverage_report_names_differ():
+    "pse's coverage study report and omniprediction's coverage report are different things with different names."
+    from trustml_nb import omniprediction, pse
+    assert PSECoverageReport is pse.PSECoverageReport and not hasattr(pse, 'CoverageReport')
+    assert omniprediction.CoverageReport is not PSECoverageReport

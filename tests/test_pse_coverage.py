@@ -15,7 +15,7 @@ from trustml_nb.pse_simulator import NONLINEAR_DESIGNS, WORLDS, nonlinear_nuisan
 
 SIM = sim_nonlinear(1_500, 'binary', seed=3)
 R = SIM.roles
-ROLES = dict(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y='y')
+ROLES = dict(exposure=R['x'], covariates=R['z'], mediators_first=R['w'], mediators_second=R['v'], outcome='y')
 
 
 def _table(**kw):
@@ -166,7 +166,7 @@ def _linear(n, seed):
 def test_plugin_is_the_product_of_coefficients():
     "One mediator, main-effects OLS: the g-formula NDE is the X coefficient of Y ~ X + M + Z, the NIE the product of coefficients."
     df = _linear(3_000, 0)
-    rep = PathSpecificEffects(x='x', z=['z1', 'z2'], v=['m'], y='y', learners='glm', estimators=('plugin',), n_boot=200, seed=1).fit(df).report_
+    rep = PathSpecificEffects(exposure='x', covariates=['z1', 'z2'], mediators_second=['m'], outcome='y', learners='glm', estimators=('plugin',), n_boot=200, seed=1).fit(df).report_
     A = np.column_stack([np.ones(len(df)), df.x, df.m, df.z1, df.z2])
     b, *_ = np.linalg.lstsq(A, df.y, rcond=None)
     g, *_ = np.linalg.lstsq(A[:, [0, 1, 3, 4]], df.m, rcond=None)

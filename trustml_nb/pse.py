@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from itertools import combinations
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -30,7 +31,7 @@ from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
 from .core import (Report, describe_input, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_option, check_probabilities,
-                             check_scalar, make_rng, match_columns, progress, report, report_numerical)
+                             check_scalar, make_rng, match_columns, progress, report, report_numerical, warn_at_user)
 from .data import benchmark_result
 from .pse_simulator import population_truth, sim_oximetry
 from .viz import Explorer, explorer, legend_outside, new_figure, plot_estimates
@@ -39,7 +40,7 @@ from .viz import Explorer, explorer, legend_outside, new_figure, plot_estimates
 __all__ = ['LEARNER_ROLES', 'LEARNER_PRESETS', 'NESTED_FITS', 'VARIANCES', 'EFFECTS', 'FUNCTIONAL_NAMES', 'ESTIMATORS',
            'EFFECT_NAMES', 'PSE_BENCHMARK_FILES', 'gmf_weights', 'FunctionalEstimate', 'gmf_estimate', 'GLMClassifier',
            'GLMRegressor', 'make_learners', 'StackClassifier', 'StackRegressor', 'CrossFitNuisances', 'crossfit_gmf',
-           'EffectsReport', 'PathSpecificEffects', 'pse_effects', 'half_sample_se', 'plot_effects', 'CoverageReport',
+           'EffectsReport', 'PathSpecificEffects', 'pse_effects', 'half_sample_se', 'plot_effects', 'PSECoverageReport',
            'pse_benchmark_results', 'plot_coverage', 'explore_effects', 'pse_explorer']
 
 # %% ../nbs/11_path_specific_effects.ipynb #a37b2de9
@@ -603,7 +604,7 @@ _MAX_ABS = 1e100   # larger covariate values are refused: the learners' sums of 
 _MAX_ABS_Y = 1e30  # larger outcomes are refused: boosting keeps its gradients in float32 (and goes wrong silently near 1e50)
 
 def _role_columns(cols, name:str)->list:
-    "A list of column names for the role `name` (z, w or v)."
+    "A list of column names for the role `name` (covariates, mediators_first or mediators_second)."
     if isinstance(cols, (str, bytes)) or not isinstance(cols, (list, tuple, pd.Index, np.ndarray)):
         raise TypeError(f"{name} must be a list of column names, got {cols!r:.80}")
     cols = list(cols)
@@ -612,15 +613,15 @@ def _role_columns(cols, name:str)->list:
     return cols
 
 def _check_roles(x, z, w, v, y)->dict:
-    "Validated roles: x and y one column name each, z, w, v lists of names, no name in two roles."
-    for name, col in (('x', x), ('y', y)):
+    "Validated roles (keys x, z, w, v, y as in the paper): exposure and outcome one column name each, the others lists of names, no name in two roles."
+    for name, col in (('exposure', x), ('outcome', y)):
         if not isinstance(col, str): raise TypeError(f"{name} must be one column name (a string), got {col!r:.80}")
-    roles = dict(x=x, z=_role_columns(z, 'z'), w=_role_columns(w, 'w'), v=_role_columns(v, 'v'), y=y)
-    if not roles['z']: raise ValueError("z must name at least one baseline covariate column")
-    if not roles['v']: raise ValueError("v must name at least one mediator-of-interest column")
+    roles = dict(x=x, z=_role_columns(z, 'covariates'), w=_role_columns(w, 'mediators_first'), v=_role_columns(v, 'mediators_second'), y=y)
+    if not roles['z']: raise ValueError("covariates must name at least one baseline covariate column")
+    if not roles['v']: raise ValueError("mediators_second must name at least one mediator-of-interest column")
     names = [x, y, *roles['z'], *roles['w'], *roles['v']]
     dup = sorted({c for c in names if names.count(c) > 1})
-    if dup: raise ValueError(f"column(s) {dup} appear in more than one role among x, y, z, w, v")
+    if dup: raise ValueError(f"column(s) {dup} appear in more than one role among exposure, outcome, covariates, mediators_first, mediators_second")
     return roles
 
 def _validate(data, roles:dict)->tuple:
@@ -639,8 +640,8 @@ def _validate(data, roles:dict)->tuple:
             raise TypeError(f"column {c!r} must be numeric, got dtype {col.dtype}; encode it first")
         if col.isna().any(): raise ValueError(f"column {c!r} contains {int(col.isna().sum())} missing value(s); remove or impute them first")
         check_array(col.to_numpy(), f"column {c!r}", ndim=1, max_abs=_MAX_ABS_Y if c == y else _MAX_ABS)
-    xa = check_binary(data[x].to_numpy(), f"x column {x!r}")
-    if xa.min() == xa.max(): raise ValueError(f"x column {x!r} is constant ({xa[0]}): both groups are needed")
+    xa = check_binary(data[x].to_numpy(), f"exposure column {x!r}")
+    if xa.min() == xa.max(): raise ValueError(f"exposure column {x!r} is constant ({xa[0]}): both groups are needed")
     for c in [*roles['z'], *roles['w'], *roles['v'], y]:
         if data[c].nunique() < 2: raise ValueError(f"column {c!r} is constant (every value is {data[c].iloc[0]!r}): drop it")
     ya = data[y].to_numpy().astype(float)
@@ -771,20 +772,39 @@ class EffectsReport(Report):
         return self.table[(self.table.effect == name) & (self.table.estimator == est)].iloc[0]
 
 # %% ../nbs/11_path_specific_effects.ipynb #d3eca4a5
+class _PSESettings(NamedTuple):
+    "The validated settings of a `PathSpecificEffects` (roles aside), read by name in `fit`."
+    n_folds:int; clip:float; seed:int; min_group_rows:int; n_jobs:int|None; nested:str; n_repeats:int
+    n_boot:int; variance:str; n_subsamples:int; level:float; estimators:tuple; star:bool; warn:bool
+
+_ROLE_KEYWORDS = dict(x='exposure', z='covariates', w='mediators_first', v='mediators_second', y='outcome')  # paper notation -> plain keyword
+
+def _plain_roles(plain:dict, old:dict)->dict:
+    "The roles by plain keyword; each deprecated keyword that was passed (not None) replaces its plain one, with a FutureWarning."
+    out = dict(plain)
+    for k, val in old.items():
+        if val is None: continue
+        new = _ROLE_KEYWORDS[k]
+        if plain[new] not in (None, ()):
+            raise TypeError(f"pass {new} only: {k} is its deprecated name, and both were given")
+        warn_at_user(f"the keyword {k}= is deprecated and will be removed in the next release: use {new}=", FutureWarning)
+        out[new] = val
+    return out
+
 class PathSpecificEffects(BaseEstimator):
-    "TE, NDE, NIE, VDE, NIE* and TV with Wald intervals, from one cross-fitted estimator of psi(a_W, a_V, a_Y)."
+    "TE, NDE, NIE, VDE, NIE* and TV of the exposure on the outcome with Wald intervals, from one cross-fitted estimator of psi(a_W, a_V, a_Y)."
     def __init__(self, *,
-                 x:str|None=None, # binary exposure column (race: 1 = Black, 0 = White)
-                 z=(), # baseline confounder columns
-                 w=(), # clinical-state columns (upstream mediators); () treats v as the only mediator (no VDE, no NIE*)
-                 v=(), # mediator-of-interest columns (oximetry)
-                 y:str|None=None, # outcome column (binary or continuous)
+                 exposure:str|None=None, # binary exposure column X (race: 1 = Black, 0 = White)
+                 covariates=(), # baseline confounder columns Z
+                 mediators_first=(), # first mediator block W, upstream (clinical state); () treats mediators_second as the only mediator (no VDE, no NIE*)
+                 mediators_second=(), # second mediator block V, the mediators of interest (oximetry)
+                 outcome:str|None=None, # outcome column Y (binary or continuous)
                  learners='hgb', # 'hgb', 'glm' (statsmodels GLMs) or a dict of sklearn estimators per role (see `make_learners`)
                  estimators=('DR', 'SN'), # any of 'DR', 'SN', 'weighting', 'regression', 'hybrid pi1*mu2', 'hybrid pi2*mu3'
                  n_folds:int=5, # cross-fitting folds
                  clip:float=0.01, # propensity clipping level (the authors used 1e-4)
                  level:float=0.95, # confidence level of the Wald intervals
-                 star:bool=True, # also estimate NIE* (v as the sole mediator, w ignored): a contrast, not a causal effect
+                 star:bool=True, # also estimate NIE* (mediators_second as the sole mediator, mediators_first ignored): a contrast, not a causal effect
                  min_group_rows:int=10, # fewest rows of a group any nuisance model may be fitted on
                  n_jobs:int|None=None, # joblib workers for the nuisance fits (None: 1, or what joblib.parallel_config says; -1: all cores)
                  warn:bool=True, # warn (NumericalWarning) when positivity is weak (the report's notes say it either way)
@@ -794,13 +814,25 @@ class PathSpecificEffects(BaseEstimator):
                  n_boot:int=200, # bootstrap resamples of the 'plugin' estimator's standard errors
                  variance:str='influence', # 'influence': influence-function SEs; 'subsample': SEs from refits on half-samples, which include the error of fitting the nuisances
                  n_subsamples:int=20, # half-samples for variance='subsample' (each a whole refit on n // 2 rows)
+                 x:str|None=None, # deprecated: use exposure
+                 z=None, # deprecated: use covariates
+                 w=None, # deprecated: use mediators_first
+                 v=None, # deprecated: use mediators_second
+                 y:str|None=None, # deprecated: use outcome
                 ):
-        self.x, self.z, self.w, self.v, self.y = x, z, w, v, y
+        self.exposure, self.covariates, self.mediators_first, self.mediators_second, self.outcome = exposure, covariates, mediators_first, mediators_second, outcome
         self.learners, self.estimators, self.n_folds, self.clip, self.level = learners, estimators, n_folds, clip, level
         self.star, self.min_group_rows, self.n_jobs, self.warn, self.seed = star, min_group_rows, n_jobs, warn, seed
         self.n_repeats, self.nested, self.n_boot, self.variance, self.n_subsamples = n_repeats, nested, n_boot, variance, n_subsamples
+        self.x, self.z, self.w, self.v, self.y = x, z, w, v, y
 
-    def _checked_settings(self)->dict:
+    def _roles(self)->dict:
+        "Validated roles (keys x, z, w, v, y); a deprecated keyword (x, z, w, v, y) is mapped to its plain name with a FutureWarning."
+        return _check_roles(*_plain_roles(dict(exposure=self.exposure, covariates=self.covariates, mediators_first=self.mediators_first,
+                                                   mediators_second=self.mediators_second, outcome=self.outcome),
+                                              dict(x=self.x, z=self.z, w=self.w, v=self.v, y=self.y)).values())
+
+    def _checked_settings(self)->'_PSESettings':
         "Every setting validated (roles aside)."
         n_folds, clip, seed, min_group_rows, n_jobs, nested, n_repeats = _check_crossfit_settings(
             self.n_folds, self.clip, self.seed, self.min_group_rows, self.n_jobs, self.nested, self.n_repeats)
@@ -808,69 +840,69 @@ class PathSpecificEffects(BaseEstimator):
         if variance == 'subsample' and n_repeats > 1:
             raise ValueError(f"variance='subsample' needs n_repeats=1 (got n_repeats={n_repeats}): the half-sample refits already "
                              "include the spread between fold splits")
-        return dict(n_folds=n_folds, clip=clip, seed=seed, min_group_rows=min_group_rows, n_jobs=n_jobs, nested=nested, n_repeats=n_repeats,
-                    n_boot=int(check_scalar(self.n_boot, 'n_boot', int, low=2, high=100_000)), variance=variance,
-                    n_subsamples=int(check_scalar(self.n_subsamples, 'n_subsamples', int, low=2, high=10_000)),
-                    level=float(check_scalar(self.level, 'level', low=0, high=1, closed='neither')),
-                    estimators=_check_estimators(self.estimators), star=check_flag(self.star, 'star'), warn=check_flag(self.warn, 'warn'))
+        return _PSESettings(n_folds=n_folds, clip=clip, seed=seed, min_group_rows=min_group_rows, n_jobs=n_jobs, nested=nested, n_repeats=n_repeats,
+                           n_boot=int(check_scalar(self.n_boot, 'n_boot', int, low=2, high=100_000)), variance=variance,
+                           n_subsamples=int(check_scalar(self.n_subsamples, 'n_subsamples', int, low=2, high=10_000)),
+                           level=float(check_scalar(self.level, 'level', low=0, high=1, closed='neither')),
+                           estimators=_check_estimators(self.estimators), star=check_flag(self.star, 'star'), warn=check_flag(self.warn, 'warn'))
 
     def fit(self,
-            data:pd.DataFrame, # one row per unit, with the columns named by x, z, w, v and y
+            data:pd.DataFrame, # one row per unit, with the columns named by exposure, covariates, mediators_first, mediators_second and outcome
             truth:dict|None=None, # known true effects or functionals (e.g. `SimData.truth_for(y)`), shown next to the estimates
            ):
         "Validate, cross-fit the nuisances and estimate every effect; the result is `report_`. Returns self."
         s = self._checked_settings()
-        roles = _check_roles(self.x, self.z, self.w, self.v, self.y)
+        roles = self._roles()
         truth = _check_truth(truth)
         xa, ya, Z, Wm, V, binary_y = _validate(data, roles)
-        learners = make_learners(self.learners, binary_y, s['seed'])
+        learners = make_learners(self.learners, binary_y, s.seed)
         n = len(xa)
-        need = 2 * s['n_folds'] * s['min_group_rows']
-        if n < need: raise ValueError(f"data has {n:,} rows: too few for n_folds={s['n_folds']} and min_group_rows={s['min_group_rows']} (need at least {need:,})")
-        if s['variance'] == 'subsample' and n // 2 < need:
+        need = 2 * s.n_folds * s.min_group_rows
+        if n < need: raise ValueError(f"data has {n:,} rows: too few for n_folds={s.n_folds} and min_group_rows={s.min_group_rows} (need at least {need:,})")
+        if s.variance == 'subsample' and n // 2 < need:
             raise ValueError(f"data has {n:,} rows: too few for variance='subsample', whose half-samples of {n // 2:,} rows need at least {need:,} "
-                             f"for n_folds={s['n_folds']} and min_group_rows={s['min_group_rows']}; use variance='influence'")
+                             f"for n_folds={s.n_folds} and min_group_rows={s.min_group_rows}; use variance='influence'")
         for g in (0, 1):
-            if (xa == g).sum() < 2 * s['min_group_rows']:
+            if (xa == g).sum() < 2 * s.min_group_rows:
                 raise ValueError(f"x column {roles['x']!r} has only {int((xa == g).sum())} row(s) with X={g}: too few for "
-                                 f"min_group_rows={s['min_group_rows']} (need at least {2 * s['min_group_rows']})")
+                                 f"min_group_rows={s.min_group_rows} (need at least {2 * s.min_group_rows})")
         has_w = Wm.shape[1] > 0
         crossfit = lambda blocks, targets, rows=slice(None): _crossfit(
-            xa[rows], ya[rows], [b[rows] for b in blocks], targets, learners, binary_y, s['n_folds'], s['clip'], s['seed'],
-            s['min_group_rows'], s['n_jobs'], s['nested'], s['n_repeats'])
+            xa[rows], ya[rows], [b[rows] for b in blocks], targets, learners, binary_y, s.n_folds, s.clip, s.seed,
+            s.min_group_rows, s.n_jobs, s.nested, s.n_repeats)
         if has_w:
             blocks, targets = [Z, Wm, V], [(1, 1, 1), (0, 0, 0), (0, 0, 1), (1, 0, 1)]
             key = {t: t for t in targets}
         else:  # one mediator block: psi(a_V, a_Y); map onto the names of the two-block targets
             blocks, targets = [Z, V], [(1, 1), (0, 0), (0, 1)]
             key = {(1, 1, 1): (1, 1), (0, 0, 0): (0, 0), (0, 0, 1): (0, 1)}
-        star = has_w and s['star']
+        star = has_w and s.star
         plugin = None
-        if 'plugin' in s['estimators']:
-            plugin = _plugin_draws(xa, ya, blocks, key, [Z, V] if star else None, binary_y, s['n_boot'], s['seed'])
+        if 'plugin' in s.estimators:
+            plugin = _plugin_draws(xa, ya, blocks, key, [Z, V] if star else None, binary_y, s.n_boot, s.seed)
         def estimate(rows=slice(None)):   # cross-fit and estimate on these rows: per repeat, the tables and the fits
             cf_runs = crossfit(blocks, targets, rows)
-            star_runs = crossfit([Z, V], [(0, 1)], rows) if star else [None] * s['n_repeats']
+            star_runs = crossfit([Z, V], [(0, 1)], rows) if star else [None] * s.n_repeats
             x_, y_, tables, functional_tables, all_fits = xa[rows], ya[rows], [], [], []
             for cf, cfs in zip(cf_runs, star_runs):
                 fits = {name3: {e: gmf_estimate(x_, y_, cf.propensities, cf.regressions[t], t, normalize=(e == 'SN')) for e in ('DR', 'SN')}
                         for name3, t in key.items()}
                 if cfs is not None:
                     fits['star'] = {e: gmf_estimate(x_, y_, cfs.propensities, cfs.regressions[(0, 1)], (0, 1), normalize=(e == 'SN')) for e in ('DR', 'SN')}
-                t_, f_ = _effects_tables(fits, x_, y_, s['estimators'], s['level'], truth, plugin)
+                t_, f_ = _effects_tables(fits, x_, y_, s.estimators, s.level, truth, plugin)
                 tables.append(t_); functional_tables.append(f_); all_fits.append(fits)
             return tables, functional_tables, all_fits, cf_runs, star_runs
         tables, functional_tables, all_fits, cf_runs, star_runs = estimate()
-        table, functionals = _combine_repeats(tables, s['level']), _combine_repeats(functional_tables, None)
+        table, functionals = _combine_repeats(tables, s.level), _combine_repeats(functional_tables, None)
         sub_tables = None
-        if s['variance'] == 'subsample':
-            rng, m, subs = np.random.default_rng([s['seed'], 3]), n // 2, []
-            for b in progress(range(s['n_subsamples']), desc='half-samples'):
+        if s.variance == 'subsample':
+            rng, m, subs = np.random.default_rng([s.seed, 3]), n // 2, []
+            for b in progress(range(s.n_subsamples), desc='half-samples'):
                 rows = np.sort(rng.choice(n, m, replace=False))
                 try: t_, f_ = (r[0] for r in estimate(rows)[:2])
                 except ValueError as e: raise ValueError(f"variance='subsample': half-sample {b} ({m:,} of {n:,} rows) cannot be fitted: {e}") from e
                 subs.append((t_, f_))
-            table = _subsample_intervals(table, [t_ for t_, _ in subs], n, m, s['level'])
+            table = _subsample_intervals(table, [t_ for t_, _ in subs], n, m, s.level)
             functionals = _subsample_intervals(functionals, [f_ for _, f_ in subs], n, m, None)
             sub_tables = pd.concat([t_.assign(subsample=b) for b, (t_, _) in enumerate(subs)], ignore_index=True)
         cf, cfs, fits = cf_runs[0], star_runs[0], all_fits[0]
@@ -878,25 +910,25 @@ class PathSpecificEffects(BaseEstimator):
         raw_all, names_all = list(cf.raw_propensities), list(prop_names)
         if cfs is not None: raw_all.append(cfs.raw_propensities[1]); names_all.append('P(X=1 | Z, V)')
         diag = pd.DataFrame([r for nm, f in fits.items() for r in _stage_diagnostics(FUNCTIONAL_NAMES[nm], f['DR'].weights, key.get(nm, (0, 1)))])
-        prop = pd.DataFrame({'model': names_all, 'clipped_share': [float(np.mean((r < s['clip']) | (r > 1 - s['clip']))) for r in raw_all],
+        prop = pd.DataFrame({'model': names_all, 'clipped_share': [float(np.mean((r < s.clip) | (r > 1 - s.clip))) for r in raw_all],
                              'min': [float(r.min()) for r in raw_all], 'max': [float(r.max()) for r in raw_all]})
-        problems, notes = _problems(diag, prop, s['clip']), []
+        problems, notes = _problems(diag, prop, s.clip), []
         if problems:
             msg = ("positivity is weak: " + "; ".join(problems[:4]) + ". Estimates lean on few patients: compare DR with SN, "
                    "check the overlap of the groups, or coarsen the covariates.")
             notes.append(msg)
-            if s['warn']: report_numerical(msg)
+            if s.warn: report_numerical(msg)
         if cfs is not None: notes.append("NIE* treats v as the only mediator and ignores w, an exposure-induced confounder of v -> y: it is a contrast, not a causal effect under this graph.")
-        first = table[table.estimator == s['estimators'][0]].set_index('effect').estimate
+        first = table[table.estimator == s.estimators[0]].set_index('effect').estimate
         self.roles_, self.learners_ = roles, learners
         self.report_ = EffectsReport(
             table=table, functionals=functionals, weight_diagnostics=diag, propensity_diagnostics=prop, nuisances=cf, star_nuisances=cfs,
             estimates={FUNCTIONAL_NAMES[k]: v for k, v in fits.items()}, exposure=roles['x'], outcome=roles['y'],
-            outcome_kind='binary' if binary_y else 'continuous', n_rows=n, n_exposed=int(xa.sum()), estimators=s['estimators'],
-            learners=self.learners if isinstance(self.learners, str) else 'custom', n_folds=s['n_folds'], clip=s['clip'], level=s['level'],
-            n_repeats=s['n_repeats'], repeat_tables=pd.concat([t_.assign(repeat=r) for r, t_ in enumerate(tables)], ignore_index=True),
+            outcome_kind='binary' if binary_y else 'continuous', n_rows=n, n_exposed=int(xa.sum()), estimators=s.estimators,
+            learners=self.learners if isinstance(self.learners, str) else 'custom', n_folds=s.n_folds, clip=s.clip, level=s.level,
+            n_repeats=s.n_repeats, repeat_tables=pd.concat([t_.assign(repeat=r) for r, t_ in enumerate(tables)], ignore_index=True),
             total_effect=float(first['TE']), v_specific_effect=float(first['VDE']) if 'VDE' in first else None, notes=tuple(notes),
-            variance=s['variance'], subsample_tables=sub_tables)
+            variance=s.variance, subsample_tables=sub_tables)
         return self
 
 def _combine_repeats(tables:list, level:float|None)->pd.DataFrame:
@@ -945,16 +977,17 @@ def _effects_tables(fits:dict, xa, ya, estimators:tuple, level:float, truth:dict
 # %% ../nbs/11_path_specific_effects.ipynb #a09be14a
 def pse_effects(
     data:pd.DataFrame, # one row per patient
-    x:str, # binary exposure column (race: 1 = Black, 0 = White)
-    z:list, # baseline confounder columns
-    w:list, # clinical-state columns (upstream mediators); [] treats v as the only mediator (no VDE, no NIE*)
-    v:list, # oximetry columns (mediators of interest)
-    y:str, # outcome column (binary or continuous)
-    truth:dict|None=None, # known true effects (e.g. `SimData.truth_for(y)`), shown next to the estimates
-    **settings, # any other setting of `PathSpecificEffects` (learners, estimators, n_folds, clip, level, star, seed ...)
+    exposure:str|None=None, # binary exposure column X (race: 1 = Black, 0 = White)
+    covariates=(), # baseline confounder columns Z
+    mediators_first=(), # first mediator block W, upstream (clinical state); () treats mediators_second as the only mediator (no VDE, no NIE*)
+    mediators_second=(), # second mediator block V, the mediators of interest (oximetry)
+    outcome:str|None=None, # outcome column Y (binary or continuous)
+    truth:dict|None=None, # known true effects (e.g. `SimData.truth_for(outcome)`), shown next to the estimates
+    **settings, # any other setting of `PathSpecificEffects` (learners, estimators, n_folds, clip, level, star, seed ...; x, z, w, v, y are deprecated)
 )->EffectsReport:
-    "Function form of `PathSpecificEffects(x=x, z=z, w=w, v=v, y=y, **settings).fit(data, truth).report_`."
-    return PathSpecificEffects(x=x, z=z, w=w, v=v, y=y, **settings).fit(data, truth).report_
+    "Function form of `PathSpecificEffects(exposure=..., covariates=..., mediators_first=..., mediators_second=..., outcome=..., **settings).fit(data, truth).report_`."
+    return PathSpecificEffects(exposure=exposure, covariates=covariates, mediators_first=mediators_first, mediators_second=mediators_second,
+                               outcome=outcome, **settings).fit(data, truth).report_
 
 # %% ../nbs/11_path_specific_effects.ipynb #bcb41c03
 def half_sample_se(
@@ -1018,7 +1051,7 @@ def _misspecification_study(
     "Effects from DR, SN, weighting and regression when propensities, regressions, or both are replaced by constants."
     effects = _check_effects(effects)
     good = self.learners if isinstance(self.learners, dict) else {r: self.learners for r in LEARNER_ROLES}
-    roles = _check_roles(self.x, self.z, self.w, self.v, self.y)
+    roles = self._roles()
     binary = _validate(data, roles)[-1]
     const_p, const_y = DummyClassifier(strategy='prior'), DummyRegressor()
     const_o = DummyClassifier(strategy='prior') if binary else DummyRegressor()
@@ -1037,7 +1070,7 @@ PathSpecificEffects.misspecification_study = _misspecification_study
 
 # %% ../nbs/11_path_specific_effects.ipynb #ad4b35d8
 @report
-class CoverageReport(Report):
+class PSECoverageReport(Report):
     "Coverage, bias and RMSE of the intervals of `PathSpecificEffects` over fresh samples from `sim_oximetry`."
     table: pd.DataFrame # one row per (effect, estimator): truth, mean_estimate, bias, rmse, sd, mean_se, coverage, n_reps, coverage_mc_se
     draws: pd.DataFrame # every replication's effects table, with its rep number and the columns covered and error
@@ -1061,18 +1094,18 @@ def _coverage_study(
     truth_n:int=1_000_000, # Monte Carlo size of the population truth
     show_progress:bool|None=None, # progress bar (None: follow TRUSTML_NB_PROGRESS)
     **sim_params, # settings of `sim_oximetry` (device_bias, reliance, overlap, nonlinear, n_noise_w)
-)->CoverageReport:
+)->PSECoverageReport:
     "Coverage, bias and RMSE of the intervals over fresh samples from `sim_oximetry`; the estimator's seed seeds the study."
     s = self._checked_settings()
     n_reps = check_scalar(n_reps, 'n_reps', int, low=1); n = check_scalar(n, 'n', int, low=2)
     truth_n = check_scalar(truth_n, 'truth_n', int, low=2)
     check_option(outcome, 'outcome', ('vented', 'duration'))
     check_flag(show_progress, 'show_progress', allow_none=True)
-    truth = population_truth('oximetry', n=truth_n, seed=s['seed'] + 10_000, **sim_params)[outcome].to_dict()
-    rng, draws = make_rng(s['seed']), []
+    truth = population_truth('oximetry', n=truth_n, seed=s.seed + 10_000, **sim_params)[outcome].to_dict()
+    rng, draws = make_rng(s.seed), []
     for rep in progress(range(n_reps), desc='coverage', show=show_progress):
-        sim = sim_oximetry(n, seed=rng, **sim_params); R = sim.roles
-        est = clone(self).set_params(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y=outcome, seed=rep, star=False, warn=False)
+        sim = sim_oximetry(n, seed=rng, **sim_params)
+        est = clone(self).set_params(**sim.roles_for(outcome), **dict.fromkeys(_ROLE_KEYWORDS), seed=rep, star=False, warn=False)
         draws.append(est.fit(sim.data, truth).report_.to_frame().assign(rep=rep))
     d = pd.concat(draws, ignore_index=True)
     # estimators without a standard error (weighting, regression, hybrids) have no interval: coverage NaN, not 0
@@ -1084,8 +1117,8 @@ def _coverage_study(
                           'mean_se': g.se.mean(), 'coverage': g.covered.mean(), 'n_reps': g.size()}).reset_index()
     table['coverage_mc_se'] = np.sqrt(table.coverage * (1 - table.coverage) / table.n_reps)
     vde = table.query("effect == 'VDE' and estimator == 'DR'")
-    return CoverageReport(table=table, draws=d, truth=truth, n_reps=n_reps, n_rows=n,
-                          learners=self.learners if isinstance(self.learners, str) else 'custom', outcome=outcome, level=s['level'],
+    return PSECoverageReport(table=table, draws=d, truth=truth, n_reps=n_reps, n_rows=n,
+                          learners=self.learners if isinstance(self.learners, str) else 'custom', outcome=outcome, level=s.level,
                           vde_coverage_dr=float(vde.coverage.iloc[0]) if len(vde) else None)
 
 PathSpecificEffects.coverage_study = _coverage_study
@@ -1152,7 +1185,7 @@ def _split_rerun_interval(
     out = pd.DataFrame({'mean': g.estimate.mean(), 'sd_over_reruns': g.estimate.std(), 'eif_se': g.se.mean()})
     out['sem'] = out.sd_over_reruns / np.sqrt(n_reruns)
     out['split_rerun_low'], out['split_rerun_high'] = out['mean'] - 1.96 * out['sem'], out['mean'] + 1.96 * out['sem']
-    zq = norm.ppf(0.5 + self._checked_settings()['level'] / 2)     # the influence-function interval at the estimator's level
+    zq = norm.ppf(0.5 + self._checked_settings().level / 2)     # the influence-function interval at the estimator's level
     out['eif_low'], out['eif_high'] = out['mean'] - zq * out.eif_se, out['mean'] + zq * out.eif_se
     out['width_ratio_split_over_eif'] = out['sem'] / out.eif_se
     return out.reset_index()
@@ -1175,8 +1208,7 @@ def explore_effects(
     sim_kw = dict(device_bias=device_bias, reliance=reliance, overlap=overlap)
     s = sim_oximetry(n, seed=seed, **sim_kw)
     truth = population_truth('oximetry', n=200_000, seed=seed + 1, **sim_kw)[outcome].to_dict()
-    R = s.roles
-    rep = PathSpecificEffects(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y=outcome, learners=learner, warn=False).fit(s.data, truth).report_
+    rep = PathSpecificEffects(**s.roles_for(outcome), learners=learner, warn=False).fit(s.data, truth).report_
     vde = rep.effect('VDE')
     unit = 'hours' if outcome == 'duration' else 'rate'
     z = (vde.estimate - vde.truth) / vde.se      # the interval covers the truth exactly when |z| <= 1.96

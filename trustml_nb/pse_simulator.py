@@ -44,7 +44,7 @@ def effects_from_worlds(
 class SimData:
     "Observed data from a simulator, with the roles of its columns and the exact counterfactual truth."
     data:pd.DataFrame # observed columns only
-    roles:dict # x, z, w, v (column names) and outcomes (list of outcome columns)
+    roles:dict # in paper notation: x (exposure), z (covariates), w and v (first and second mediator blocks), and outcomes (list of outcome columns)
     truth:pd.DataFrame # rows: counterfactual means and effects; one column per outcome
     counterfactuals:dict # outcome -> DataFrame of per-unit E[Y^a | U] for each world in `WORLDS`
     params:dict = field(default_factory=dict) # the generator's settings
@@ -56,6 +56,14 @@ class SimData:
         outcome = self.roles['outcomes'][0] if outcome is None else outcome
         check_option(outcome, 'outcome', list(self.truth.columns))
         return self.truth[outcome].to_dict()
+
+    def roles_for(self,
+                  outcome:str|None=None, # an outcome column (None: the first outcome)
+                 )->dict:
+        "The columns' roles as `PathSpecificEffects` keywords: exposure, covariates, mediators_first, mediators_second and outcome."
+        r = self.roles
+        outcome = r['outcomes'][0] if outcome is None else check_option(outcome, 'outcome', list(r['outcomes']))
+        return dict(exposure=r['x'], covariates=list(r['z']), mediators_first=list(r['w']), mediators_second=list(r['v']), outcome=outcome)
 
     def __repr__(self):
         r = self.roles

@@ -89,7 +89,7 @@ def one(job):
     t0 = time.time()
     sim = sim_nonlinear(n, design, seed=np.random.default_rng([2026, n, rep, list(NONLINEAR_DESIGNS).index(design)]))
     R = sim.roles
-    est = PathSpecificEffects(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y='y', estimators=('DR',), star=False, warn=False,
+    est = PathSpecificEffects(exposure=R['x'], covariates=R['z'], mediators_first=R['w'], mediators_second=R['v'], outcome='y', estimators=('DR',), star=False, warn=False,
                               n_jobs=1, seed=rep, **(CONFIGS[config](design, rep) if callable(CONFIGS[config]) else CONFIGS[config]))
     t = est.fit(sim.data, truth(design)).report_.to_frame()
     t = t[t.effect.isin(EFFECTS)]

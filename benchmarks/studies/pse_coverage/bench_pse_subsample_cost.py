@@ -24,7 +24,7 @@ N_SUB = 5
 def cost(n):
     sim = sim_nonlinear(n, 'binary', seed=1)
     R = sim.roles
-    kw = dict(x=R['x'], z=R['z'], w=R['w'], v=R['v'], y='y', estimators=('DR',), star=False, warn=False, seed=0, n_jobs=1)
+    kw = dict(exposure=R['x'], covariates=R['z'], mediators_first=R['w'], mediators_second=R['v'], outcome='y', estimators=('DR',), star=False, warn=False, seed=0, n_jobs=1)
     t = time.process_time(); PathSpecificEffects(**kw).fit(sim.data); full = time.process_time() - t
     t = time.process_time(); PathSpecificEffects(**kw, variance='subsample', n_subsamples=N_SUB).fit(sim.data); both = time.process_time() - t
     half = (both - full) / N_SUB
