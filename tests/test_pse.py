@@ -761,10 +761,10 @@ def test_old_role_keywords_warn_and_give_the_same_result():
         old_tab = est.fit(s.data).report_.table
     msgs = sorted(str(r.message) for r in rec if r.category is FutureWarning)
     for k, new in dict(x='exposure', z='covariates', w='mediators_first', v='mediators_second', y='outcome').items():
-        assert any(f"{k}=" in m and f"use {new}=" in m for m in msgs), (k, msgs)
+        assert any(f"keyword {k!r} is renamed {new!r}" in m and f"use {new}=" in m for m in msgs), (k, msgs)
     pd.testing.assert_frame_equal(old_tab, new_tab)
     # one old keyword among plain ones, and the function form
-    with pytest.warns(FutureWarning, match=r"the keyword y= is deprecated .* use outcome="):
+    with pytest.warns(FutureWarning, match=r"the keyword 'y' is renamed 'outcome'; 'y' is deprecated .* use outcome="):
         one = pse_effects(s.data, **{k: v for k, v in plain.items() if k != 'outcome'}, y='vented', **fast).table
     pd.testing.assert_frame_equal(one, new_tab)
     # both names for one role is a mistake, not a silent choice

@@ -30,6 +30,7 @@ from statsmodels.genmod.generalized_linear_model import GLM
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
+from .core import renamed_parameter
 from .core import (Report, describe_input, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_option, check_probabilities,
                              check_scalar, make_rng, match_columns, progress, report, report_numerical, warn_at_user)
 from .data import benchmark_result
@@ -787,8 +788,7 @@ def _plain_roles(plain:dict, old:dict)->dict:
         new = _ROLE_KEYWORDS[k]
         if plain[new] not in (None, ()):
             raise TypeError(f"pass {new} only: {k} is its deprecated name, and both were given")
-        warn_at_user(f"the keyword {k}= is deprecated and will be removed in the next release: use {new}=", FutureWarning)
-        out[new] = val
+        out[new], _ = renamed_parameter(plain[new], val, new, k, 'PathSpecificEffects')   # the one shared warning
     return out
 
 class PathSpecificEffects(BaseEstimator):
