@@ -120,7 +120,7 @@ def test_explorer_refits_on_the_ticked_questions():
     ex.controls['follow_ups'].value = (1, 3)
     assert ex.n_renders == 2 and ex.report is not first
     rep, fig = render_quere(F, [1, 3])
-    assert ex.report.table.auroc[0] == rep.table.auroc[0]
+    assert ex.report.table.auroc_mean[0] == rep.table.auroc_mean[0]
     ex.controls['follow_ups'].value = ()
     assert ex.result == "tick at least one follow-up question"
 

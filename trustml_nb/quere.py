@@ -607,24 +607,23 @@ def render_quere(
     features:dict, # from `load_quere_features`
     follow_ups=None, # indices of the follow-ups to use; None: all
     C:float=1.0, # probe regularisation
-    seed:int=0, # split and bootstrap seed
-)->tuple: # (ProbeComparison, figure)
-    "Pure render of the explorer: QueRE with the chosen follow-ups vs the answer probability alone, and the probe's weights."
+    seed:int=0, # seed of the grouped splits
+    n_splits:int=30, # prompt-grouped splits the AUROC is averaged over (one split alone can look lucky)
+)->tuple: # (SplitStudy, figure)
+    "Pure render of the explorer: QueRE with the chosen follow-ups vs the answer probability alone over grouped splits, and the probe's weights."
     keep = _follow_up_indices(follow_ups, len(features['follow_ups']))
     sets = feature_sets(features, 'clean', follow_ups=keep)
-    rep = compare_probes({'QueRE': sets['QueRE'], 'answer probability': sets['answer probability']},
-                         answer_correct(features), groups_of_rows=np.asarray(features['prompt']).astype(str), # split by prompt
-                         C=C, n_bootstrap=200, seed=seed)
-    X, y = sets['QueRE'], answer_correct(features)
-    weights = np.array(QueReProbe(C=C).fit(X, y).report_.coefficients)
+    rows = items_in_range(features); y = answer_correct(features)[rows]    # the rows of probe_task('correct')
+    rep = auroc_over_splits({'QueRE': sets['QueRE'][rows], 'answer probability': sets['answer probability'][rows]}, y,
+                            groups_of_rows=np.asarray(features['prompt']).astype(str)[rows], n_splits=n_splits, C=C, seed=seed)
+    weights = np.array(QueReProbe(C=C).fit(sets['QueRE'][rows], y).report_.coefficients)
     names = feature_names(features, keep)
     fig, (ax1, ax2) = new_figure(1, 2, figsize=(11, 4.2), width_ratios=[1, 2])
     t = rep.table
-    ax1.bar(range(len(t)), t['auroc'], yerr=[t['auroc'] - t['auroc_low'], t['auroc_high'] - t['auroc']],
-            color=[PALETTE[0], PALETTE[1]], capsize=4)
+    ax1.bar(range(len(t)), t['auroc_mean'], yerr=t['auroc_sd'], color=[PALETTE[0], PALETTE[1]], capsize=4)
     ax1.set_xticks(range(len(t)), ['QueRE', 'answer\nprobability'], fontsize=10)
-    ax1.axhline(0.5, color='grey', ls=':'); ax1.set_ylim(0.3, 1.0); ax1.set_ylabel('held-out AUROC', fontsize=10)
-    ax1.set_title(f'QueRE AUROC {t.auroc[0]:.2f} ({len(keep)} follow-ups)', fontsize=11)
+    ax1.axhline(0.5, color='grey', ls=':'); ax1.set_ylim(0.3, 1.0); ax1.set_ylabel('held-out AUROC (mean ± sd)', fontsize=10)
+    ax1.set_title(f'QueRE {t.auroc_mean[0]:.2f} ± {t.auroc_sd[0]:.2f}, {n_splits} grouped splits', fontsize=11)
     order = np.argsort(np.abs(weights))
     ax2.barh(range(len(order)), weights[order], color=[PALETTE[0] if w > 0 else PALETTE[1] for w in weights[order]])
     ax2.set_yticks(range(len(order)), [names[i][:45] for i in order], fontsize=9)
@@ -636,7 +635,7 @@ def render_quere(
 def quere_explorer(
     features:dict, # from `load_quere_features`
 ):
-    "Explorer: tick follow-up questions, see the probe's held-out AUROC and its weights; `.report` is the ProbeComparison."
+    "Explorer: tick follow-up questions, see the probe's mean held-out AUROC over prompt-grouped splits and its weights; `.report` is the SplitStudy."
     import ipywidgets as W
     qs = [str(q) for q in features['follow_ups']]
     pick = W.SelectMultiple(options=[(q, j) for j, q in enumerate(qs)], value=tuple(range(len(qs))), rows=len(qs),
@@ -646,8 +645,9 @@ def quere_explorer(
         if not follow_ups: return "tick at least one follow-up question"
         rep, fig = render_quere(features, list(follow_ups), C)
         t = rep.table.set_index('features')
-        headline = (f"probe C = {C:g}: QueRE with {len(follow_ups)} follow-ups, held-out AUROC {t.auroc['QueRE']:.3f}; "
-                    f"answer probability alone {t.auroc['answer probability']:.3f}")
+        headline = (f"probe C = {C:g}: QueRE with {len(follow_ups)} follow-ups, held-out AUROC {t.auroc_mean['QueRE']:.3f} "
+                    f"± {t.auroc_sd['QueRE']:.3f} over {rep.n_splits} prompt-grouped splits; answer probability alone "
+                    f"{t.auroc_mean['answer probability']:.3f} ± {t.auroc_sd['answer probability']:.3f}")
         return headline, rep, fig
     return explorer(render, title='QueRE: which follow-up questions predict a correct answer?', follow_ups=pick, C=strength)
 
