@@ -768,6 +768,13 @@ def _mixture_lp(cnt, gain, counts, Dg, Dl, xi_g, xi_l, per_cell:bool=True, fallb
     mix = np.clip(res.x.reshape(N, B, J), 0, 1)
     return mix / mix.sum(2, keepdims=True), 0
 
+def _dual_cost_matrices(proto, cid, lam, mu_k)->np.ndarray:
+    "M_k(a) = I - B_k(a) / p(a, k) of every group a, with B_k from the global duals lam and client cid's local duals mu_k."
+    Bk = np.zeros((proto.G, proto.m, proto.m))
+    if proto.Dg is not None: Bk += np.einsum('u,uaij->aij', lam[0] - lam[1], proto.Dg[:, cid])
+    if proto.Dl is not None: Bk += np.einsum('u,uaij->aij', mu_k[0] - mu_k[1], proto.Dl[cid])
+    return np.eye(proto.m) - Bk / proto.p_ak[cid][:, None, None]
+
 class FedFactPostProtocol(FedProtocol):
     "FedFACT-Post: round 0 fits per-group calibration on each client; later rounds run the bi-level dual descent."
     name = 'FedFACT-Post'
@@ -808,10 +815,7 @@ class FedFactPostProtocol(FedProtocol):
                       mu_k, # client cid's local duals, shape (2, U_l)
                      )->np.ndarray: # (G, m, m): the cost matrix M_k(a) of every group a
         "Client cid's cost matrix of every group, M_k(a) = I - B_k(a) / p(a, k), from the duals (the paper's M_k)."
-        Bk = np.zeros((self.G, self.m, self.m))
-        if self.Dg is not None: Bk += np.einsum('u,uaij->aij', lam[0] - lam[1], self.Dg[:, cid])
-        if self.Dl is not None: Bk += np.einsum('u,uaij->aij', mu_k[0] - mu_k[1], self.Dl[cid])
-        return np.eye(self.m) - Bk / self.p_ak[cid][:, None, None]
+        return _dual_cost_matrices(self, cid, lam, mu_k)
     def M_k(self,
             cid, # client index
             lam, # global duals, shape (2, U_g)
@@ -1013,10 +1017,7 @@ class FedFactInProtocol(FedProtocol):
                       mu_k, # client cid's local duals, shape (2, U_l)
                      )->np.ndarray: # (G, m, m): the shifted cost matrix of every group
         "Client cid's cost matrix of every group after the positivity shift (the paper's bar M_k): the weights of the cost-sensitive loss."
-        Bk = np.zeros((self.G, self.m, self.m))
-        if self.Dg is not None: Bk += np.einsum('u,uaij->aij', lam[0] - lam[1], self.Dg[:, cid])
-        if self.Dl is not None: Bk += np.einsum('u,uaij->aij', mu_k[0] - mu_k[1], self.Dl[cid])
-        M = np.eye(self.m) - Bk / self.p_ak[cid][:, None, None]
+        M = _dual_cost_matrices(self, cid, lam, mu_k)
         return _positivity_shift(M[None], self.kappa_eps, 'row')[0]
     def Mbar_k(self,
                cid, # client index
