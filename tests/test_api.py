@@ -32,7 +32,7 @@ def _classes(base):
 
 
 REPORTS = _classes(Report)
-ESTIMATORS = _classes(BaseEstimator)
+ESTIMATORS = {k: v for k, v in _classes(BaseEstimator).items() if k != 'trustml_nb.core.Estimator'}  # the skeleton itself is abstract
 
 
 def test_the_package_has_reports_and_estimators():
@@ -96,3 +96,82 @@ def test_core_result_is_gone():
     assert not hasattr(trustml_nb.core, 'Result')
     users = [str(p.relative_to(ROOT)) for p in _sources() if re.search(r"\bResult\(|import[^\n]*\bResult\b", p.read_text())]
     assert not users, f"core.Result is gone: use a typed report: {users}"
+
+
+# ---- the estimator skeleton (issue 34): parameters declared once, seed and show_progress by name, fit = validate, _fit ----
+
+from functools import partial  # noqa: E402
+import ast  # noqa: E402
+import textwrap  # noqa: E402
+
+from trustml_nb.core import DEPRECATED, Estimator, Renamed, check_seed, check_show_progress  # noqa: E402
+
+RANDOMNESS = re.compile(r"make_rng\(|derived_(seed|rng)\(|random_state\s*=|manual_seed\(|default_rng\(|\.permutation\(|"
+                        r"\.choice\(|\.integers\(|isolated_seed\(|seed_everything\(|KFold\(|shuffle\s*=\s*True")
+OLD_SEED_NAMES = ('random_state', 'init_seed', 'random_seed', 'rng', 'seeds', 'random_seeds')
+
+
+def _init_params(cls) -> dict:
+    return {p.name: p for p in list(inspect.signature(cls.__init__).parameters.values())[1:]}
+
+
+def _method_sources(cls) -> str:
+    "Source of every method the class (and its package bases) defines, patched ones included."
+    out = []
+    for klass in cls.__mro__:
+        if klass in (Estimator, BaseEstimator, object) or not klass.__module__.startswith('trustml_nb'): continue
+        for v in vars(klass).values():
+            f = getattr(v, '__func__', v)
+            if inspect.isfunction(f):
+                try: out.append(inspect.getsource(f))
+                except (OSError, TypeError): pass
+    return '\n'.join(out)
+
+
+def _is_check(rule, fn) -> bool:
+    return rule is fn or isinstance(rule, partial) and rule.func is fn
+
+
+@pytest.mark.parametrize('name', sorted(ESTIMATORS))
+def test_estimator_is_built_on_the_skeleton(name):
+    cls = ESTIMATORS[name]
+    assert issubclass(cls, Estimator), f"{name} must subclass trustml_nb.core.Estimator (the one estimator skeleton)"
+    params = _init_params(cls)
+    bad = [p for p, v in params.items() if v.kind is not v.KEYWORD_ONLY]
+    assert not bad, f"{name}.__init__ parameters must be keyword-only (after *): {bad}"
+    declared = cls.parameters
+    assert set(declared) == set(params), (f"{name}.parameters must declare every __init__ keyword once: "
+                                          f"undeclared {sorted(set(params) - set(declared))}, not keywords {sorted(set(declared) - set(params))}")
+    for p, rule in declared.items():
+        if isinstance(rule, Renamed):
+            assert rule.new in declared and not isinstance(declared[rule.new], Renamed), f"{name}: {p} is renamed to a missing {rule.new!r}"
+            assert params[p].default == DEPRECATED, f"{name}: the old keyword {p} must default to core.DEPRECATED"
+        else: assert callable(rule), f"{name}.parameters[{p!r}] must be a check(value, name), got {rule!r}"
+
+
+@pytest.mark.parametrize('name', sorted(ESTIMATORS))
+def test_estimator_names_seed_and_progress_the_one_way(name):
+    cls = ESTIMATORS[name]
+    params, declared, source = _init_params(cls), cls.parameters, _method_sources(cls)
+    old = [p for p in params if p in OLD_SEED_NAMES and not isinstance(declared.get(p), Renamed)]
+    assert not old, f"{name}: randomness is set by `seed`, not {old}"
+    if 'seed' in params: assert _is_check(declared['seed'], check_seed), f"{name}: declare seed=check_seed"
+    if 'show_progress' in params:
+        assert _is_check(declared['show_progress'], check_show_progress), f"{name}: declare show_progress=check_show_progress"
+    if re.search(r"\bprogress\(", source):
+        assert 'show_progress' in params, f"{name} shows a progress bar but has no show_progress parameter"
+        assert 'disable=' not in source, f"{name}: pass show=self.show_progress to core.progress instead of converting it inline"
+    if RANDOMNESS.search(source): assert 'seed' in params, f"{name} draws random numbers but has no seed parameter"
+
+
+@pytest.mark.parametrize('name', sorted(ESTIMATORS))
+def test_fit_reads_validate_then_fit(name):
+    cls = ESTIMATORS[name]
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls.fit)))
+    body = tree.body[0].body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant): body = body[1:]  # the docstring
+    first = ast.unparse(body[0]) if body else ''
+    assert 'self._validate_params()' in first, f"{name}.fit must begin by checking its settings (self._validate_params()), begins: {first!r:.80}"
+    calls = [ast.unparse(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    assert 'self._fit' in calls, f"{name}.fit must hand the work to self._fit(...) after the checks"
+    assert '_fit' in {k for klass in cls.__mro__ for k in vars(klass)}, f"{name} defines no _fit"

@@ -17,9 +17,11 @@ import random
 import re
 import sys
 import warnings
+from collections import Counter
 from dataclasses import dataclass, fields, is_dataclass
 from html import escape
 from numbers import Integral, Real
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -29,12 +31,13 @@ from tqdm.auto import tqdm
 
 # %% auto #0
 __all__ = ['DEPRECATED', 'TrustMLWarning', 'DroppedRowsWarning', 'NumericalWarning', 'SmallGroupWarning', 'warn_at_user',
-           'report_dropped', 'report_numerical', 'quiet', 'describe_input', 'check_array', 'check_same_length',
-           'check_scalar', 'check_option', 'check_probabilities', 'check_binary', 'check_flag', 'check_numbers',
-           'check_columns', 'column_names', 'match_columns', 'equal_width_bins', 'require', 'make_rng',
-           'seed_everything', 'isolated_seed', 'renamed_keywords', 'renamed_parameter', 'Report', 'report',
-           'check_is_fitted', 'PrefitClassifier', 'markdown_table', 'progress_enabled', 'progress', 'param_docs',
-           'document_parameters']
+           'report_dropped', 'report_numerical', 'quiet', 'summarised_warnings', 'describe_input', 'check_array',
+           'check_same_length', 'check_scalar', 'check_option', 'check_probabilities', 'check_binary', 'check_scored',
+           'check_flag', 'check_numbers', 'check_columns', 'column_names', 'match_columns', 'equal_width_bins',
+           'require', 'make_rng', 'seed_everything', 'isolated_seed', 'check_seed', 'derived_seed', 'derived_rng',
+           'renamed_keywords', 'renamed_parameter', 'Report', 'report', 'check_is_fitted', 'Renamed',
+           'check_show_progress', 'optional', 'Estimator', 'PrefitReport', 'PrefitClassifier', 'markdown_table',
+           'progress_enabled', 'progress', 'param_docs', 'document_parameters']
 
 # %% ../nbs/00_core.ipynb #71fb7fb9
 class TrustMLWarning(UserWarning):
@@ -105,6 +108,27 @@ def quiet(
     with warnings.catch_warnings():
         for c in categories: warnings.filterwarnings('ignore', category=c)
         yield
+
+# %% ../nbs/00_core.ipynb #6eca4082
+class summarised_warnings:
+    "Record the warnings of many repeated steps, then warn each distinct one once with its count (nothing is dropped)."
+    # a class, not @contextlib.contextmanager: the summary is warned from __exit__, a frame of this package, so that
+    # warn_at_user skips to the user's line (from a generator it would stop at contextlib's own frame)
+    def __init__(self,
+                 source:str, # who is speaking, put before each message (e.g. 'welfare_beta_sweep')
+                 unit:str='fits', # what the count counts, e.g. 'fits' or 'budgets'
+                ):
+        self.source, self.unit, self.caught = source, unit, []
+    def __enter__(self):
+        self._recorder = warnings.catch_warnings(record=True)
+        self.caught = self._recorder.__enter__()
+        warnings.simplefilter('always')      # record every occurrence, so the counts are right
+        return self
+    def __exit__(self, *exc_info):
+        self._recorder.__exit__(*exc_info)
+        for (category, msg), n in Counter((w.category, str(w.message)) for w in self.caught).items():
+            warn_at_user(f"{self.source}: {msg}" + (f" ({n} {self.unit})" if n > 1 else ''), category, every_time=True)
+        return False
 
 # %% ../nbs/00_core.ipynb #1926cdb8
 def describe_input(
@@ -264,6 +288,21 @@ def check_binary(
         raise ValueError(f"{name} must contain both classes 0 and 1, got only {int(vals[0])} ({len(arr):,} rows)")
     return arr.astype(int)
 
+# %% ../nbs/00_core.ipynb #598ce54b
+def check_scored(
+    y_true, # 0/1 labels, or None where only the scores matter
+    y_prob, # probabilities P(y = 1), one per row (a vector or one column)
+    names:tuple=('y_true', 'y_prob'), # the caller's names for the two arguments, used in error messages
+    both_classes:bool=False, # also require that both labels occur
+)->tuple: # (labels as ints, or None; scores as floats)
+    "Check labels and scores of the same length, the pair every metric takes; return them."
+    yname, pname = names
+    p = check_probabilities(y_prob, pname, one_per_row=True)
+    if y_true is None: return None, p
+    y = check_binary(y_true, yname, both_classes=both_classes)
+    check_same_length(**{yname: y, pname: p})
+    return y, p
+
 # %% ../nbs/00_core.ipynb #b6182db0
 def check_flag(
     x, # the value to check
@@ -418,6 +457,34 @@ def isolated_seed(
         random.setstate(saved[0]); np.random.set_state(saved[1])
         if torch is not None: torch.random.set_rng_state(saved[2])
 
+# %% ../nbs/00_core.ipynb #b62d6e08
+def check_seed(
+    x, # the value to check
+    name:str='seed', # argument name, used in error messages
+    allow_none:bool=False, # also accept None (fresh, unpredictable entropy)
+)->int|None:
+    "Check a seed: an int in [0, 2**32 - 1] (or None if allowed); return it."
+    if x is None and allow_none: return None
+    return check_scalar(x, name, int, low=0, high=2**32 - 1)
+
+def derived_seed(
+    seed:int, # the parent seed, an int in [0, 2**32 - 1]
+    *keys:int, # what the stream is for, e.g. a stage, a repeat or a replication number (ints >= 0)
+)->int:
+    "An independent seed for stream `keys` of `seed` (numpy's `SeedSequence`): an int in [0, 2**32 - 2]."
+    check_seed(seed)
+    for k in keys: check_scalar(k, 'keys', int, low=0)
+    return int(np.random.SeedSequence([int(seed), *map(int, keys)]).generate_state(1)[0] % (2**32 - 1))
+
+def derived_rng(
+    seed:int, # the parent seed, an int in [0, 2**32 - 1]
+    *keys:int, # what the stream is for (ints >= 0)
+)->np.random.Generator:
+    "A numpy `Generator` for stream `keys` of `seed`, independent of every other stream."
+    check_seed(seed)
+    for k in keys: check_scalar(k, 'keys', int, low=0)
+    return np.random.default_rng([int(seed), *map(int, keys)])
+
 # %% ../nbs/00_core.ipynb #949ff639
 DEPRECATED = 'deprecated' # default of an estimator's renamed parameter (a str survives clone unchanged)
 
@@ -540,9 +607,68 @@ def check_is_fitted(
         name = type(estimator).__name__
         raise NotFittedError(f"this {name} is not fitted yet: call {name}(...).fit(...) before using it")
 
+# %% ../nbs/00_core.ipynb #d595f521
+@dataclass(frozen=True)
+class Renamed:
+    "Declares a deprecated `__init__` keyword: the old name of parameter `new`, kept working for one release."
+    new:str # the parameter's new name
+
+def check_show_progress(
+    x, # the value to check
+    name:str='show_progress', # argument name, used in error messages
+)->bool|None:
+    "Check a `show_progress` setting: True, False or None (follow `TRUSTML_NB_PROGRESS`); return it."
+    return check_flag(x, name, allow_none=True)
+
+def optional(
+    check, # a check(value, name) for the value when it is given
+):
+    "A check that lets None through and applies `check` to anything else."
+    def check_or_none(x, name:str): return None if x is None else check(x, name)
+    check_or_none.__qualname__ = f"optional({getattr(check, '__name__', check)!s})"
+    return check_or_none
+
+# %% ../nbs/00_core.ipynb #eb2c4c0c
+class Estimator(BaseEstimator):
+    "Base of every estimator: each `__init__` keyword declared once in `parameters`; `fit` checks them, then calls `_fit`."
+    parameters:dict = {} # keyword -> check(value, name) returning the checked value, or `Renamed(new)` for an old name
+
+    def _validate_params(self)->SimpleNamespace:
+        "Check every parameter with its declared check; return the checked values by name (old keywords resolved, with a FutureWarning)."
+        given, where = self.get_params(deep=False), type(self).__name__
+        undeclared, unknown = sorted(set(given) - set(self.parameters)), sorted(set(self.parameters) - set(given))
+        if undeclared or unknown:
+            raise TypeError(f"{where}.parameters must declare exactly the __init__ keywords: undeclared {undeclared}, not keywords {unknown}")
+        checked = {}
+        for name, check in self.parameters.items():
+            if isinstance(check, Renamed): continue
+            value, shown = given[name], name
+            for old, rule in self.parameters.items():
+                if isinstance(rule, Renamed) and rule.new == name:
+                    value, shown = renamed_parameter(value, given[old], name, old, where)
+            checked[name] = check(value, shown)
+        return SimpleNamespace(**checked)
+
 # %% ../nbs/00_core.ipynb #7dc3001e
-class PrefitClassifier(ClassifierMixin, BaseEstimator):
+def _check_callable(f, name:str):
+    if not callable(f): raise TypeError(f"{name} must be callable or None, got {type(f).__name__}")
+    return f
+
+def _check_classes(classes, name:str)->np.ndarray:
+    arr = np.asarray(classes)
+    if arr.ndim != 1 or len(arr) < 2 or len(np.unique(arr)) != len(arr):
+        raise ValueError(f"{name} must list at least 2 distinct labels, got {classes!r}")
+    return arr
+
+@report
+class PrefitReport(Report):
+    "What a prefit classifier scores with."
+    n_classes: int # number of class labels
+    scorer: str # where the probabilities come from
+
+class PrefitClassifier(ClassifierMixin, Estimator):
     "A fixed scoring function as a prefit scikit-learn classifier (for peers that post-process one)."
+    parameters = dict(proba_fn=optional(_check_callable), classes=_check_classes)
     def __init__(self, *,
                  proba_fn=None, # callable X -> (n, n_classes) probabilities; None: X's last column is P(y = 1)
                  classes=(0, 1), # the class labels, in the order of the probability columns
@@ -554,12 +680,12 @@ class PrefitClassifier(ClassifierMixin, BaseEstimator):
             y=None, # ignored, as X
            ):
         "Nothing to learn: record the classes (so peers see a fitted estimator) and return self."
-        if self.proba_fn is not None and not callable(self.proba_fn):
-            raise TypeError(f"proba_fn must be callable or None, got {type(self.proba_fn).__name__}")
-        classes = np.asarray(self.classes)
-        if classes.ndim != 1 or len(classes) < 2 or len(np.unique(classes)) != len(classes):
-            raise ValueError(f"classes must list at least 2 distinct labels, got {self.classes!r}")
-        self.classes_ = classes
+        settings = self._validate_params()
+        return self._fit(settings)
+
+    def _fit(self, settings):
+        self.classes_ = settings.classes
+        self.report_ = PrefitReport(n_classes=len(self.classes_), scorer='the last column of X' if self.proba_fn is None else 'proba_fn')
         return self
 
     def predict_proba(self,
