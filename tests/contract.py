@@ -286,4 +286,5 @@ def package_estimators() -> dict:
             if (inspect.isclass(obj) and issubclass(obj, BaseEstimator) and obj is not BaseEstimator
                     and obj.__module__ == mod.__name__ and not name.startswith('_')):
                 found[f"{mod.__name__}.{name}"] = obj
+    found.pop('trustml_nb.core.Estimator', None)    # the skeleton itself is abstract: every estimator above is built on it
     return found

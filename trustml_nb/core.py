@@ -43,12 +43,15 @@ __all__ = ['DEPRECATED', 'TrustMLWarning', 'DroppedRowsWarning', 'NumericalWarni
 class TrustMLWarning(UserWarning):
     "Base class for warnings raised by trustml_nb."
 
+# %% ../nbs/00_core.ipynb #542ee3c4
 class DroppedRowsWarning(TrustMLWarning):
     "Rows were removed from the input (missing values, filters); the message says how many and why."
 
+# %% ../nbs/00_core.ipynb #7a1b517c
 class NumericalWarning(TrustMLWarning):
     "Numerical trouble: positivity violations, extreme weights, non-convergence, infeasible constraints, unmet budgets."
 
+# %% ../nbs/00_core.ipynb #57d04c39
 class SmallGroupWarning(TrustMLWarning):
     "Groups with too few members were left out; the message says how many and which."
 
@@ -61,6 +64,7 @@ def _user_frame():
     while f is not None and _PACKAGE_DIR and os.path.abspath(f.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep): f = f.f_back
     return f if f is not None else sys._getframe(1)
 
+# %% ../nbs/00_core.ipynb #55a80bd9
 def warn_at_user(
     msg:str, # the warning text
     category:type, # the warning class, e.g. DroppedRowsWarning
@@ -72,6 +76,7 @@ def warn_at_user(
     registry = None if every_time else f.f_globals.setdefault('__warningregistry__', {})
     warnings.warn_explicit(msg, category, f.f_code.co_filename, f.f_lineno, module=f.f_globals.get('__name__'), registry=registry)
 
+# %% ../nbs/00_core.ipynb #bc05f7e8
 def report_dropped(
     n_dropped:int, # rows removed
     n_total:int, # rows before removal
@@ -315,6 +320,7 @@ def check_flag(
         raise TypeError(f"{name} must be True or False{' or None' if allow_none else ''}, got {describe_input(x)} {x!r:.40}")
     return bool(x)
 
+# %% ../nbs/00_core.ipynb #77b64274
 def check_numbers(
     values, # a flat, non-empty sequence of numbers, e.g. a grid of learning rates
     name:str, # argument name, used in error messages
@@ -364,6 +370,7 @@ def _same_labels(have:list, want:list, name:str, what:str)->None:
         parts = ([f"is missing {what}(s) {missing[:8]}"] if missing else []) + ([f"has {what}(s) {unknown[:8]} not seen at fit"] if unknown else [])
         raise ValueError(f"{name} {' and '.join(parts)}; the model was fitted on {what}s {want[:12]}")
 
+# %% ../nbs/00_core.ipynb #21ceb103
 def match_columns(
     X, # the input after fit: a DataFrame is matched by column name, an array is taken by position
     names, # the column names recorded at fit (`column_names`), or None if the fit saw unnamed input
@@ -467,6 +474,7 @@ def check_seed(
     if x is None and allow_none: return None
     return check_scalar(x, name, int, low=0, high=2**32 - 1)
 
+# %% ../nbs/00_core.ipynb #d94cf68f
 def derived_seed(
     seed:int, # the parent seed, an int in [0, 2**32 - 1]
     *keys:int, # what the stream is for, e.g. a stage, a repeat or a replication number (ints >= 0)
@@ -476,6 +484,7 @@ def derived_seed(
     for k in keys: check_scalar(k, 'keys', int, low=0)
     return int(np.random.SeedSequence([int(seed), *map(int, keys)]).generate_state(1)[0] % (2**32 - 1))
 
+# %% ../nbs/00_core.ipynb #0205173d
 def derived_rng(
     seed:int, # the parent seed, an int in [0, 2**32 - 1]
     *keys:int, # what the stream is for (ints >= 0)
@@ -492,6 +501,7 @@ def _renamed_message(where:str, old:str, new:str, value='')->str:
     return (f"{where}: the keyword {old!r} is renamed {new!r}; {old!r} is deprecated and will be removed in the next release: "
             f"use {new}={value}")
 
+# %% ../nbs/00_core.ipynb #2f4d489f
 def renamed_keywords(
     **renames, # old='new' for each keyword a function renamed
 ):
@@ -527,6 +537,7 @@ _FIELD_DOC = re.compile(r"^\s+([A-Za-z_]\w*)\s*:[^#]*#\s*(.+?)\s*$")
 def _is_scalar(v)->bool:
     return v is None or isinstance(v, (str, bool, Integral, Real, np.generic))
 
+# %% ../nbs/00_core.ipynb #42ca71a3
 class Report:
     "Base of the report every fit returns: frozen fields with names and docs, `to_frame()` and a rich display."
     title = 'Report' # heading of the display; subclasses override it (a class attribute or a property)
@@ -577,6 +588,7 @@ class Report:
                 + self.to_frame().to_html(max_rows=20, float_format=lambda v: f"{v:.4g}")
                 + (f"<p><i>Notes</i></p><ul>{notes}</ul>" if notes else '') + "</div>")
 
+# %% ../nbs/00_core.ipynb #919834d7
 def _class_source(frame)->str|None:
     "Source of the class decorated at `frame`'s current line (works in modules and in notebook cells alike)."
     lines = linecache.getlines(frame.f_code.co_filename)
@@ -589,6 +601,7 @@ def _class_source(frame)->str|None:
         body.append(line)
     return ''.join(body)
 
+# %% ../nbs/00_core.ipynb #05dcffff
 def report(cls):
     "Class decorator: make `cls` (a `Report` subclass) a frozen dataclass report."
     if not (isinstance(cls, type) and issubclass(cls, Report)):
@@ -613,6 +626,7 @@ class Renamed:
     "Declares a deprecated `__init__` keyword: the old name of parameter `new`, kept working for one release."
     new:str # the parameter's new name
 
+# %% ../nbs/00_core.ipynb #6fb7a299
 def check_show_progress(
     x, # the value to check
     name:str='show_progress', # argument name, used in error messages
@@ -620,6 +634,7 @@ def check_show_progress(
     "Check a `show_progress` setting: True, False or None (follow `TRUSTML_NB_PROGRESS`); return it."
     return check_flag(x, name, allow_none=True)
 
+# %% ../nbs/00_core.ipynb #4986933a
 def optional(
     check, # a check(value, name) for the value when it is given
 ):
@@ -654,18 +669,21 @@ def _check_callable(f, name:str):
     if not callable(f): raise TypeError(f"{name} must be callable or None, got {type(f).__name__}")
     return f
 
+# %% ../nbs/00_core.ipynb #26054c90
 def _check_classes(classes, name:str)->np.ndarray:
     arr = np.asarray(classes)
     if arr.ndim != 1 or len(arr) < 2 or len(np.unique(arr)) != len(arr):
         raise ValueError(f"{name} must list at least 2 distinct labels, got {classes!r}")
     return arr
 
+# %% ../nbs/00_core.ipynb #bfe87240
 @report
 class PrefitReport(Report):
     "What a prefit classifier scores with."
     n_classes: int # number of class labels
     scorer: str # where the probabilities come from
 
+# %% ../nbs/00_core.ipynb #45eba108
 class PrefitClassifier(ClassifierMixin, Estimator):
     "A fixed scoring function as a prefit scikit-learn classifier (for peers that post-process one)."
     parameters = dict(proba_fn=optional(_check_callable), classes=_check_classes)
@@ -730,6 +748,7 @@ def progress_enabled()->bool:
     "Whether progress bars are shown (environment variable `TRUSTML_NB_PROGRESS`, default on)."
     return os.environ.get('TRUSTML_NB_PROGRESS', '1').strip().lower() not in ('0', 'false', 'no', 'off')
 
+# %% ../nbs/00_core.ipynb #4619774f
 def progress(
     iterable=None, # what to iterate over (or None with `total` for manual updates)
     total:int|None=None, # number of steps, if `iterable` has no length
@@ -754,6 +773,7 @@ def _tokens(lines:list, start:int):
     try: yield from _tokenize.generate_tokens(lambda: next(it, ''))
     except (_tokenize.TokenError, IndentationError, SyntaxError): return
 
+# %% ../nbs/00_core.ipynb #d909bf88
 def _signature_docs(lines:list, first:int)->dict:
     "Parameter name -> comment for the `def` at or after line index `first` (decorators skipped), plus 'return'."
     while first < len(lines) and not lines[first].lstrip().startswith(('def ', 'async def ')): first += 1
@@ -799,6 +819,7 @@ def _signature_docs(lines:list, first:int)->dict:
     if returns and colon_line is not None: docs['return'] = comments.get(abs(colon_line), '') if body_line is None else ''
     return docs
 
+# %% ../nbs/00_core.ipynb #b69e20fb
 def _function_docs(fn)->dict:
     "Parameter name -> its comment (and 'return' -> the return comment), read from the source of function `fn`."
     code = getattr(fn, '__code__', None)
@@ -807,6 +828,7 @@ def _function_docs(fn)->dict:
     if not lines: return {}
     return _signature_docs(lines, code.co_firstlineno - 1)
 
+# %% ../nbs/00_core.ipynb #9f9df5e8
 def _field_comments(klass)->dict:
     "Field name -> the comment beside it, for the annotated fields in the body of class `klass` (a dataclass)."
     mod = sys.modules.get(getattr(klass, '__module__', ''))
@@ -827,6 +849,7 @@ def _field_comments(klass)->dict:
         docs[m.group(1)] = found[0] if found else ''
     return docs
 
+# %% ../nbs/00_core.ipynb #e52f02f6
 def param_docs(
     obj, # a function, method or class of a trustml_nb module
 )->dict: # parameter name -> description ('' where the source has none)
@@ -848,12 +871,14 @@ def param_docs(
         return {}
     return _function_docs(inspect.unwrap(getattr(obj, '__func__', obj)))   # unwrap: e.g. a @contextmanager's own function
 
+# %% ../nbs/00_core.ipynb #bf95be93
 def _params_section(docs:dict, names:list)->str:
     lines = [f"{n} : {docs.get(n) or '(undocumented)'}" for n in names]
     out = _PARAMS_HEADING + '\n'.join(lines) if names else ''
     if docs.get('return'): out += f"\n\nReturns\n-------\n{docs['return']}"
     return out
 
+# %% ../nbs/00_core.ipynb #57645981
 def _add_section(fn, docs:dict, skip:tuple=('self', 'cls'))->bool:
     "Append the Parameters/Returns section to `fn.__doc__` (once); False when there is nothing to add."
     try: names = [n for n in inspect.signature(fn).parameters if n not in skip]
@@ -864,6 +889,7 @@ def _add_section(fn, docs:dict, skip:tuple=('self', 'cls'))->bool:
     fn.__doc__ = (doc or ('Build the object from the parameters below.' if fn.__name__ == '__init__' else fn.__name__)) + section
     return True
 
+# %% ../nbs/00_core.ipynb #0dd02316
 def document_parameters(
     module_name:str, # the module to document, normally `__name__` at its end
     extra:dict|None=None, # descriptions the source lacks: {'qualified.name': {'param': 'meaning'}}

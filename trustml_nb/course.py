@@ -27,6 +27,7 @@ def lessons_dir()->Path: # the folder that holds the lessons
     raise FileNotFoundError(f"no lessons in {package.parent / 'tutorials'} or {package / 'lessons'}: "
                             "reinstall trustml_nb from a wheel, or work in a clone of the repository")
 
+# %% ../nbs/04_course.ipynb #cdf960e5
 def lesson_files()->list: # the lesson notebooks, then the course's markdown files, sorted by name
     "The files a copy of the course contains: every lesson notebook and the syllabus and instructor notes."
     folder = lessons_dir()

@@ -49,6 +49,7 @@ def package_data_dir()->Path:
     "The `datasets` folder inside the installed package."
     return Path(str(files('trustml_nb'))) / 'datasets'
 
+# %% ../nbs/02_data.ipynb #79ea06a3
 def dataset_path(
     filename:str, # a vendored file, e.g. 'adult.data.gz'
     data_home:str|Path|None=None, # folder to look in instead of the package's `datasets` folder
@@ -81,6 +82,7 @@ def benchmark_result(
 class ChecksumError(ValueError):
     "A vendored data file does not have the SHA-256 it was shipped with."
 
+# %% ../nbs/02_data.ipynb #7c6c06f4
 def verify_checksum(
     path:str|Path, # the file to check
     expected:str|None=None, # expected SHA-256 (hex); None looks the file name up in `DATASET_SHA256`
@@ -100,6 +102,7 @@ def verify_checksum(
                             f"to restore the original file.")
     return actual
 
+# %% ../nbs/02_data.ipynb #3ff369e9
 def _verified(filename:str, data_home=None)->Path:
     "Path of a vendored file whose checksum has just been verified."
     path = dataset_path(filename, data_home)
@@ -228,6 +231,7 @@ class DatasetSummary(Report):
     @property
     def title(self)->str: return f"{self.dataset}: base rate by group"
 
+# %% ../nbs/02_data.ipynb #1fb07174
 def dataset_summary(
     df:pd.DataFrame, # a DataFrame from `load_adult` or `load_german` (or with the same `attrs`)
 )->DatasetSummary:
@@ -275,6 +279,7 @@ class TaskSplit:
         return (f"TaskSplit({self.name!r}: {len(self):,} rows, {self.X.shape[1]} features, {self.groups.shape[1]} groups, "
                 f"base rate {np.mean(self.y == 1):.3f}{extra})")
 
+# %% ../nbs/02_data.ipynb #bebf0b82
 @report
 class Task(Report):
     "A prediction task on vendored data: named splits of features, labels, sensitive attributes, groups and base scores."
@@ -522,6 +527,7 @@ def _row_selector(
     if bad.any(): raise ValueError(f"{name} holds row position(s) {rows[bad][:5].tolist()} outside [0, {n:,}) (X has {n:,} rows)")
     return rows
 
+# %% ../nbs/02_data.ipynb #91576475
 def encode_features(
     X:pd.DataFrame, # typed features (text columns as pandas categories), e.g. a TaskSplit's X
     fit=None, # boolean mask or positions of the rows whose mean and sd standardise numeric columns (None: all rows)

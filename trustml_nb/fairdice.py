@@ -26,6 +26,8 @@ from .momdp import (OfflineDataset, TabularMOMDP, check_mdp, dangling_states, co
                               empirical_mdp, four_room, optimal_policy, plot_grid_policy, preference_dataset, random_momdp,
                               spibb_policy, uniform_policy)
 from .viz import PALETTE, explorer, legend_outside, new_figure
+from fastcore.basics import patch
+
 
 # %% auto #0
 __all__ = ['Welfare', 'get_welfare', 'jain_index', 'policy_metrics', 'Divergence', 'behaviour_cloning', 'FairDICEReport',
@@ -37,6 +39,7 @@ __all__ = ['Welfare', 'get_welfare', 'jain_index', 'policy_metrics', 'Divergence
 # %% ../nbs/41_fairdice.ipynb #02af7e8f
 def _xp(x): return torch if isinstance(x, torch.Tensor) else np
 
+# %% ../nbs/41_fairdice.ipynb #feaca32b
 class Welfare:
     "A welfare W(k) = sum_i u_i(k_i) (or min_i k_i) with what FairDICE's dual needs: k*(mu) and c(mu)."
     def __init__(self,
@@ -115,6 +118,7 @@ class Welfare:
 
     def __repr__(self): return f"Welfare({self.name})"
 
+# %% ../nbs/41_fairdice.ipynb #a2feaf49
 def get_welfare(
     spec, # a Welfare, 'nsw', 'utilitarian', 'maxmin', or a number alpha >= 0 (0: utilitarian, 1: Nash, inf: max-min)
 )->Welfare:
@@ -138,6 +142,7 @@ def jain_index(
     if not (J > 0).any(): raise ValueError("Jain's index is undefined when every return is 0: returns has no positive entry")
     return float(J.sum() ** 2 / (len(J) * (J ** 2).sum()))
 
+# %% ../nbs/41_fairdice.ipynb #150105ab
 def policy_metrics(
     mdp:TabularMOMDP, # the (true) environment to evaluate in
     policies, # one policy of shape (S, A), or a dict {label: policy}
@@ -228,6 +233,7 @@ def _supported_pairs(T, dD, terminal, p0, states_without_data:str)->np.ndarray:
                              "or use states_without_data='absorbing' (such states then end the episode with value 0)")
     return keep
 
+# %% ../nbs/41_fairdice.ipynb #cd9d6f3a
 class _Problem:
     "Arrays of a tabular FairDICE problem restricted to the usable support of d_D; `notes` collects what a reader must know."
     def __init__(self, mdp, dD, normalise=True, notes=None, without_data=None, states_without_data='no_flow'):
@@ -286,12 +292,14 @@ class _Problem:
         d = d_support.copy(); d[ends] = (inflow[ends] / (1 - self.gamma))[:, None] / A
         return d, d_support
 
+# %% ../nbs/41_fairdice.ipynb #97d72505
 def _scaling(c:float, W, fixed:bool)->tuple:
     "(objective scale s, mu back-conversion factor) when rewards are multiplied by c: W(c k) = s W(k) + const."
     if fixed or W.kind in ('utilitarian', 'maxmin'): return c, 1.0
     if W.kind in ('nsw', 'weighted_nsw'): return 1.0, c
     return c ** (1 - W.alpha), c ** W.alpha
 
+# %% ../nbs/41_fairdice.ipynb #7bcb11cb
 def _check_positivity(rewards, welfare):
     "Log (and alpha >= 1) welfare needs every objective to have some positive reward in the data."
     if welfare.needs_positive:
@@ -301,6 +309,7 @@ def _check_positivity(rewards, welfare):
                              "have no positive reward in the data (non-positive returns under log welfare); shift the rewards "
                              "or collect data that reaches them")
 
+# %% ../nbs/41_fairdice.ipynb #ece6e3fd
 _BETA_MAX = 1e8  # larger betas are behaviour cloning to double precision, and the solvers' scaling breaks down
 
 def _check_common(welfare, divergence, beta, gamma)->tuple:
@@ -310,11 +319,13 @@ def _check_common(welfare, divergence, beta, gamma)->tuple:
     if gamma is not None: check_scalar(gamma, 'gamma', low=0, high=1, closed='left')
     return W, div
 
+# %% ../nbs/41_fairdice.ipynb #b26e8e31
 def _check_welfare_size(W, n_objectives:int):
     "A weighted welfare needs one weight per objective."
     if W.weights is not None and len(W.weights) != n_objectives:
         raise ValueError(f"welfare has {len(W.weights)} weights for {n_objectives} objectives")
 
+# %% ../nbs/41_fairdice.ipynb #251d433c
 def _fixed_weights(objective_weights, W, n_objectives):
     "The fixed weights mu (FairDICE-fixed; all ones for utilitarian welfare), or None when they are learned."
     if objective_weights is None: return np.ones(n_objectives) if W.mu_param == 'fixed' else None
@@ -325,6 +336,7 @@ def _fixed_weights(objective_weights, W, n_objectives):
         raise ValueError(f"objective_weights must be positive (mu_i > 0), got {mu.tolist()}; drop an objective instead of giving it weight 0")
     return mu
 
+# %% ../nbs/41_fairdice.ipynb #b3f1689e
 def _policy_from_d(d, dD, tol=1e-12):
     "pi(a|s) proportional to d(s, a); falls back to the data's action frequencies, then to uniform."
     S, A = d.shape
@@ -336,17 +348,20 @@ def _policy_from_d(d, dD, tol=1e-12):
     pi[fb] = dD[fb] / bs[fb, None]
     return pi
 
+# %% ../nbs/41_fairdice.ipynb #e333cd4f
 def _check_data(data)->OfflineDataset:
     "Check that `data` is a valid OfflineDataset (again: its arrays may have been edited)."
     if not isinstance(data, OfflineDataset): raise TypeError(f"data must be an OfflineDataset, got {type(data).__name__}")
     return data.validate()
 
+# %% ../nbs/41_fairdice.ipynb #e0365370
 def behaviour_cloning(data:OfflineDataset)->np.ndarray:
     "The tabular behaviour-cloning baseline: the data's action frequencies per state (uniform where unseen)."
     _check_data(data)
     N = np.zeros((data.n_states, data.n_actions)); np.add.at(N, (data.states, data.actions), 1)
     return _policy_from_d(N, N)
 
+# %% ../nbs/41_fairdice.ipynb #54e5a675
 def _prepare(data, dD, gamma, data_distribution, states_without_data='no_flow')->tuple:
     "The model, d_D, notes and states without data to solve with: the empirical MDP of a dataset, or a TabularMOMDP with its d_D."
     if isinstance(data, OfflineDataset):
@@ -378,6 +393,7 @@ def _mu_of(x, welfare, mu_fixed):
         z = np.exp(x - x.max()); return z / z.sum()
     return np.exp(x)
 
+# %% ../nbs/41_fairdice.ipynb #73261979
 def _dual_fg(x, P, welfare, div, beta, mu_fixed):
     nL = len(P.live_idx)
     nu, lam = x[:nL], x[nL:]
@@ -393,6 +409,7 @@ def _dual_fg(x, P, welfare, div, beta, mu_fixed):
     else: g_lam = mu * (g_mu - welfare.kstar(mu))
     return L, np.concatenate([g_nu, g_lam])
 
+# %% ../nbs/41_fairdice.ipynb #0b5183ab
 def _behaviour_values(P, pair_rewards)->np.ndarray:
     "Exact values on the live states of the data's behaviour policy (restricted to the usable pairs) for a scalar reward per pair."
     nL = len(P.live_idx)
@@ -404,6 +421,7 @@ def _behaviour_values(P, pair_rewards)->np.ndarray:
     try: return np.linalg.solve(A_, rb)
     except np.linalg.LinAlgError: return np.zeros(nL)
 
+# %% ../nbs/41_fairdice.ipynb #58846085
 def _dual_init(P, W, mu_fixed):
     "Start at nu = value of the data's behaviour policy for the reward mu0 . r, so that e is a TD error of mean ~0."
     mdp = P.mdp
@@ -413,6 +431,7 @@ def _dual_init(P, W, mu_fixed):
         kD = np.maximum(P.R.T @ P.w_data, 1e-8); mu0 = W.marginal(kD); lam0 = np.log(mu0)
     return np.concatenate([_behaviour_values(P, P.R @ mu0), lam0])
 
+# %% ../nbs/41_fairdice.ipynb #f542af45
 def _dual_hess(x, P, W, div, beta, mu_fixed):
     "Exact Hessian of the dual in (nu, lambda) coordinates (mu = exp(lambda) or fixed)."
     nL = len(P.live_idx)
@@ -433,6 +452,7 @@ def _dual_hess(x, P, W, div, beta, mu_fixed):
     Hmm = mu[:, None] * (P.R.T @ (c[:, None] * P.R) + np.diag(c2)) * mu[None, :] + np.diag(mu * g_mu)
     return np.block([[Hnn, Hnm], [Hnm.T, Hmm]])
 
+# %% ../nbs/41_fairdice.ipynb #2f9b0701
 def _newton(x, P, W, div, beta, mu_fixed, tol, max_steps=300):
     "Levenberg-damped Newton with backtracking on the convex dual; returns (x, steps)."
     f = lambda z: _dual_fg(z, P, W, div, beta, mu_fixed)
@@ -460,6 +480,7 @@ def _newton(x, P, W, div, beta, mu_fixed, tol, max_steps=300):
         if stall >= 5: return x, it + 1
     return x, max_steps
 
+# %% ../nbs/41_fairdice.ipynb #f82f1981
 def _minimise_dual(x0, lbfgs, scale, P, W, div, beta, mu_fixed, tol, method, newton_polish):
     "Newton (default) or preconditioned L-BFGS (`lbfgs(x)`) on the dual; returns (x, lbfgs iterations, newton steps, message)."
     if method == 'newton' and W.mu_param != 'softmax':
@@ -471,6 +492,7 @@ def _minimise_dual(x0, lbfgs, scale, P, W, div, beta, mu_fixed, tol, method, new
         if newton_polish and W.mu_param != 'softmax': x, n_newton = _newton(x, P, W, div, beta, mu_fixed, tol)
     return x, n_lbfgs, n_newton, msg
 
+# %% ../nbs/41_fairdice.ipynb #d6af5107
 def _solve_dual(P, W, div, beta, mu_fixed, method, tol, max_iter, newton_polish)->tuple:
     "Minimise the convex dual (4) over (nu, log mu); returns (solution in original units, notes)."
     s_obj, mu_back = _scaling(P.c, W, mu_fixed is not None)
@@ -523,18 +545,21 @@ def _cvx_welfare(W, k, cp):
     if W.kind == 'utilitarian': return cp.sum(k)
     return cp.min(k)
 
+# %% ../nbs/41_fairdice.ipynb #bd2f9d30
 def _cvx_div(div, w, dD, cp):
     "D_f(d || d_D) in DCP form, with d = d_D * w (the weights keep the problem well scaled)."
     if div.kind == 'chi2': return 0.5 * dD @ cp.square(w - 1)
     if div.kind == 'kl': return dD @ (cp.kl_div(w, 1) + w - 1)
     return dD @ cp.maximum(cp.kl_div(w, 1), 0.5 * cp.square(w - 1))
 
+# %% ../nbs/41_fairdice.ipynb #742653e3
 def _cvxpy(cvxpy_solver:str, purpose:str):
     "cvxpy (through `require`), after checking that `cvxpy_solver` is installed."
     cp = require('cvxpy', 'rl', purpose)
     check_option(cvxpy_solver, 'cvxpy_solver', tuple(cp.installed_solvers()))
     return cp
 
+# %% ../nbs/41_fairdice.ipynb #23334a0f
 def _solve_cvxpy(prob, cvxpy_solver:str, cp, what:str)->float:
     "Solve `prob` tightly (Clarabel at 1e-10, else the solver's defaults, retried at defaults); return the seconds taken."
     t0 = time.perf_counter()
@@ -549,6 +574,7 @@ def _solve_cvxpy(prob, cvxpy_solver:str, cp, what:str)->float:
         raise RuntimeError(f"{what}: cvxpy's {cvxpy_solver} ended with status {prob.status!r}")
     return time.perf_counter() - t0
 
+# %% ../nbs/41_fairdice.ipynb #7f1b3084
 def _solve_primal(P, W, div, beta, mu_fixed, cvxpy_solver)->tuple:
     "Solve the primal (P2-reg) over occupancy ratios with cvxpy; returns (solution in original units, notes)."
     cp = _cvxpy(cvxpy_solver, "FairDICE(solver='primal')")
@@ -606,6 +632,7 @@ class FairDICEReport(Report):
     @property
     def title(self)->str: return f"FairDICE, {self.route}: {self.welfare}, {self.divergence}, beta={self.beta:g}"
 
+# %% ../nbs/41_fairdice.ipynb #9f492f51
 def _finish(P, W, div, beta, sol, fixed, notes, welfare_label)->FairDICEReport:
     "Package a solution (occupancy on the support pairs, weights and values in original units) as a FairDICEReport."
     mdp, d_pairs = P.mdp, sol['d_pairs']
@@ -635,6 +662,7 @@ def _finish(P, W, div, beta, sol, fixed, notes, welfare_label)->FairDICEReport:
         density_ratios=np.divide(d_support, P.dD, out=np.zeros_like(d), where=P.dD > 0), policy=_policy_from_d(d, P.dD), values=values,
         data_distribution=P.dD, model=mdp, notes=tuple(notes))
 
+# %% ../nbs/41_fairdice.ipynb #c12c65f1
 class FairDICE(BaseEstimator):
     "Exact tabular FairDICE: the policy maximising welfare of the returns minus beta D_f(d || d_D), by its convex dual or cvxpy primal."
     def __init__(self, *,
@@ -702,6 +730,7 @@ class UnregularisedReport(Report):
     @property
     def title(self)->str: return f"Unregularised optimum ({self.problem})"
 
+# %% ../nbs/41_fairdice.ipynb #03d309cd
 def solve_unregularised(
     mdp:TabularMOMDP, # the (known) model
     welfare='nsw', # welfare to maximise over all occupancies (P1)
@@ -742,6 +771,7 @@ def _check_tensor(x, name:str)->torch.Tensor:
     if not isinstance(x, torch.Tensor): raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
     return x
 
+# %% ../nbs/41_fairdice.ipynb #1b6ed356
 def weighted_bc_loss(
     weights:torch.Tensor, # BC weights, shape (B,)
     log_probs:torch.Tensor, # log pi(a_j | s_j), shape (B,)
@@ -757,6 +787,7 @@ def weighted_bc_loss(
     m = torch.ones_like(log_probs) if mask is None else mask
     return -(m * weights * log_probs).sum() / m.sum().clamp(min=1)   # an all-masked batch contributes 0, not NaN
 
+# %% ../nbs/41_fairdice.ipynb #fbcaaca7
 def buggy_weighted_bc_loss(
     weights:torch.Tensor, # BC weights, shape (B,) (reshaped to (B, 1) as in the original code)
     log_probs:torch.Tensor, # log pi(a_j | s_j), shape (B,)
@@ -782,6 +813,7 @@ def _weight_param(W, weight_parametrisation, fixed:bool)->str:
                          f"{W.mu_param!r}): 'exp' and 'raw' need a welfare with a conjugate term (Nash, alpha-fair), 'softmax' max-min")
     return weight_parametrisation
 
+# %% ../nbs/41_fairdice.ipynb #424b88a6
 class FairDICENetwork(nn.Module):
     "Neural FairDICE for discrete states, as a torch module: value network nu, objective weights mu, categorical policy."
     def __init__(self,
@@ -822,103 +854,119 @@ class FairDICENetwork(nn.Module):
         self.mu_raw = nn.Parameter(torch.full((n_objectives,), 1.0 if self.weight_parametrisation == 'raw' else 0.0))
         self.register_buffer('nu_start', torch.zeros(n_states))   # fixed starting values: nu(s) = nu_start(s) + the learned part
 
-    def onehot(self,
-               s, # state indices, shape (B,), int64 tensor
-              ): return nn.functional.one_hot(s, self.S).float()
+# %% ../nbs/41_fairdice.ipynb #7616b511
+@patch
+def onehot(self:FairDICENetwork,
+           s, # state indices, shape (B,), int64 tensor
+          ): return nn.functional.one_hot(s, self.S).float()
 
-    def nu(self,
-           s:torch.Tensor, # state indices, shape (B,), int64 tensor
-          )->torch.Tensor:
-        "nu(s), shape (B,)."
-        if self.value_model == 'tabular':   # in units of 1 / (1 - gamma), the values' scale, with a shared level (as an MLP's bias)
-            return self.nu_start[s] + (self.nu_table[s] + self.nu_level) / (1 - self.gamma)
-        return self.nu_start[s] + self.nu_net(self.onehot(s)).squeeze(-1)
+# %% ../nbs/41_fairdice.ipynb #6703006b
+@patch
+def nu(self:FairDICENetwork,
+       s:torch.Tensor, # state indices, shape (B,), int64 tensor
+      )->torch.Tensor:
+    "nu(s), shape (B,)."
+    if self.value_model == 'tabular':   # in units of 1 / (1 - gamma), the values' scale, with a shared level (as an MLP's bias)
+        return self.nu_start[s] + (self.nu_table[s] + self.nu_level) / (1 - self.gamma)
+    return self.nu_start[s] + self.nu_net(self.onehot(s)).squeeze(-1)
 
-    def mu(self)->torch.Tensor:
-        "Current dual weights, shape (I,)."
-        if self.weight_parametrisation == 'fixed': return self.mu_fixed
-        if self.weight_parametrisation == 'exp': return torch.exp(self.mu_raw)
-        if self.weight_parametrisation == 'softmax': return torch.softmax(self.mu_raw, 0)
-        return self.mu_raw
+# %% ../nbs/41_fairdice.ipynb #012cf79f
+@patch
+def mu(self:FairDICENetwork)->torch.Tensor:
+    "Current dual weights, shape (I,)."
+    if self.weight_parametrisation == 'fixed': return self.mu_fixed
+    if self.weight_parametrisation == 'exp': return torch.exp(self.mu_raw)
+    if self.weight_parametrisation == 'softmax': return torch.softmax(self.mu_raw, 0)
+    return self.mu_raw
 
-    def advantage(self,
-                  s, # states, shape (B,)
-                  r, # reward vectors, shape (B, I)
-                  s2, # next states, shape (B,)
-                  done, # 1.0 where the transition ends the episode, shape (B,)
-                  mu=None, # objective weights, shape (I,) (None: the network's current mu)
-                 ):
-        "e = mu . r + gamma (1 - done) nu(s') - nu(s) (no mask with terminal='official'), shape (B,)."
-        mu = self.mu() if mu is None else mu
-        nxt = self.nu(s2) if self.terminal == 'official' else (1 - done) * self.nu(s2)
-        return r @ mu + self.gamma * nxt - self.nu(s)
+# %% ../nbs/41_fairdice.ipynb #f8aa7d53
+@patch
+def advantage(self:FairDICENetwork,
+              s, # states, shape (B,)
+              r, # reward vectors, shape (B, I)
+              s2, # next states, shape (B,)
+              done, # 1.0 where the transition ends the episode, shape (B,)
+              mu=None, # objective weights, shape (I,) (None: the network's current mu)
+             ):
+    "e = mu . r + gamma (1 - done) nu(s') - nu(s) (no mask with terminal='official'), shape (B,)."
+    mu = self.mu() if mu is None else mu
+    nxt = self.nu(s2) if self.terminal == 'official' else (1 - done) * self.nu(s2)
+    return r @ mu + self.gamma * nxt - self.nu(s)
 
-    def nu_mu_loss(self,
+# %% ../nbs/41_fairdice.ipynb #b980b773
+@patch
+def nu_mu_loss(self:FairDICENetwork,
+               s, # states, shape (B,)
+               r, # reward vectors, shape (B, I)
+               s2, # next states, shape (B,)
+               done, # 1.0 where the transition ends the episode, shape (B,)
+               s0, # initial states drawn from p0, shape (B0,)
+               p0_weight=None, # probability of each s0 (None: s0 is a sample and its mean is used)
+               usable=None, # 0/1 per row: 0 where no occupancy may flow (None: every row)
+              )->tuple:
+    "The FairDICE dual loss on a batch, and diagnostics (`usable`: 0/1 per row, 0 where no occupancy may flow, d = 0 there)."
+    mu = self.mu()
+    e = self.advantage(s, r, s2, done, mu)
+    y = e / self.beta
+    w = self.div.wstar(y)
+    term = w * e - self.beta * self.div.f(w)                     # = beta f0*(e / beta), same gradient (envelope)
+    if usable is not None:                                       # w = 0 there: the term is the constant -beta f(0)
+        w = w * usable; term = usable * term - (1 - usable) * self.beta * self.div.f(torch.zeros(()))
+    if self.terminal == 'official':
+        m = 1 - done; L2 = (m * term).sum() / m.sum().clamp(min=1)
+    else: L2 = term.mean()
+    nu0 = self.nu(s0)
+    L1 = (1 - self.gamma) * (nu0.mean() if p0_weight is None else (p0_weight * nu0).sum())
+    L3 = self.welfare.conj(mu) if self.weight_parametrisation in ('exp', 'raw') else torch.zeros(())
+    loss = L1 + L2 + L3
+    if self.gradient_penalty > 0 and self.value_model == 'mlp':
+        eps = torch.rand(())
+        x = (eps * self.onehot(s0[:len(s2)] if len(s0) >= len(s2) else s0.repeat(len(s2) // len(s0) + 1)[:len(s2)])
+             + (1 - eps) * self.onehot(s2)).requires_grad_(True)
+        g = torch.autograd.grad(self.nu_net(x).sum(), x, create_graph=True)[0]
+        loss = loss + self.gradient_penalty * (g.norm(dim=1) - 5).clamp(min=0).pow(2).mean()
+    return loss, {'loss': float(loss.detach()), 'mean_density_ratio': float(w.detach().mean()),
+                  **{f'weight_{i}': float(v) for i, v in enumerate(mu.detach())}}
+
+# %% ../nbs/41_fairdice.ipynb #04429df0
+@patch
+def policy_weights(self:FairDICENetwork,
                    s, # states, shape (B,)
                    r, # reward vectors, shape (B, I)
                    s2, # next states, shape (B,)
                    done, # 1.0 where the transition ends the episode, shape (B,)
-                   s0, # initial states drawn from p0, shape (B0,)
-                   p0_weight=None, # probability of each s0 (None: s0 is a sample and its mean is used)
-                   usable=None, # 0/1 per row: 0 where no occupancy may flow (None: every row)
-                  )->tuple:
-        "The FairDICE dual loss on a batch, and diagnostics (`usable`: 0/1 per row, 0 where no occupancy may flow, d = 0 there)."
-        mu = self.mu()
-        e = self.advantage(s, r, s2, done, mu)
-        y = e / self.beta
-        w = self.div.wstar(y)
-        term = w * e - self.beta * self.div.f(w)                     # = beta f0*(e / beta), same gradient (envelope)
-        if usable is not None:                                       # w = 0 there: the term is the constant -beta f(0)
-            w = w * usable; term = usable * term - (1 - usable) * self.beta * self.div.f(torch.zeros(()))
-        if self.terminal == 'official':
-            m = 1 - done; L2 = (m * term).sum() / m.sum().clamp(min=1)
-        else: L2 = term.mean()
-        nu0 = self.nu(s0)
-        L1 = (1 - self.gamma) * (nu0.mean() if p0_weight is None else (p0_weight * nu0).sum())
-        L3 = self.welfare.conj(mu) if self.weight_parametrisation in ('exp', 'raw') else torch.zeros(())
-        loss = L1 + L2 + L3
-        if self.gradient_penalty > 0 and self.value_model == 'mlp':
-            eps = torch.rand(())
-            x = (eps * self.onehot(s0[:len(s2)] if len(s0) >= len(s2) else s0.repeat(len(s2) // len(s0) + 1)[:len(s2)])
-                 + (1 - eps) * self.onehot(s2)).requires_grad_(True)
-            g = torch.autograd.grad(self.nu_net(x).sum(), x, create_graph=True)[0]
-            loss = loss + self.gradient_penalty * (g.norm(dim=1) - 5).clamp(min=0).pow(2).mean()
-        return loss, {'loss': float(loss.detach()), 'mean_density_ratio': float(w.detach().mean()),
-                      **{f'weight_{i}': float(v) for i, v in enumerate(mu.detach())}}
+                   usable=None, # 0/1 per row, weight 0 where 0 (None: every row)
+                  )->torch.Tensor:
+    "Stop-gradient BC weights (0 on rows that are not `usable`), normalised by their batch mean, shape (B,)."
+    with torch.no_grad():
+        e = self.advantage(s, r, s2, done)
+        if self.bc_weights == 'code': e = e - e.max()
+        w = self.div.wstar(e / self.beta)
+        if usable is not None: w = w * usable
+        return w / (w.mean() + 1e-8)
 
-    def policy_weights(self,
-                       s, # states, shape (B,)
-                       r, # reward vectors, shape (B, I)
-                       s2, # next states, shape (B,)
-                       done, # 1.0 where the transition ends the episode, shape (B,)
-                       usable=None, # 0/1 per row, weight 0 where 0 (None: every row)
-                      )->torch.Tensor:
-        "Stop-gradient BC weights (0 on rows that are not `usable`), normalised by their batch mean, shape (B,)."
-        with torch.no_grad():
-            e = self.advantage(s, r, s2, done)
-            if self.bc_weights == 'code': e = e - e.max()
-            w = self.div.wstar(e / self.beta)
-            if usable is not None: w = w * usable
-            return w / (w.mean() + 1e-8)
+# %% ../nbs/41_fairdice.ipynb #6c614213
+@patch
+def policy_loss(self:FairDICENetwork,
+                s, # states, shape (B,)
+                a, # actions taken, shape (B,), int64
+                r, # reward vectors, shape (B, I)
+                s2, # next states, shape (B,)
+                done, # 1.0 where the transition ends the episode, shape (B,)
+                usable=None, # 0/1 per row, weight 0 where 0 (None: every row)
+               )->torch.Tensor:
+    "Weighted behaviour cloning with w* weights."
+    w = self.policy_weights(s, r, s2, done, usable)
+    logp = torch.log_softmax(self.pi_net(self.onehot(s)), -1).gather(1, a[:, None]).squeeze(1)
+    mask = (1 - done) if self.terminal == 'official' else None
+    return weighted_bc_loss(w, logp, mask)
 
-    def policy_loss(self,
-                    s, # states, shape (B,)
-                    a, # actions taken, shape (B,), int64
-                    r, # reward vectors, shape (B, I)
-                    s2, # next states, shape (B,)
-                    done, # 1.0 where the transition ends the episode, shape (B,)
-                    usable=None, # 0/1 per row, weight 0 where 0 (None: every row)
-                   )->torch.Tensor:
-        "Weighted behaviour cloning with w* weights."
-        w = self.policy_weights(s, r, s2, done, usable)
-        logp = torch.log_softmax(self.pi_net(self.onehot(s)), -1).gather(1, a[:, None]).squeeze(1)
-        mask = (1 - done) if self.terminal == 'official' else None
-        return weighted_bc_loss(w, logp, mask)
-
-    def policy(self)->np.ndarray:
-        "The policy network's action probabilities for every state, shape (S, A)."
-        with torch.no_grad():
-            return torch.softmax(self.pi_net(torch.eye(self.S)), -1).double().numpy()
+# %% ../nbs/41_fairdice.ipynb #b9d99368
+@patch
+def policy(self:FairDICENetwork)->np.ndarray:
+    "The policy network's action probabilities for every state, shape (S, A)."
+    with torch.no_grad():
+        return torch.softmax(self.pi_net(torch.eye(self.S)), -1).double().numpy()
 
 # %% ../nbs/41_fairdice.ipynb #a04ac6b7
 def _tensors(data:OfflineDataset):
@@ -928,6 +976,7 @@ def _tensors(data:OfflineDataset):
     return dict(s=f(data.states), a=f(data.actions), r=f(data.rewards, torch.float32), s2=f(data.next_states),
                 done=f(done, torch.float32), s0=f(data.first_state_of_each()))
 
+# %% ../nbs/41_fairdice.ipynb #43c08081
 @report
 class NeuralFairDICEReport(Report):
     "What a neural FairDICE run learned: objective weights and policy, with its training history."
@@ -949,6 +998,7 @@ class NeuralFairDICEReport(Report):
     @property
     def title(self)->str: return f"Neural FairDICE: {self.welfare}, {self.divergence}, beta={self.beta:g}, {self.completed_steps} steps"
 
+# %% ../nbs/41_fairdice.ipynb #76b3be44
 class NeuralFairDICE(BaseEstimator):
     "Neural FairDICE in PyTorch: the dual loss (4) on minibatches of transitions, then weighted behaviour cloning."
     def __init__(self, *,
@@ -982,113 +1032,121 @@ class NeuralFairDICE(BaseEstimator):
         self.states_without_data, self.value_init = states_without_data, value_init
         self.seed, self.log_every, self.refit_steps, self.show_progress = seed, log_every, refit_steps, show_progress
 
-    def _check_settings(self)->tuple:
-        W, div = _check_common(self.welfare, self.divergence, self.beta, self.gamma)
-        if self.gamma is None: raise ValueError("gamma is required: the discount factor of the problem the data come from")
-        for name, low in (('steps', 1), ('hidden', 1), ('log_every', 1), ('refit_steps', 0), ('seed', 0)):
-            check_scalar(getattr(self, name), name, int, low=low)
-        if self.batch_size is not None: check_scalar(self.batch_size, 'batch_size', int, low=1)
-        check_scalar(self.lr, 'lr', low=0, closed='neither'); check_scalar(self.policy_lr, 'policy_lr', low=0, closed='neither')
-        check_option(self.initial_states, 'initial_states', ('trajectory', 'transition'))
-        check_option(self.states_without_data, 'states_without_data', ('no_flow', 'absorbing'))
-        check_option(self.value_init, 'value_init', ('behaviour', 'zero'))
-        check_flag(self.show_progress, 'show_progress', allow_none=True)
-        return W, div
+# %% ../nbs/41_fairdice.ipynb #e7aa8047
+@patch
+def _check_settings(self:NeuralFairDICE)->tuple:
+    W, div = _check_common(self.welfare, self.divergence, self.beta, self.gamma)
+    if self.gamma is None: raise ValueError("gamma is required: the discount factor of the problem the data come from")
+    for name, low in (('steps', 1), ('hidden', 1), ('log_every', 1), ('refit_steps', 0), ('seed', 0)):
+        check_scalar(getattr(self, name), name, int, low=low)
+    if self.batch_size is not None: check_scalar(self.batch_size, 'batch_size', int, low=1)
+    check_scalar(self.lr, 'lr', low=0, closed='neither'); check_scalar(self.policy_lr, 'policy_lr', low=0, closed='neither')
+    check_option(self.initial_states, 'initial_states', ('trajectory', 'transition'))
+    check_option(self.states_without_data, 'states_without_data', ('no_flow', 'absorbing'))
+    check_option(self.value_init, 'value_init', ('behaviour', 'zero'))
+    check_flag(self.show_progress, 'show_progress', allow_none=True)
+    return W, div
 
-    def fit(self,
-            data:OfflineDataset, # offline transitions
-           )->'NeuralFairDICE':
-        "Train on `data`; sets `report_`, `policy_`, `objective_weights_` and `network_` (the trained FairDICENetwork)."
-        W, div = self._check_settings()
-        data = _check_data(data)
-        _check_welfare_size(W, data.n_objectives)
-        mu_fixed = _fixed_weights(self.objective_weights, W, data.n_objectives) if self.objective_weights is not None else None
-        param = _weight_param(W, self.weight_parametrisation, mu_fixed is not None)
-        if param in ('exp', 'raw'): _check_positivity(data.rewards, W)
-        # rescale rewards so the data's mean reward vector is O(1) (same law as the exact solver); mu is mapped back
-        # (the official code, weight_parametrisation='raw', works on the raw rewards: c = 1)
-        kD = np.abs(data.rewards.mean(0)); c = 1 / kD.max() if kD.max() > 0 and param != 'raw' else 1.0
-        s_obj, mu_back = _scaling(c, W, param == 'fixed')
-        n_threads = torch.get_num_threads(); torch.set_num_threads(1)
-        try:    # seeded, yet the caller's Python, numpy and torch generators are left as they were
-            with isolated_seed(self.seed): model, hist, last, done_steps, notes, secs = self._train(data, W, c, s_obj, mu_fixed)
-        finally: torch.set_num_threads(n_threads)
-        mu_v = model.mu().detach().double().numpy() * mu_back
-        hist = pd.DataFrame(hist)
-        for i in range(data.n_objectives): hist[f'weight_{i}'] *= mu_back
-        names = [f'obj{i}' for i in range(data.n_objectives)]
-        self.report_ = NeuralFairDICEReport(
-            pd.DataFrame({'objective': names, 'objective_weight': mu_v}),
-            welfare='linear (fixed weights)' if self.objective_weights is not None else W.name, divergence=div.kind,
-            beta=float(self.beta), steps=int(self.steps), completed_steps=done_steps, final_loss=last['loss'],
-            mean_density_ratio=last['mean_density_ratio'], reward_scale=float(c), seconds=secs, objective_weights=mu_v,
-            policy=model.policy(), history=hist, notes=tuple(notes))
-        self.policy_, self.objective_weights_, self.network_ = self.report_.policy, mu_v, model
-        return self
+# %% ../nbs/41_fairdice.ipynb #39bc43df
+@patch
+def fit(self:NeuralFairDICE,
+        data:OfflineDataset, # offline transitions
+       )->'NeuralFairDICE':
+    "Train on `data`; sets `report_`, `policy_`, `objective_weights_` and `network_` (the trained FairDICENetwork)."
+    W, div = self._check_settings()
+    data = _check_data(data)
+    _check_welfare_size(W, data.n_objectives)
+    mu_fixed = _fixed_weights(self.objective_weights, W, data.n_objectives) if self.objective_weights is not None else None
+    param = _weight_param(W, self.weight_parametrisation, mu_fixed is not None)
+    if param in ('exp', 'raw'): _check_positivity(data.rewards, W)
+    # rescale rewards so the data's mean reward vector is O(1) (same law as the exact solver); mu is mapped back
+    # (the official code, weight_parametrisation='raw', works on the raw rewards: c = 1)
+    kD = np.abs(data.rewards.mean(0)); c = 1 / kD.max() if kD.max() > 0 and param != 'raw' else 1.0
+    s_obj, mu_back = _scaling(c, W, param == 'fixed')
+    n_threads = torch.get_num_threads(); torch.set_num_threads(1)
+    try:    # seeded, yet the caller's Python, numpy and torch generators are left as they were
+        with isolated_seed(self.seed): model, hist, last, done_steps, notes, secs = self._train(data, W, c, s_obj, mu_fixed)
+    finally: torch.set_num_threads(n_threads)
+    mu_v = model.mu().detach().double().numpy() * mu_back
+    hist = pd.DataFrame(hist)
+    for i in range(data.n_objectives): hist[f'weight_{i}'] *= mu_back
+    names = [f'obj{i}' for i in range(data.n_objectives)]
+    self.report_ = NeuralFairDICEReport(
+        pd.DataFrame({'objective': names, 'objective_weight': mu_v}),
+        welfare='linear (fixed weights)' if self.objective_weights is not None else W.name, divergence=div.kind,
+        beta=float(self.beta), steps=int(self.steps), completed_steps=done_steps, final_loss=last['loss'],
+        mean_density_ratio=last['mean_density_ratio'], reward_scale=float(c), seconds=secs, objective_weights=mu_v,
+        policy=model.policy(), history=hist, notes=tuple(notes))
+    self.policy_, self.objective_weights_, self.network_ = self.report_.policy, mu_v, model
+    return self
 
-    def _train(self, data, W, c, s_obj, mu_fixed)->tuple:
-        "The training loop; returns (network, history rows, last finite diagnostics, completed steps, notes, seconds)."
-        model = FairDICENetwork(data.n_states, data.n_actions, data.n_objectives, W, self.divergence, self.beta * s_obj, self.gamma,
-                                self.hidden, self.value_model, self.weight_parametrisation, mu_fixed, self.terminal,
-                                self.bc_weights, self.gradient_penalty)
-        X = _tensors(data); X['r'] = X['r'] * c
-        if model.weight_parametrisation in ('exp', 'softmax') and W.kind not in ('maxmin', 'utilitarian'):
-            with torch.no_grad():                           # start mu at u'(mean scaled reward), as the exact solver does
-                k0 = X['r'].mean(0).clamp(min=1e-3).double().numpy()
-                model.mu_raw.copy_(torch.as_tensor(np.log(W.marginal(k0)), dtype=torch.float32))
-        usable = self._start_values(data, model, c)
-        if usable is not None: X['usable'] = usable
-        N, steps, notes = len(data), self.steps, []
-        s0_states, s0_counts = np.unique(data.initial_states(), return_counts=True)
-        s0_t = torch.as_tensor(s0_states); p0_w = torch.as_tensor(s0_counts / s0_counts.sum(), dtype=torch.float32)
-        opt = torch.optim.Adam([p for n, p in model.named_parameters() if not n.startswith('pi_net')], lr=self.lr)
+# %% ../nbs/41_fairdice.ipynb #5356508f
+@patch
+def _train(self:NeuralFairDICE, data, W, c, s_obj, mu_fixed)->tuple:
+    "The training loop; returns (network, history rows, last finite diagnostics, completed steps, notes, seconds)."
+    model = FairDICENetwork(data.n_states, data.n_actions, data.n_objectives, W, self.divergence, self.beta * s_obj, self.gamma,
+                            self.hidden, self.value_model, self.weight_parametrisation, mu_fixed, self.terminal,
+                            self.bc_weights, self.gradient_penalty)
+    X = _tensors(data); X['r'] = X['r'] * c
+    if model.weight_parametrisation in ('exp', 'softmax') and W.kind not in ('maxmin', 'utilitarian'):
+        with torch.no_grad():                           # start mu at u'(mean scaled reward), as the exact solver does
+            k0 = X['r'].mean(0).clamp(min=1e-3).double().numpy()
+            model.mu_raw.copy_(torch.as_tensor(np.log(W.marginal(k0)), dtype=torch.float32))
+    usable = self._start_values(data, model, c)
+    if usable is not None: X['usable'] = usable
+    N, steps, notes = len(data), self.steps, []
+    s0_states, s0_counts = np.unique(data.initial_states(), return_counts=True)
+    s0_t = torch.as_tensor(s0_states); p0_w = torch.as_tensor(s0_counts / s0_counts.sum(), dtype=torch.float32)
+    opt = torch.optim.Adam([p for n, p in model.named_parameters() if not n.startswith('pi_net')], lr=self.lr)
+    opt_pi = torch.optim.Adam(model.pi_net.parameters(), lr=self.policy_lr)
+    sched = [torch.optim.lr_scheduler.CosineAnnealingLR(o, steps) for o in (opt, opt_pi)]
+    gen = torch.Generator().manual_seed(self.seed)
+    hist, last, done_steps, t0 = [], None, 0, time.perf_counter()
+    for step in progress(range(steps), desc='FairDICE', show=self.show_progress):
+        idx = torch.randint(0, N, (self.batch_size,), generator=gen) if self.batch_size else slice(None)
+        b = {k: v[idx] for k, v in X.items()}
+        u = b.get('usable')
+        if self.initial_states == 'trajectory': loss, diag = model.nu_mu_loss(b['s'], b['r'], b['s2'], b['done'], s0_t, p0_w, u)
+        else: loss, diag = model.nu_mu_loss(b['s'], b['r'], b['s2'], b['done'], b['s0'], usable=u)
+        if not np.isfinite(diag['loss']):                 # stop before a non-finite step spoils the networks
+            hist.append({**diag, 'step': step, 'policy_loss': np.nan})
+            notes.append(report_numerical(
+                f"NeuralFairDICE: the loss became {diag['loss']} at step {step} (mu = {model.mu().detach().numpy().round(4).tolist()}); "
+                "training stopped there and the policy is the one before that step"
+                + ("; with weight_parametrisation='raw' mu can go non-positive" if model.weight_parametrisation == 'raw' else "")))
+            break
+        opt.zero_grad(); loss.backward(); opt.step()
+        lp = model.policy_loss(b['s'], b['a'], b['r'], b['s2'], b['done'], u)
+        opt_pi.zero_grad(); lp.backward(); opt_pi.step()
+        for sc in sched: sc.step()
+        last, done_steps = diag, step + 1
+        if step % self.log_every == 0 or step == steps - 1: hist.append({**diag, 'step': step, 'policy_loss': float(lp.detach())})
+    if last is None:
+        raise ValueError(f"NeuralFairDICE: the loss is not finite at the first step (beta={self.beta:g}); "
+                         "choose a beta nearer 1e-3..1e3 or rescale the rewards")
+    if self.refit_steps > 0 and done_steps == steps:    # polish the policy on the final weights (full batch)
         opt_pi = torch.optim.Adam(model.pi_net.parameters(), lr=self.policy_lr)
-        sched = [torch.optim.lr_scheduler.CosineAnnealingLR(o, steps) for o in (opt, opt_pi)]
-        gen = torch.Generator().manual_seed(self.seed)
-        hist, last, done_steps, t0 = [], None, 0, time.perf_counter()
-        for step in progress(range(steps), desc='FairDICE', show=self.show_progress):
-            idx = torch.randint(0, N, (self.batch_size,), generator=gen) if self.batch_size else slice(None)
-            b = {k: v[idx] for k, v in X.items()}
-            u = b.get('usable')
-            if self.initial_states == 'trajectory': loss, diag = model.nu_mu_loss(b['s'], b['r'], b['s2'], b['done'], s0_t, p0_w, u)
-            else: loss, diag = model.nu_mu_loss(b['s'], b['r'], b['s2'], b['done'], b['s0'], usable=u)
-            if not np.isfinite(diag['loss']):                 # stop before a non-finite step spoils the networks
-                hist.append({**diag, 'step': step, 'policy_loss': np.nan})
-                notes.append(report_numerical(
-                    f"NeuralFairDICE: the loss became {diag['loss']} at step {step} (mu = {model.mu().detach().numpy().round(4).tolist()}); "
-                    "training stopped there and the policy is the one before that step"
-                    + ("; with weight_parametrisation='raw' mu can go non-positive" if model.weight_parametrisation == 'raw' else "")))
-                break
-            opt.zero_grad(); loss.backward(); opt.step()
-            lp = model.policy_loss(b['s'], b['a'], b['r'], b['s2'], b['done'], u)
-            opt_pi.zero_grad(); lp.backward(); opt_pi.step()
-            for sc in sched: sc.step()
-            last, done_steps = diag, step + 1
-            if step % self.log_every == 0 or step == steps - 1: hist.append({**diag, 'step': step, 'policy_loss': float(lp.detach())})
-        if last is None:
-            raise ValueError(f"NeuralFairDICE: the loss is not finite at the first step (beta={self.beta:g}); "
-                             "choose a beta nearer 1e-3..1e3 or rescale the rewards")
-        if self.refit_steps > 0 and done_steps == steps:    # polish the policy on the final weights (full batch)
-            opt_pi = torch.optim.Adam(model.pi_net.parameters(), lr=self.policy_lr)
-            sc = torch.optim.lr_scheduler.CosineAnnealingLR(opt_pi, self.refit_steps)
-            for _ in range(self.refit_steps):
-                lp = model.policy_loss(X['s'], X['a'], X['r'], X['s2'], X['done'], X.get('usable'))
-                opt_pi.zero_grad(); lp.backward(); opt_pi.step(); sc.step()
-        elif self.refit_steps > 0: notes.append("the final policy refit was skipped because training stopped early")
-        return model, hist, last, done_steps, notes, time.perf_counter() - t0
+        sc = torch.optim.lr_scheduler.CosineAnnealingLR(opt_pi, self.refit_steps)
+        for _ in range(self.refit_steps):
+            lp = model.policy_loss(X['s'], X['a'], X['r'], X['s2'], X['done'], X.get('usable'))
+            opt_pi.zero_grad(); lp.backward(); opt_pi.step(); sc.step()
+    elif self.refit_steps > 0: notes.append("the final policy refit was skipped because training stopped early")
+    return model, hist, last, done_steps, notes, time.perf_counter() - t0
 
-    def _start_values(self, data, model, c)->torch.Tensor|None:
-        "Set nu's starting values (value_init='behaviour'); return the 0/1 usable-row mask of states_without_data='no_flow' (None: every row)."
-        mdp, dD, _, without = _prepare(data, None, self.gamma, 'empirical', self.states_without_data)
-        P = _Problem(mdp, dD, without_data=without, states_without_data=self.states_without_data)   # raises if no occupancy fits the data
-        if self.value_init == 'behaviour':               # exact policy evaluation of the data's behaviour for the starting mu . r
-            with torch.no_grad():
-                mu0 = model.mu().double().numpy()
-                nu0 = _behaviour_values(P, (c * P.R / P.c) @ mu0)
-                model.nu_start[torch.as_tensor(P.live_idx)] = torch.as_tensor(nu0, dtype=torch.float32)
-        if self.states_without_data == 'absorbing': return None
-        keep = np.zeros(dD.shape, bool); keep[P.pairs[:, 0], P.pairs[:, 1]] = True
-        return torch.as_tensor(keep[data.states, data.actions], dtype=torch.float32)
+# %% ../nbs/41_fairdice.ipynb #8661e7f3
+@patch
+def _start_values(self:NeuralFairDICE, data, model, c)->torch.Tensor|None:
+    "Set nu's starting values (value_init='behaviour'); return the 0/1 usable-row mask of states_without_data='no_flow' (None: every row)."
+    mdp, dD, _, without = _prepare(data, None, self.gamma, 'empirical', self.states_without_data)
+    P = _Problem(mdp, dD, without_data=without, states_without_data=self.states_without_data)   # raises if no occupancy fits the data
+    if self.value_init == 'behaviour':               # exact policy evaluation of the data's behaviour for the starting mu . r
+        with torch.no_grad():
+            mu0 = model.mu().double().numpy()
+            nu0 = _behaviour_values(P, (c * P.R / P.c) @ mu0)
+            model.nu_start[torch.as_tensor(P.live_idx)] = torch.as_tensor(nu0, dtype=torch.float32)
+    if self.states_without_data == 'absorbing': return None
+    keep = np.zeros(dD.shape, bool); keep[P.pairs[:, 0], P.pairs[:, 1]] = True
+    return torch.as_tensor(keep[data.states, data.actions], dtype=torch.float32)
 
 # %% ../nbs/41_fairdice.ipynb #1fc9d6ef
 class _summarised_warnings:
@@ -1107,6 +1165,7 @@ class _summarised_warnings:
             warn_at_user(f"{self.source}: {msg}" + (f" ({n} fits)" if n > 1 else ''), category, every_time=True)
         return False
 
+# %% ../nbs/41_fairdice.ipynb #e6deb973
 def welfare_beta_sweep(
     seeds=range(4), # random MOMDP seeds (ints >= 0)
     alphas=(0.0, 0.5, 1.0), # welfare: alpha-fair (0 = utilitarian, 1 = Nash); alpha in [0, 1] (the dual route is reliable there)
@@ -1152,6 +1211,7 @@ def simplex_grid(
     pts = [np.array(c) for c in np.ndindex(*([m + 1] * (n_objectives - 1))) if sum(c) <= m]
     return np.array([np.append(p, m - p.sum()) / m for p in pts])
 
+# %% ../nbs/41_fairdice.ipynb #2aaea134
 def linear_scalarisation_sweep(
     data:OfflineDataset, # offline transitions
     mdp_true:TabularMOMDP, # the environment, for exact evaluation
@@ -1202,6 +1262,7 @@ def four_room_data(
         _DATA_CACHE[key] = d
     return _DATA_CACHE[key]
 
+# %% ../nbs/41_fairdice.ipynb #7693a41a
 @report
 class FairDICEExplorerReport(Report):
     "One setting of the FairDICE explorer on MO-Four-Room: FairDICE's returns and the data's, evaluated exactly."
@@ -1224,6 +1285,7 @@ class FairDICEExplorerReport(Report):
     @property
     def title(self)->str: return f"FairDICE on MO-Four-Room: quality {self.quality:.2f}, {self.welfare}, beta={self.beta:.3g}"
 
+# %% ../nbs/41_fairdice.ipynb #83cdc2aa
 _BEST_RETURN = {}
 
 def _best_single_goal_return(mdp)->float:
@@ -1233,6 +1295,7 @@ def _best_single_goal_return(mdp)->float:
         _BEST_RETURN[key] = max(float(mdp.returns(optimal_policy(mdp, np.eye(mdp.n_objectives)[i])[0])[i]) for i in range(mdp.n_objectives))
     return _BEST_RETURN[key]
 
+# %% ../nbs/41_fairdice.ipynb #8947725c
 def render_fairdice(
     quality:float=0.0, # data quality in [0, 1]
     welfare:str='nsw', # 'nsw', 'utilitarian' or 'maxmin' (or any `get_welfare` spec)
@@ -1267,6 +1330,7 @@ def render_fairdice(
     plot_grid_policy(fr_, fd.policy_, ax=ax2, title='FairDICE policy (shade: occupancy)')
     return rep, fig
 
+# %% ../nbs/41_fairdice.ipynb #b05198dc
 def fairdice_explorer(
     n_trajectories:int=300, # dataset size
 )->widgets.VBox:

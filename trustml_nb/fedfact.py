@@ -24,6 +24,8 @@ from .core import (NumericalWarning, PrefitClassifier, Report, describe_input, w
                              check_is_fitted, check_numbers, check_option, column_names, match_columns, check_probabilities, check_same_length, check_scalar, make_rng, progress, report,
                              report_numerical, require)
 from .groups import check_sensitive, label_column
+from fastcore.basics import patch
+
 
 # %% auto #0
 __all__ = ['NOTIONS', 'encode_fl', 'fl_counts', 'fairness_matrices', 'confusion_matrices', 'disparities', 'direct_disparities',
@@ -90,6 +92,7 @@ def _safe_div(num, den, what):
                          f"repartition with a larger min_size, or merge groups/classes")
     return num / den
 
+# %% ../nbs/20_fedfact.ipynb #a447b3a1
 def _check_counts(counts, name:str='counts', ndim:int=3)->np.ndarray:
     "Count tensor check: finite, non-negative, at least 2 groups and 2 classes, and every client holding rows."
     n = check_array(counts, name, ndim=ndim).astype(float)
@@ -106,6 +109,7 @@ def _check_counts(counts, name:str='counts', ndim:int=3)->np.ndarray:
         raise ValueError(f"{name}: group(s) {np.flatnonzero(per_group == 0).tolist()[:5]} have no rows on any client; drop them")
     return n
 
+# %% ../nbs/20_fedfact.ipynb #5fad94d7
 def fairness_matrices(
     counts:np.ndarray, # n[k, a, y] from `fl_counts`, shape (N, G, m)
     notion:str='dp', # 'dp' (demographic parity), 'eop' (equal opportunity: P(Yhat=y | Y=y, A) for every class y) or 'eo' (equalised odds)
@@ -167,6 +171,7 @@ def _check_shape(shape)->tuple:
     m, G, N = (check_scalar(v, f"shape[{i}]", int, low=lo) for i, (v, lo) in enumerate(zip(shape, (2, 2, 1))))
     return int(m), int(G), int(N)
 
+# %% ../nbs/20_fedfact.ipynb #eab06de6
 def _codes(x, name:str, size:int)->np.ndarray:
     "A vector of integer codes 0..size-1 (never truncated: 0.7 is an error, not 0)."
     arr = check_array(x, name, ndim=1)
@@ -177,6 +182,7 @@ def _codes(x, name:str, size:int)->np.ndarray:
         raise ValueError(f"{name} must hold codes 0..{size - 1}, got values in [{arr.min()}, {arr.max()}]")
     return arr
 
+# %% ../nbs/20_fedfact.ipynb #7f688bff
 def _labels_or_probabilities(x, name:str, n:int, m:int)->np.ndarray:
     "Hard labels (n,) as one-hot rows, or probabilities (n, m) checked to be distributions."
     arr = check_array(x, name, ndim=(1, 2))
@@ -184,6 +190,7 @@ def _labels_or_probabilities(x, name:str, n:int, m:int)->np.ndarray:
     if arr.shape[1] != m: raise ValueError(f"{name} must have {m} columns (one per class), got {arr.shape[1]}")
     return check_probabilities(arr, name, rows_sum_to_one=True)
 
+# %% ../nbs/20_fedfact.ipynb #1aae85cc
 def confusion_matrices(
     y_true, # true labels (n,), or label probabilities (n, m) for the label-free (eta-weighted) version
     y_pred, # predicted labels (n,), or prediction probabilities (n, m) for a randomised classifier
@@ -200,6 +207,7 @@ def confusion_matrices(
     n_ka = np.zeros((N, G)); np.add.at(n_ka, (k, a), 1)
     return C / _safe_div(n_ka, 1, '(client, group) cell (k, a)')[..., None, None]
 
+# %% ../nbs/20_fedfact.ipynb #3e185d32
 def disparities(
     D:np.ndarray, # from `fairness_matrices`
     C:np.ndarray, # from `confusion_matrices`, shape (N, G, m, m)
@@ -271,6 +279,7 @@ def cost_matrix(
         B += mu_sign * np.einsum('ku,kuaij->kaij', mu[:, 0] - mu[:, 1], Dl)
     return np.eye(m) - B / p_ak[..., None, None]
 
+# %% ../nbs/20_fedfact.ipynb #6d1f7c5b
 def positivity_shift(
     M:np.ndarray, # cost matrices (N, G, m, m)
     eps:float=1e-4, # smallest entry after the shift
@@ -281,6 +290,7 @@ def positivity_shift(
     M = check_array(M, 'M', ndim=4).astype(float); check_scalar(eps, 'eps', float, low=0, closed='neither')
     return _positivity_shift(M, eps, per)
 
+# %% ../nbs/20_fedfact.ipynb #8cc54cfd
 def _positivity_shift(M, eps, per):
     if per == 'client': return M + np.maximum(0.0, eps - M.min(axis=(1, 2, 3)))[:, None, None, None]
     return M + np.maximum(0.0, eps - M.min(axis=3, keepdims=True))
@@ -294,6 +304,7 @@ def project_l1_ball(
     v = check_array(v, 'v', ndim=None).astype(float)
     return _project_l1_ball(v, check_scalar(radius, 'radius', float, low=0, closed='neither'))
 
+# %% ../nbs/20_fedfact.ipynb #e85e3002
 def _project_l1_ball(v, radius):
     x = np.maximum(np.asarray(v, float), 0.0)
     if x.sum() <= radius: return x
@@ -302,6 +313,7 @@ def _project_l1_ball(v, radius):
     theta = (css[rho] - radius) / (rho + 1)
     return np.maximum(x - theta, 0.0)
 
+# %% ../nbs/20_fedfact.ipynb #b02095c5
 def dual_scale(
     D:np.ndarray, # global (U, N, G, m, m) or local (N, U, G, m, m) matrices
     p_ak:np.ndarray, # joint frequencies (N, G)
@@ -318,6 +330,7 @@ def dual_scale(
     if (big == 0).any(): raise ValueError("D has an all-zero constraint, whose dual has no effect (scale undefined)")
     return 1.0 / big
 
+# %% ../nbs/20_fedfact.ipynb #9c0b39a1
 def smooth_max(
     z:np.ndarray, # scores (n, m)
     beta:float=0.1, # temperature; beta -> 0 gives the hard max
@@ -326,6 +339,7 @@ def smooth_max(
     z = check_array(z, 'z', ndim=2).astype(float)
     return _smooth_max(z, check_scalar(beta, 'beta', float, low=0, closed='neither'))
 
+# %% ../nbs/20_fedfact.ipynb #47430007
 def _smooth_max(z, beta):
     s = z / beta; s = s - s.max(1, keepdims=True)
     p = np.exp(s); p /= p.sum(1, keepdims=True)
@@ -366,6 +380,7 @@ def dirichlet_partition(
     raise ValueError(f"no Dirichlet(alpha={alpha}) split with >= {min_size} rows per (client, group) in {max_tries} tries; "
                      f"raise alpha, lower min_size or use fewer clients")
 
+# %% ../nbs/20_fedfact.ipynb #e54a27a6
 def heterogeneous_partition(
     a, # binary sensitive attribute: two labels or codes (`groups.check_sensitive`; the second in sorted order is paired with y=1)
     y, # binary label (0/1 or booleans)
@@ -417,6 +432,7 @@ class FedData:
         m, G, N = self.shape
         return f"FedData({len(self.y):,} train / {len(self.y_test):,} test rows, {self.X.shape[1]} features, m={m} classes, G={G} groups, N={N} clients)"
 
+# %% ../nbs/20_fedfact.ipynb #5d67908e
 def make_fed_data(
     X, y, a, k, # training features (n, d), labels, groups, client ids
     X_test, y_test, a_test, k_test, # the same for the test rows
@@ -486,6 +502,7 @@ def _rng_for(seed:int, *keys)->np.random.Generator:
     "A Generator determined by the seed and integer keys (stage, round, client)."
     return np.random.default_rng([int(seed), *[int(x) for x in keys]])
 
+# %% ../nbs/20_fedfact.ipynb #cfa52e66
 class FedProtocol:
     "Base class: a federated algorithm as server/client steps exchanging dicts of numpy arrays."
     name = 'protocol'
@@ -507,6 +524,7 @@ class FedProtocol:
                      replies:list, # every client's reply dict, in client order
                     )->dict: return payload
 
+# %% ../nbs/20_fedfact.ipynb #c289cd1e
 @dataclass
 class FedRun:
     "What a federated run returns: the server's final payload, every client's final state, the round log, the evaluation counts."
@@ -517,6 +535,7 @@ class FedRun:
     stage_payloads: list # the payload at the end of every stage (e.g. the FedAvg weights before FedFACT-In changes them)
     runner: str|None = None # how the run was played where that differs from the runner's label (e.g. Flower's in-process fallback); None: as the runner says
 
+# %% ../nbs/20_fedfact.ipynb #411a88a7
 def stage_seeds(
     seed, # one int for every stage, or a sequence with one int per stage
     n_stages:int, # number of protocol stages
@@ -527,7 +546,7 @@ def stage_seeds(
     for i, s in enumerate(seeds): check_scalar(s, f"seed[{i}]" if len(seeds) > 1 else 'seed', int, low=0, high=2**32 - 1)
     return [int(s) for s in seeds]
 
-
+# %% ../nbs/20_fedfact.ipynb #12e49054
 def run_inprocess(
     protocols:list, # FedProtocol objects run in sequence
     clients:list, # per-client data dicts (X, y, a; X_test, y_test, a_test for the evaluation)
@@ -560,6 +579,7 @@ def _torch_single_thread():
     try: yield
     finally: torch.set_num_threads(old)
 
+# %% ../nbs/20_fedfact.ipynb #2fcc89e6
 def make_model(
     n_features:int, # input dimension d
     n_classes:int, # output dimension m
@@ -577,10 +597,12 @@ def make_model(
     finally: torch.random.set_rng_state(torch_state)
     return model.double()
 
+# %% ../nbs/20_fedfact.ipynb #b6570fe0
 def get_weights(model)->dict:
     "Model parameters as a dict of numpy arrays (what a client sends)."
     return {f'w.{k}': v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
 
+# %% ../nbs/20_fedfact.ipynb #a1ce7056
 def set_weights(model, weights:dict):
     "Load a dict of numpy arrays produced by `get_weights`."
     import torch
@@ -593,12 +615,14 @@ def set_weights(model, weights:dict):
     model.load_state_dict({k[2:]: torch.as_tensor(v) for k, v in weights.items() if k.startswith('w.')})
     return model
 
+# %% ../nbs/20_fedfact.ipynb #0a38bf84
 def model_logits(model, X:np.ndarray)->np.ndarray:
     "Logits of a torch model on numpy features."
     import torch
     X = check_array(X, 'X', ndim=2)
     with torch.no_grad(), _torch_single_thread(): return model(torch.as_tensor(np.asarray(X, float))).numpy()
 
+# %% ../nbs/20_fedfact.ipynb #90698e92
 def _local_train(model, X, y, rng, steps, lr, batch_size, row_weights=None, weight_decay=0.0):
     "Adam on mean (optionally row-weighted soft-label) cross-entropy; rng draws the mini-batches."
     import torch
@@ -619,12 +643,14 @@ def _check_budget(xi, name:str)->float|None:
     check_scalar(xi, name, float, low=0)
     return float(xi)
 
+# %% ../nbs/20_fedfact.ipynb #f7f249ba
 def _budgets(global_budget, local_budget, xi_g, xi_l, where:str)->tuple:
     "The checked (global, local) budgets; the paper's names xi_g / xi_l still work for one release, with a FutureWarning."
     g, g_name = renamed_parameter(global_budget, xi_g, 'global_budget', 'xi_g', where)
     l, l_name = renamed_parameter(local_budget, xi_l, 'local_budget', 'xi_l', where)
     return _check_budget(g, g_name), _check_budget(l, l_name)
 
+# %% ../nbs/20_fedfact.ipynb #07d18278
 def _check_training(**settings)->None:
     "Check the settings of local training: rounds, steps and batches >= 1, positive finite learning rates, ..."
     rules = {'n_rounds': (int, 1), 'local_steps': (int, 1), 'batch_size': (int, 1), 'hidden': (int, 0), 'init_seed': (int, 0),
@@ -634,6 +660,7 @@ def _check_training(**settings)->None:
         if low is None: check_scalar(v, name, float, low=0, closed='neither')    # learning rates, step sizes, temperatures
         else: check_scalar(v, name, kind, low=low)
 
+# %% ../nbs/20_fedfact.ipynb #99375c7d
 class FedAvgProtocol(FedProtocol):
     "FedAvg: clients run local Adam steps from the global model; the server averages weights by client size."
     name = 'FedAvg'
@@ -678,6 +705,7 @@ def fit_calibration(
         return nll, g
     return minimize(f, np.r_[1.0, np.zeros(m - 1)], jac=True, method='L-BFGS-B').x
 
+# %% ../nbs/20_fedfact.ipynb #3c8fd95b
 def calibrate(logits:np.ndarray, theta:np.ndarray)->np.ndarray:
     "Apply `fit_calibration` parameters: class probabilities (n, m)."
     logits = check_array(logits, 'logits', ndim=2); theta = check_array(theta, 'theta', ndim=1)
@@ -698,6 +726,7 @@ def _client_post_grads(eta, groups, Mk, Dg_k, Dl_k, p_ak_k, n_k, beta):
     dl = np.einsum('uaij,aij->u', Dl_k, W) if Dl_k is not None else None   # = (n/n_k) * local disparity
     return val / n_k, dg, dl
 
+# %% ../nbs/20_fedfact.ipynb #d0194904
 def rprop_step(
     x:np.ndarray, # current duals
     grad:np.ndarray, # descent direction of the dual objective (xi -/+ disparity)
@@ -720,12 +749,14 @@ def rprop_step(
     except ValueError: raise ValueError(f"scale of shape {scale.shape} does not broadcast against x of shape {x.shape}") from None
     return _rprop_step(x, np.asarray(grad, float), np.asarray(prev, float), np.asarray(step, float), scale, bound, inc, dec, step_min, step_max)
 
+# %% ../nbs/20_fedfact.ipynb #ea841cb7
 def _rprop_step(x, grad, prev, step, scale, bound=5.0, inc=1.2, dec=0.5, step_min=1e-5, step_max=0.05):
     flip = np.sign(grad) * np.sign(prev)
     step = np.where(flip > 0, np.minimum(step * inc, step_max), np.where(flip < 0, np.maximum(step * dec, step_min), step))
     g = np.where(flip < 0, 0.0, grad)
     return _project_l1_ball(x - scale * step * np.sign(g), bound), g, step
 
+# %% ../nbs/20_fedfact.ipynb #2d9b99d5
 def _threshold_at(ss, p:int)->tuple:
     "The rule predicting 1 for exactly the top p of the scores ss (sorted descending): (tau, q) = predict 1 above tau, with probability q at tau."
     n = len(ss)
@@ -736,10 +767,12 @@ def _threshold_at(ss, p:int)->tuple:
     above = int((ss > v).sum()); tied = int((ss == v).sum())
     return float(v), (p - above) / tied                                 # inside a tie: randomise at the tied score
 
+# %% ../nbs/20_fedfact.ipynb #dab624a9
 def _prob_one(s, tau, q):
     "P(predict 1) of the threshold rule (tau, q) on scores s: 1 above tau, q at tau (exact ties), 0 below."
     return (s > tau) + q * (s == tau)
 
+# %% ../nbs/20_fedfact.ipynb #0b3660d0
 def _mixture_lp(cnt, gain, counts, Dg, Dl, xi_g, xi_l, per_cell:bool=True, fallback:int=0)->tuple:
     "Mixture weights (N, B, J) over each block's J candidate rules maximising the gain within the budgets (a linear program); (weights, status)."
     from scipy.optimize import linprog
@@ -768,6 +801,7 @@ def _mixture_lp(cnt, gain, counts, Dg, Dl, xi_g, xi_l, per_cell:bool=True, fallb
     mix = np.clip(res.x.reshape(N, B, J), 0, 1)
     return mix / mix.sum(2, keepdims=True), 0
 
+# %% ../nbs/20_fedfact.ipynb #819b9654
 def _dual_cost_matrices(proto, cid, lam, mu_k)->np.ndarray:
     "M_k(a) = I - B_k(a) / p(a, k) of every group a, with B_k from the global duals lam and client cid's local duals mu_k."
     Bk = np.zeros((proto.G, proto.m, proto.m))
@@ -775,6 +809,7 @@ def _dual_cost_matrices(proto, cid, lam, mu_k)->np.ndarray:
     if proto.Dl is not None: Bk += np.einsum('u,uaij->aij', mu_k[0] - mu_k[1], proto.Dl[cid])
     return np.eye(proto.m) - Bk / proto.p_ak[cid][:, None, None]
 
+# %% ../nbs/20_fedfact.ipynb #5736ec42
 class FedFactPostProtocol(FedProtocol):
     "FedFACT-Post: round 0 fits per-group calibration on each client; later rounds run the bi-level dual descent."
     name = 'FedFACT-Post'
@@ -804,150 +839,192 @@ class FedFactPostProtocol(FedProtocol):
         self.Ug = 0 if self.Dg is None else self.Dg.shape[0]; self.Ul = 0 if self.Dl is None else self.Dl.shape[1]
         self.sg = None if self.Dg is None else dual_scale(self.Dg, self.p_ak, 'global')
         self.sl = None if self.Dl is None else dual_scale(self.Dl, self.p_ak, 'local')
-    def beta_at(self, t): # geometric annealing over the dual rounds
-        T = max(self._T - 2, 1); return self.beta * (self.beta_final / self.beta) ** (min(t, T) / T)
-    def init_server(self, prev):
-        z = np.zeros((2, self.Ug))
-        return {**prev, 'lam': z, 'lam_avg': z, 'lam_prev': z, 'lam_step': z + self.max_step / 5}
-    def cost_matrices(self,
-                      cid, # client index
-                      lam, # global duals, shape (2, U_g)
-                      mu_k, # client cid's local duals, shape (2, U_l)
-                     )->np.ndarray: # (G, m, m): the cost matrix M_k(a) of every group a
-        "Client cid's cost matrix of every group, M_k(a) = I - B_k(a) / p(a, k), from the duals (the paper's M_k)."
-        return _dual_cost_matrices(self, cid, lam, mu_k)
-    def M_k(self,
-            cid, # client index
-            lam, # global duals, shape (2, U_g)
-            mu_k, # client cid's local duals, shape (2, U_l)
-           ):
-        "Deprecated: use cost_matrices (removed in the next release)."
-        warn_at_user("FedFactPostProtocol.M_k is deprecated and will be removed in the next release; use cost_matrices", FutureWarning, every_time=True)
-        return self.cost_matrices(cid, lam, mu_k)
-    def logits(self,
-               payload, # the server's payload (shared model weights)
-               X, # features, shape (n, d)
+
+# %% ../nbs/20_fedfact.ipynb #c8e0568f
+@patch
+def beta_at(self:FedFactPostProtocol, t): # geometric annealing over the dual rounds
+    T = max(self._T - 2, 1); return self.beta * (self.beta_final / self.beta) ** (min(t, T) / T)
+
+# %% ../nbs/20_fedfact.ipynb #1e1bbca3
+@patch
+def init_server(self:FedFactPostProtocol, prev):
+    z = np.zeros((2, self.Ug))
+    return {**prev, 'lam': z, 'lam_avg': z, 'lam_prev': z, 'lam_step': z + self.max_step / 5}
+
+# %% ../nbs/20_fedfact.ipynb #8acc400d
+@patch
+def cost_matrices(self:FedFactPostProtocol,
+                  cid, # client index
+                  lam, # global duals, shape (2, U_g)
+                  mu_k, # client cid's local duals, shape (2, U_l)
+                 )->np.ndarray: # (G, m, m): the cost matrix M_k(a) of every group a
+    "Client cid's cost matrix of every group, M_k(a) = I - B_k(a) / p(a, k), from the duals (the paper's M_k)."
+    return _dual_cost_matrices(self, cid, lam, mu_k)
+
+# %% ../nbs/20_fedfact.ipynb #405d6124
+@patch
+def M_k(self:FedFactPostProtocol,
+        cid, # client index
+        lam, # global duals, shape (2, U_g)
+        mu_k, # client cid's local duals, shape (2, U_l)
+       ):
+    "Deprecated: use cost_matrices (removed in the next release)."
+    warn_at_user("FedFactPostProtocol.M_k is deprecated and will be removed in the next release; use cost_matrices", FutureWarning, every_time=True)
+    return self.cost_matrices(cid, lam, mu_k)
+
+# %% ../nbs/20_fedfact.ipynb #73f9cf18
+@patch
+def logits(self:FedFactPostProtocol,
+           payload, # the server's payload (shared model weights)
+           X, # features, shape (n, d)
+          ):
+    "Base logits: the shared model's, or the log of the known scores (score_fn)."
+    if self.score_fn is None: return model_logits(set_weights(self.model_fn(), payload), X)
+    P = check_probabilities(self.score_fn(X), 'base_model.predict_proba(X)', rows_sum_to_one=True)
+    if P.ndim != 2 or P.shape[1] != self.m: raise ValueError(f"base_model.predict_proba(X) must have shape (n, {self.m}), got {P.shape}")
+    return np.log(np.clip(P, 1e-300, 1.0))
+
+# %% ../nbs/20_fedfact.ipynb #89b9cfed
+@patch
+def client_eta(self:FedFactPostProtocol,
+               payload, # the server's payload
+               state, # the client's state (its calibration)
+               data, # the client's rows: X and a
               ):
-        "Base logits: the shared model's, or the log of the known scores (score_fn)."
-        if self.score_fn is None: return model_logits(set_weights(self.model_fn(), payload), X)
-        P = check_probabilities(self.score_fn(X), 'base_model.predict_proba(X)', rows_sum_to_one=True)
-        if P.ndim != 2 or P.shape[1] != self.m: raise ValueError(f"base_model.predict_proba(X) must have shape (n, {self.m}), got {P.shape}")
-        return np.log(np.clip(P, 1e-300, 1.0))
-    def client_eta(self,
-                   payload, # the server's payload
-                   state, # the client's state (its calibration)
-                   data, # the client's rows: X and a
-                  ):
+    logits = self.logits(payload, data['X'])
+    eta = np.zeros_like(logits)
+    for g in range(self.G):
+        s = data['a'] == g
+        if s.any(): eta[s] = calibrate(logits[s], state['calib'][g])
+    return eta
+
+# %% ../nbs/20_fedfact.ipynb #3891f64e
+@patch
+def client_round(self:FedFactPostProtocol, rnd, cid, payload, state, data, seed):
+    state = dict(state)
+    if rnd == 0:   # calibration, private to the client
         logits = self.logits(payload, data['X'])
-        eta = np.zeros_like(logits)
-        for g in range(self.G):
-            s = data['a'] == g
-            if s.any(): eta[s] = calibrate(logits[s], state['calib'][g])
-        return eta
-    def client_round(self, rnd, cid, payload, state, data, seed):
-        state = dict(state)
-        if rnd == 0:   # calibration, private to the client
-            logits = self.logits(payload, data['X'])
-            state['calib'] = (np.stack([fit_calibration(logits[data['a'] == g], data['y'][data['a'] == g]) for g in range(self.G)])
-                              if self.calibrate else np.tile(np.r_[1.0, np.zeros(self.m - 1)], (self.G, 1)))
-            state['mu'] = np.zeros((2, self.Ul)); state['mu_avg'] = state['mu']
-            state['mu_prev'] = state['mu']; state['mu_step'] = state['mu'] + self.max_step / 5
-            eta = self.client_eta(payload, state, data)
-            state['eta'] = eta + self.jitter * _rng_for(seed, 0, cid).random(eta.shape)
-            return {}, state
-        if self.polish and rnd == self.n_rounds - 1: return self._polish_client(cid, payload, state, data, seed)
-        eta, a, lam, mu = state['eta'], data['a'], payload['lam'], state['mu']
-        groups = [np.nonzero(a == g)[0] for g in range(self.G)]
-        beta = self.beta_at(rnd - 1)
-        Dg_k = None if self.Dg is None else self.Dg[:, cid]; Dl_k = None if self.Dl is None else self.Dl[cid]
-        nk_frac = self.p_k[cid]
-        if self.Dl is not None:
-            for _ in range(self.local_steps):
-                _, _, dl = _client_post_grads(eta, groups, self.cost_matrices(cid, lam, mu), None, Dl_k, self.p_ak[cid], len(a), beta)
-                disp = dl * nk_frac                       # local disparity of the smoothed rule
-                grad = np.stack([self.local_budget - disp, self.local_budget + disp])
-                mu, state['mu_prev'], state['mu_step'] = _rprop_step(mu, grad, state['mu_prev'], state['mu_step'], self.sl[cid],
-                                                                    self.bound, step_max=self.max_step)
-        state['mu'] = mu
-        w_avg = self._avg_weight(rnd)                      # Polyak average of the second half of the rounds
-        state['mu_avg'] = mu if w_avg == 1.0 else (1 - w_avg) * state['mu_avg'] + w_avg * mu
-        rep = {'n': np.array(float(len(a)))}
-        if self.Dg is not None:
-            _, dg, _ = _client_post_grads(eta, groups, self.cost_matrices(cid, lam, mu), Dg_k, None, self.p_ak[cid], len(a), beta)
-            rep['dglob'] = dg * nk_frac                    # this client's additive share of the global disparity
-        return rep, state
-    def server_round(self, rnd, payload, replies):
-        if self.polish and rnd == self.n_rounds - 1: return self._polish_server(payload, replies)
-        if rnd == 0 or self.Dg is None: return payload
-        disp = sum(r['dglob'] for r in replies)           # = global disparity of the smoothed rule
-        grad = np.stack([self.global_budget - disp, self.global_budget + disp])
-        lam, prev, step = _rprop_step(payload['lam'], grad, payload['lam_prev'], payload['lam_step'], self.sg, self.bound,
-                                     step_max=2 * self.max_step)
-        extra = {'lam_prev': prev, 'lam_step': step}
-        w_avg = self._avg_weight(rnd)
-        lam_avg = lam if w_avg == 1.0 else (1 - w_avg) * payload['lam_avg'] + w_avg * lam
-        return {**payload, **extra, 'lam': lam, 'lam_avg': lam_avg, '_log': {'max_global_violation': float(np.abs(disp).max() - self.global_budget)}}
-    def _avg_weight(self, rnd):
-        "Weight of round rnd's iterate in the running average over the last half of the rounds (1: restart)."
-        start = max(1, (self._T - 1) // 2)
-        return 1.0 if rnd <= start else 1.0 / (rnd - start + 1)
-    def scores(self,
-               cid, # client index
-               payload, # the server's final payload
-               state, # the client's final state
-               data, # rows to score: X and a
-              ):
-        "Cost-weighted calibrated scores z = eta M(a, k) of the dual rule (averaged duals if `average`)."
+        state['calib'] = (np.stack([fit_calibration(logits[data['a'] == g], data['y'][data['a'] == g]) for g in range(self.G)])
+                          if self.calibrate else np.tile(np.r_[1.0, np.zeros(self.m - 1)], (self.G, 1)))
+        state['mu'] = np.zeros((2, self.Ul)); state['mu_avg'] = state['mu']
+        state['mu_prev'] = state['mu']; state['mu_step'] = state['mu'] + self.max_step / 5
         eta = self.client_eta(payload, state, data)
-        lam, mu = (payload['lam_avg'], state['mu_avg']) if self.average else (payload['lam'], state['mu'])
-        return np.einsum('ir,irj->ij', eta, self.cost_matrices(cid, lam, mu)[data['a']]), eta
-    def _polish_client(self, cid, payload, state, data, seed):
-        "Final round: per group, candidate threshold rules around the dual rule's rate, with their exact expected counts."
-        z, eta = self.scores(cid, payload, state, data); s = z[:, 1] - z[:, 0]; y, a = data['y'], data['a']
-        K = self.polish_points; tau = np.zeros((self.G, K)); q = np.zeros((self.G, K))
-        cnt = np.zeros((self.G, K, 2, 2)); gain = np.zeros((self.G, K))
-        for g in range(self.G):
-            sg = s[a == g]; n_g = len(sg); ss = np.sort(sg)[::-1]; r0 = int((sg > 0).sum())
-            pos = np.r_[0, n_g, r0, np.clip(np.round(r0 + np.linspace(-1, 1, K - 3) * self.polish_window * n_g), 0, n_g)].astype(int)
-            for j, p in enumerate(pos):
-                tau[g, j], q[g, j] = (0.0, 0.0) if j == 2 else _threshold_at(ss, p)   # j = 2: the dual rule itself (s > 0)
-                p1 = _prob_one(sg, tau[g, j], q[g, j])
-                np.add.at(cnt[g, j, :, 1], y[a == g], p1); np.add.at(cnt[g, j, :, 0], y[a == g], 1 - p1)
-                gain[g, j] = (eta[a == g, 1] * p1 + eta[a == g, 0] * (1 - p1)).sum()
-        state = {**state, 'tau': tau, 'q': q, 'seed': float(seed)}
-        return {'cand_counts': cnt, 'cand_gain': gain, 'n': np.array(float(len(y)))}, state
-    def _polish_server(self, payload, replies):
-        "Final round: the server's LP picks, per (client, group), the mixture of candidate rules that is most accurate within the budgets."
-        cnt = np.stack([r['cand_counts'] for r in replies]); gain = np.stack([r['cand_gain'] for r in replies])
-        mix, status = _mixture_lp(cnt, gain, self.counts, self.Dg, self.Dl, self.global_budget, self.local_budget, per_cell=True, fallback=2)
-        return {**payload, 'mix': mix, '_log': {'lp_ok': float(status == 0)}}
-    def predict_dist(self,
-                     cid, # client index
-                     payload, # the server's final payload
-                     state, # the client's final state
-                     data, # rows to predict: X and a
-                    )->np.ndarray:
-        "Exact prediction distribution (n, m) of the rule: the LP mixture of thresholds (randomised at ties), or the dual rule's argmax."
-        z, _ = self.scores(cid, payload, state, data)
-        if not self.polish or 'mix' not in payload: return np.eye(self.m)[z.argmax(1)]
-        s = z[:, 1] - z[:, 0]; a = data['a']; mix = np.asarray(payload['mix'])[cid]
-        p1 = np.zeros(len(s))
-        for g in range(self.G):
-            sel = a == g
-            p1[sel] = sum(mix[g, j] * _prob_one(s[sel], state['tau'][g, j], state['q'][g, j]) for j in range(mix.shape[1]) if mix[g, j] > 0)
-        p1 = np.clip(p1, 0, 1)
-        return np.column_stack([1 - p1, p1])
-    def predict(self,
-                cid, # client index
-                payload, # the server's final payload
-                state, # the client's final state
-                data, # rows to predict: X and a
-               ):
-        "The fitted rule on client cid's rows: seeded draws from `predict_dist` (same seed, client and split: same draws)."
-        P = self.predict_dist(cid, payload, state, data)
-        if not self.polish or 'mix' not in payload: return P.argmax(1)
-        u = _rng_for(int(state.get('seed', 0)), 7919, cid, int(data.get('stream', 0))).random(len(P))
-        return (u < P[:, 1]).astype(int)
+        state['eta'] = eta + self.jitter * _rng_for(seed, 0, cid).random(eta.shape)
+        return {}, state
+    if self.polish and rnd == self.n_rounds - 1: return self._polish_client(cid, payload, state, data, seed)
+    eta, a, lam, mu = state['eta'], data['a'], payload['lam'], state['mu']
+    groups = [np.nonzero(a == g)[0] for g in range(self.G)]
+    beta = self.beta_at(rnd - 1)
+    Dg_k = None if self.Dg is None else self.Dg[:, cid]; Dl_k = None if self.Dl is None else self.Dl[cid]
+    nk_frac = self.p_k[cid]
+    if self.Dl is not None:
+        for _ in range(self.local_steps):
+            _, _, dl = _client_post_grads(eta, groups, self.cost_matrices(cid, lam, mu), None, Dl_k, self.p_ak[cid], len(a), beta)
+            disp = dl * nk_frac                       # local disparity of the smoothed rule
+            grad = np.stack([self.local_budget - disp, self.local_budget + disp])
+            mu, state['mu_prev'], state['mu_step'] = _rprop_step(mu, grad, state['mu_prev'], state['mu_step'], self.sl[cid],
+                                                                self.bound, step_max=self.max_step)
+    state['mu'] = mu
+    w_avg = self._avg_weight(rnd)                      # Polyak average of the second half of the rounds
+    state['mu_avg'] = mu if w_avg == 1.0 else (1 - w_avg) * state['mu_avg'] + w_avg * mu
+    rep = {'n': np.array(float(len(a)))}
+    if self.Dg is not None:
+        _, dg, _ = _client_post_grads(eta, groups, self.cost_matrices(cid, lam, mu), Dg_k, None, self.p_ak[cid], len(a), beta)
+        rep['dglob'] = dg * nk_frac                    # this client's additive share of the global disparity
+    return rep, state
+
+# %% ../nbs/20_fedfact.ipynb #d375f97d
+@patch
+def server_round(self:FedFactPostProtocol, rnd, payload, replies):
+    if self.polish and rnd == self.n_rounds - 1: return self._polish_server(payload, replies)
+    if rnd == 0 or self.Dg is None: return payload
+    disp = sum(r['dglob'] for r in replies)           # = global disparity of the smoothed rule
+    grad = np.stack([self.global_budget - disp, self.global_budget + disp])
+    lam, prev, step = _rprop_step(payload['lam'], grad, payload['lam_prev'], payload['lam_step'], self.sg, self.bound,
+                                 step_max=2 * self.max_step)
+    extra = {'lam_prev': prev, 'lam_step': step}
+    w_avg = self._avg_weight(rnd)
+    lam_avg = lam if w_avg == 1.0 else (1 - w_avg) * payload['lam_avg'] + w_avg * lam
+    return {**payload, **extra, 'lam': lam, 'lam_avg': lam_avg, '_log': {'max_global_violation': float(np.abs(disp).max() - self.global_budget)}}
+
+# %% ../nbs/20_fedfact.ipynb #dec41003
+@patch
+def _avg_weight(self:FedFactPostProtocol, rnd):
+    "Weight of round rnd's iterate in the running average over the last half of the rounds (1: restart)."
+    start = max(1, (self._T - 1) // 2)
+    return 1.0 if rnd <= start else 1.0 / (rnd - start + 1)
+
+# %% ../nbs/20_fedfact.ipynb #cd109211
+@patch
+def scores(self:FedFactPostProtocol,
+           cid, # client index
+           payload, # the server's final payload
+           state, # the client's final state
+           data, # rows to score: X and a
+          ):
+    "Cost-weighted calibrated scores z = eta M(a, k) of the dual rule (averaged duals if `average`)."
+    eta = self.client_eta(payload, state, data)
+    lam, mu = (payload['lam_avg'], state['mu_avg']) if self.average else (payload['lam'], state['mu'])
+    return np.einsum('ir,irj->ij', eta, self.cost_matrices(cid, lam, mu)[data['a']]), eta
+
+# %% ../nbs/20_fedfact.ipynb #d45ab334
+@patch
+def _polish_client(self:FedFactPostProtocol, cid, payload, state, data, seed):
+    "Final round: per group, candidate threshold rules around the dual rule's rate, with their exact expected counts."
+    z, eta = self.scores(cid, payload, state, data); s = z[:, 1] - z[:, 0]; y, a = data['y'], data['a']
+    K = self.polish_points; tau = np.zeros((self.G, K)); q = np.zeros((self.G, K))
+    cnt = np.zeros((self.G, K, 2, 2)); gain = np.zeros((self.G, K))
+    for g in range(self.G):
+        sg = s[a == g]; n_g = len(sg); ss = np.sort(sg)[::-1]; r0 = int((sg > 0).sum())
+        pos = np.r_[0, n_g, r0, np.clip(np.round(r0 + np.linspace(-1, 1, K - 3) * self.polish_window * n_g), 0, n_g)].astype(int)
+        for j, p in enumerate(pos):
+            tau[g, j], q[g, j] = (0.0, 0.0) if j == 2 else _threshold_at(ss, p)   # j = 2: the dual rule itself (s > 0)
+            p1 = _prob_one(sg, tau[g, j], q[g, j])
+            np.add.at(cnt[g, j, :, 1], y[a == g], p1); np.add.at(cnt[g, j, :, 0], y[a == g], 1 - p1)
+            gain[g, j] = (eta[a == g, 1] * p1 + eta[a == g, 0] * (1 - p1)).sum()
+    state = {**state, 'tau': tau, 'q': q, 'seed': float(seed)}
+    return {'cand_counts': cnt, 'cand_gain': gain, 'n': np.array(float(len(y)))}, state
+
+# %% ../nbs/20_fedfact.ipynb #181f9167
+@patch
+def _polish_server(self:FedFactPostProtocol, payload, replies):
+    "Final round: the server's LP picks, per (client, group), the mixture of candidate rules that is most accurate within the budgets."
+    cnt = np.stack([r['cand_counts'] for r in replies]); gain = np.stack([r['cand_gain'] for r in replies])
+    mix, status = _mixture_lp(cnt, gain, self.counts, self.Dg, self.Dl, self.global_budget, self.local_budget, per_cell=True, fallback=2)
+    return {**payload, 'mix': mix, '_log': {'lp_ok': float(status == 0)}}
+
+# %% ../nbs/20_fedfact.ipynb #135c0e68
+@patch
+def predict_dist(self:FedFactPostProtocol,
+                 cid, # client index
+                 payload, # the server's final payload
+                 state, # the client's final state
+                 data, # rows to predict: X and a
+                )->np.ndarray:
+    "Exact prediction distribution (n, m) of the rule: the LP mixture of thresholds (randomised at ties), or the dual rule's argmax."
+    z, _ = self.scores(cid, payload, state, data)
+    if not self.polish or 'mix' not in payload: return np.eye(self.m)[z.argmax(1)]
+    s = z[:, 1] - z[:, 0]; a = data['a']; mix = np.asarray(payload['mix'])[cid]
+    p1 = np.zeros(len(s))
+    for g in range(self.G):
+        sel = a == g
+        p1[sel] = sum(mix[g, j] * _prob_one(s[sel], state['tau'][g, j], state['q'][g, j]) for j in range(mix.shape[1]) if mix[g, j] > 0)
+    p1 = np.clip(p1, 0, 1)
+    return np.column_stack([1 - p1, p1])
+
+# %% ../nbs/20_fedfact.ipynb #c17e94e9
+@patch
+def predict(self:FedFactPostProtocol,
+            cid, # client index
+            payload, # the server's final payload
+            state, # the client's final state
+            data, # rows to predict: X and a
+           ):
+    "The fitted rule on client cid's rows: seeded draws from `predict_dist` (same seed, client and split: same draws)."
+    P = self.predict_dist(cid, payload, state, data)
+    if not self.polish or 'mix' not in payload: return P.argmax(1)
+    u = _rng_for(int(state.get('seed', 0)), 7919, cid, int(data.get('stream', 0))).random(len(P))
+    return (u < P[:, 1]).astype(int)
 
 # %% ../nbs/20_fedfact.ipynb #6033f878
 def hedge_update(
@@ -960,6 +1037,7 @@ def hedge_update(
     check_scalar(loss_phi, 'loss_phi', float); check_scalar(eta_w, 'eta_w', float, low=0, closed='neither')
     return _hedge_update(w, loss_theta, loss_phi, eta_w)
 
+# %% ../nbs/20_fedfact.ipynb #30bcbdca
 def _hedge_update(w, loss_theta, loss_phi, eta_w):
     with np.errstate(over='ignore', divide='ignore'):     # a saturated weight stays at 0 or 1
         W = (1 - w) / w * np.exp(-eta_w * (loss_phi - loss_theta))
@@ -973,6 +1051,7 @@ def _cost_ce(model, X, Wrow):
         logp = torch.log_softmax(model(torch.as_tensor(X)), 1).numpy()
     return float(-(Wrow * logp).sum(1).mean()), np.exp(logp)
 
+# %% ../nbs/20_fedfact.ipynb #1c33d696
 class FedFactInProtocol(FedProtocol):
     "FedFACT-In: shared theta + private phi_k, Hedge ensemble, cost-sensitive CE, dual ascent; predicts with the last N_h rounds' rules (n_history)."
     name = 'FedFACT-In'
@@ -1004,165 +1083,207 @@ class FedFactInProtocol(FedProtocol):
         self.Ug = 0 if self.Dg is None else self.Dg.shape[0]; self.Ul = 0 if self.Dl is None else self.Dl.shape[1]
         self.sg = None if self.Dg is None else dual_scale(self.Dg, self.p_ak, 'global')
         self.sl = None if self.Dl is None else dual_scale(self.Dl, self.p_ak, 'local')
-    def model(self): return make_model(self.n_features, self.m, self.hidden, self.init_seed)
-    def init_server(self, prev):
-        w = {k: v for k, v in prev.items() if k.startswith('w.')}     # warm start from a previous stage (FedAvg) if any
-        if self.init_weights is not None: w = self.init_weights
-        elif not w: w = get_weights(self.model())
-        z = np.zeros((2, self.Ug))
-        return {**prev, **w, 'lam': z, 'lam_prev': z, 'lam_step': z + self.max_step / 5}
-    def cost_matrices(self,
-                      cid, # client index
-                      lam, # global duals, shape (2, U_g)
-                      mu_k, # client cid's local duals, shape (2, U_l)
-                     )->np.ndarray: # (G, m, m): the shifted cost matrix of every group
-        "Client cid's cost matrix of every group after the positivity shift (the paper's bar M_k): the weights of the cost-sensitive loss."
-        M = _dual_cost_matrices(self, cid, lam, mu_k)
-        return _positivity_shift(M[None], self.kappa_eps, 'row')[0]
-    def Mbar_k(self,
-               cid, # client index
-               lam, # global duals, shape (2, U_g)
-               mu_k, # client cid's local duals, shape (2, U_l)
-              ):
-        "Deprecated: use cost_matrices (removed in the next release)."
-        warn_at_user("FedFactInProtocol.Mbar_k is deprecated and will be removed in the next release; use cost_matrices", FutureWarning, every_time=True)
-        return self.cost_matrices(cid, lam, mu_k)
-    def ensemble_proba(self,
-                       payload, # the server's payload (shared weights theta)
-                       state, # the client's state (personal weights phi, mixing w)
-                       X, # features, shape (n, d)
-                      ):
-        "Probabilities of the last iterate's ensemble w f_theta + (1 - w) f_phi."
-        return self._proba(payload, state['phi'], state['w'], X)
-    def _proba(self, theta_w, phi_w, w, X):
-        theta = set_weights(self.model(), theta_w); phi = set_weights(self.model(), phi_w)
-        import torch
-        with torch.no_grad(), _torch_single_thread():
-            Xt = torch.as_tensor(np.asarray(X, float))
-            pt, pp = torch.softmax(theta(Xt), 1).numpy(), torch.softmax(phi(Xt), 1).numpy()
-        return float(w) * pt + (1 - float(w)) * pp
-    def rules(self,
-              payload, # the server's final payload
-              state, # the client's final state
-             )->list:
-        "The last N_h personalised rules (theta, phi, w), oldest first; the last one is the final iterate."
-        out, H = [], state.get('hist')
-        if self.n_history > 1 and H is not None:
-            keys = [k[6:] for k in H if k.startswith('theta.')]
-            for j in range(len(np.atleast_1d(H['w']))):
-                out.append(({k: H['theta.' + k][j] for k in keys}, {k: H['phi.' + k][j] for k in keys}, float(np.atleast_1d(H['w'])[j])))
-        out.append(({k: v for k, v in payload.items() if k.startswith('w.')}, state['phi'], float(state['w'])))
-        return out[-self.n_history:]
-    def rule_predictions(self,
-                         cid, # client index
-                         payload, # the server's final payload
-                         state, # the client's final state
-                         data, # rows to predict: X
-                        )->np.ndarray:
-        "Hard predictions of each of the last N_h rules, shape (N_h, n) (oldest first)."
-        return np.stack([self._proba(t, p, w, data['X']).argmax(1) for t, p, w in self.rules(payload, state)])
-    def _remember(self, state, theta_w, phi_w, w, C):
-        "Append round t's rule (and its audited confusion matrices) to the client's bounded history."
-        H = dict(state.get('hist', {})); keep = self.n_history - 1
-        new = {**{'theta.' + k: v for k, v in theta_w.items()}, **{'phi.' + k: v for k, v in phi_w.items()}, 'w': np.array(w, float), 'C': C}
-        for k, v in new.items():
-            old = np.asarray(H[k]) if k in H else np.zeros((0, *np.shape(v)))
-            H[k] = np.concatenate([old.reshape(-1, *np.shape(v)), np.asarray(v, float)[None]])[-max(keep, 1):]
-        return H
-    def client_round(self, rnd, cid, payload, state, data, seed):
-        state = dict(state)
-        if 'phi' not in state:
-            z = np.zeros((2, self.Ul))
-            state.update(phi={k: v for k, v in payload.items() if k.startswith('w.')}, w=0.5, mu=z, mu_prev=z, mu_step=z + self.max_step / 5)
-        state['seed'] = float(seed)
-        X, y, a = data['X'], data['y'], data['a']
-        if self.mixture == 'lp' and rnd == self.n_rounds - 1:       # final round: audit every candidate rule, train nothing
-            P = self.candidate_predictions(cid, payload, state, data)
-            cnt = np.zeros((len(P), self.G, self.m, self.m))
-            for j, pred in enumerate(P): np.add.at(cnt[j], (a, y, pred), 1.0)
-            return {'cand_counts': cnt, 'cand_gain': (P == y[None]).sum(1).astype(float)[None], 'n': np.array(float(len(y)))}, state
-        lam, mu = payload['lam'], state['mu']
-        Mbar = self.cost_matrices(cid, lam, mu); Wrow = Mbar[a, y]          # row y of Mbar(a, k) per sample
-        theta = set_weights(self.model(), payload); phi = set_weights(self.model(), state['phi'])
-        # 1, 3: ensemble and Hedge weight
-        L_t, p_t = _cost_ce(theta, X, Wrow); L_p, p_p = _cost_ce(phi, X, Wrow)
-        w_t = float(state['w']); pred = (w_t * p_t + (1 - w_t) * p_p).argmax(1)
-        state['w'] = _hedge_update(w_t, L_t, L_p, self.eta_w)
-        # 4: fairness audit on local training data (of h^t, or of the mixture of the last N_h rules)
-        C = np.zeros((self.G, self.m, self.m)); np.add.at(C, (a, y, pred), 1.0)
-        C /= np.bincount(a, minlength=self.G)[:, None, None]
-        C_rule = C
-        if self.n_history > 1:
-            if self.dual_audit == 'mixture' and 'hist' in state:   # the mixture's rates are the mean of its rules' rates
-                C = np.concatenate([np.asarray(state['hist']['C']).reshape(-1, *C.shape)[-(self.n_history - 1):], C[None]]).mean(0)
-            state['hist'] = self._remember(state, {k: v for k, v in payload.items() if k.startswith('w.')}, state['phi'], w_t, C_rule)
-        rep = {'n': np.array(float(len(y)))}
-        if self.Dg is not None: rep['dglob'] = np.einsum('uaij,aij->u', self.Dg[:, cid], C)
-        if self.Dl is not None:
-            dl = np.einsum('uaij,aij->u', self.Dl[cid], C)
-            g = -np.stack([dl - self.local_budget, -dl - self.local_budget])          # descent direction of the dual objective
-            state['mu'], state['mu_prev'], state['mu_step'] = _rprop_step(mu, g, state['mu_prev'], state['mu_step'], self.sl[cid],
-                                                                         self.bound, step_max=self.max_step)
-        # 5: local cost-sensitive training of theta and phi
-        with _torch_single_thread():
-            rng = _rng_for(seed, rnd, cid)
-            _local_train(theta, X, y, rng, self.local_steps, self.lr, self.batch_size, row_weights=Wrow)
-            _local_train(phi, X, y, rng, self.local_steps, self.lr, self.batch_size, row_weights=Wrow)
-        state['phi'] = get_weights(phi)
-        rep.update(get_weights(theta))
-        return rep, state
-    def server_round(self, rnd, payload, replies):
-        if self.mixture == 'lp' and rnd == self.n_rounds - 1:
-            cnt = np.stack([r['cand_counts'] for r in replies]); gain = np.stack([r['cand_gain'] for r in replies])
-            mix, status = _mixture_lp(cnt, gain, self.counts, self.Dg, self.Dl, self.global_budget, self.local_budget, per_cell=False,
-                                      fallback=cnt.shape[1] - self.m - 1)
-            return {**payload, 'mix': mix, '_log': {'lp_ok': float(status == 0)}}
-        n = np.array([float(r['n']) for r in replies]); w = n / n.sum()
-        new = {k: sum(wi * r[k] for wi, r in zip(w, replies)) for k in replies[0] if k.startswith('w.')}
-        out = {**payload, **new}
-        if self.Dg is not None:
-            disp = sum(r['dglob'] for r in replies)           # clients' shares add up to the global disparity
-            g = -np.stack([disp - self.global_budget, -disp - self.global_budget])
-            out['lam'], out['lam_prev'], out['lam_step'] = _rprop_step(payload['lam'], g, payload['lam_prev'], payload['lam_step'],
-                                                                      self.sg, self.bound, step_max=self.max_step)
-            out['_log'] = {'max_global_violation': float(np.abs(disp).max() - self.global_budget)}
-        return out
-    def candidate_predictions(self,
-                              cid, # client index
-                              payload, # the server's final payload
-                              state, # the client's final state
-                              data, # rows to predict: X
-                             )->np.ndarray:
-        "Predictions (J, n) of the final LP's candidates: the last N_h rules, then one constant rule per class (zero disparity)."
-        P = self.rule_predictions(cid, payload, state, data)
-        return np.concatenate([P, np.repeat(np.arange(self.m)[:, None], P.shape[1], 1)])
-    def predict_dist(self,
+
+# %% ../nbs/20_fedfact.ipynb #4e5946bc
+@patch
+def model(self:FedFactInProtocol): return make_model(self.n_features, self.m, self.hidden, self.init_seed)
+
+# %% ../nbs/20_fedfact.ipynb #2ad43edd
+@patch
+def init_server(self:FedFactInProtocol, prev):
+    w = {k: v for k, v in prev.items() if k.startswith('w.')}     # warm start from a previous stage (FedAvg) if any
+    if self.init_weights is not None: w = self.init_weights
+    elif not w: w = get_weights(self.model())
+    z = np.zeros((2, self.Ug))
+    return {**prev, **w, 'lam': z, 'lam_prev': z, 'lam_step': z + self.max_step / 5}
+
+# %% ../nbs/20_fedfact.ipynb #a2ff72d5
+@patch
+def cost_matrices(self:FedFactInProtocol,
+                  cid, # client index
+                  lam, # global duals, shape (2, U_g)
+                  mu_k, # client cid's local duals, shape (2, U_l)
+                 )->np.ndarray: # (G, m, m): the shifted cost matrix of every group
+    "Client cid's cost matrix of every group after the positivity shift (the paper's bar M_k): the weights of the cost-sensitive loss."
+    M = _dual_cost_matrices(self, cid, lam, mu_k)
+    return _positivity_shift(M[None], self.kappa_eps, 'row')[0]
+
+# %% ../nbs/20_fedfact.ipynb #8bb482c1
+@patch
+def Mbar_k(self:FedFactInProtocol,
+           cid, # client index
+           lam, # global duals, shape (2, U_g)
+           mu_k, # client cid's local duals, shape (2, U_l)
+          ):
+    "Deprecated: use cost_matrices (removed in the next release)."
+    warn_at_user("FedFactInProtocol.Mbar_k is deprecated and will be removed in the next release; use cost_matrices", FutureWarning, every_time=True)
+    return self.cost_matrices(cid, lam, mu_k)
+
+# %% ../nbs/20_fedfact.ipynb #d0ab2611
+@patch
+def ensemble_proba(self:FedFactInProtocol,
+                   payload, # the server's payload (shared weights theta)
+                   state, # the client's state (personal weights phi, mixing w)
+                   X, # features, shape (n, d)
+                  ):
+    "Probabilities of the last iterate's ensemble w f_theta + (1 - w) f_phi."
+    return self._proba(payload, state['phi'], state['w'], X)
+
+# %% ../nbs/20_fedfact.ipynb #cbb6aeee
+@patch
+def _proba(self:FedFactInProtocol, theta_w, phi_w, w, X):
+    theta = set_weights(self.model(), theta_w); phi = set_weights(self.model(), phi_w)
+    import torch
+    with torch.no_grad(), _torch_single_thread():
+        Xt = torch.as_tensor(np.asarray(X, float))
+        pt, pp = torch.softmax(theta(Xt), 1).numpy(), torch.softmax(phi(Xt), 1).numpy()
+    return float(w) * pt + (1 - float(w)) * pp
+
+# %% ../nbs/20_fedfact.ipynb #703e67ca
+@patch
+def rules(self:FedFactInProtocol,
+          payload, # the server's final payload
+          state, # the client's final state
+         )->list:
+    "The last N_h personalised rules (theta, phi, w), oldest first; the last one is the final iterate."
+    out, H = [], state.get('hist')
+    if self.n_history > 1 and H is not None:
+        keys = [k[6:] for k in H if k.startswith('theta.')]
+        for j in range(len(np.atleast_1d(H['w']))):
+            out.append(({k: H['theta.' + k][j] for k in keys}, {k: H['phi.' + k][j] for k in keys}, float(np.atleast_1d(H['w'])[j])))
+    out.append(({k: v for k, v in payload.items() if k.startswith('w.')}, state['phi'], float(state['w'])))
+    return out[-self.n_history:]
+
+# %% ../nbs/20_fedfact.ipynb #a2caba6a
+@patch
+def rule_predictions(self:FedFactInProtocol,
                      cid, # client index
                      payload, # the server's final payload
                      state, # the client's final state
                      data, # rows to predict: X
                     )->np.ndarray:
-        "Exact prediction distribution (n, m): the LP's mixture of the candidates, or the uniform share of the last N_h rules."
-        if self.mixture == 'lp' and 'mix' in payload:
-            P = self.candidate_predictions(cid, payload, state, data); w = np.asarray(payload['mix'])[cid, 0]
-            return np.stack([((P == j) * w[:, None]).sum(0) for j in range(self.m)], 1)
-        P = self.rule_predictions(cid, payload, state, data)
-        return np.stack([(P == j).mean(0) for j in range(self.m)], 1)
-    def predict(self,
-                cid, # client index
-                payload, # the server's final payload
-                state, # the client's final state
-                data, # rows to predict: X
-               ):
-        "Randomised personalised rule (attribute-blind): each row's rule is drawn (seeded) from the LP mixture, or uniformly from the last N_h rules."
-        rng = _rng_for(int(state.get('seed', 0)), 7919, cid, int(data.get('stream', 0)))   # same seed, client, split -> same draws
-        if self.mixture == 'lp' and 'mix' in payload:
-            P = self.candidate_predictions(cid, payload, state, data); w = np.asarray(payload['mix'])[cid, 0]
-            j = np.minimum(np.searchsorted(np.cumsum(w), rng.random(P.shape[1]) * w.sum(), side='right'), len(w) - 1)
-            return P[j, np.arange(P.shape[1])]
-        if self.n_history == 1: return self.ensemble_proba(payload, state, data['X']).argmax(1)
-        P = self.rule_predictions(cid, payload, state, data)
-        return P[rng.integers(0, len(P), P.shape[1]), np.arange(P.shape[1])]
+    "Hard predictions of each of the last N_h rules, shape (N_h, n) (oldest first)."
+    return np.stack([self._proba(t, p, w, data['X']).argmax(1) for t, p, w in self.rules(payload, state)])
+
+# %% ../nbs/20_fedfact.ipynb #d4647e0d
+@patch
+def _remember(self:FedFactInProtocol, state, theta_w, phi_w, w, C):
+    "Append round t's rule (and its audited confusion matrices) to the client's bounded history."
+    H = dict(state.get('hist', {})); keep = self.n_history - 1
+    new = {**{'theta.' + k: v for k, v in theta_w.items()}, **{'phi.' + k: v for k, v in phi_w.items()}, 'w': np.array(w, float), 'C': C}
+    for k, v in new.items():
+        old = np.asarray(H[k]) if k in H else np.zeros((0, *np.shape(v)))
+        H[k] = np.concatenate([old.reshape(-1, *np.shape(v)), np.asarray(v, float)[None]])[-max(keep, 1):]
+    return H
+
+# %% ../nbs/20_fedfact.ipynb #6906aeb2
+@patch
+def client_round(self:FedFactInProtocol, rnd, cid, payload, state, data, seed):
+    state = dict(state)
+    if 'phi' not in state:
+        z = np.zeros((2, self.Ul))
+        state.update(phi={k: v for k, v in payload.items() if k.startswith('w.')}, w=0.5, mu=z, mu_prev=z, mu_step=z + self.max_step / 5)
+    state['seed'] = float(seed)
+    X, y, a = data['X'], data['y'], data['a']
+    if self.mixture == 'lp' and rnd == self.n_rounds - 1:       # final round: audit every candidate rule, train nothing
+        P = self.candidate_predictions(cid, payload, state, data)
+        cnt = np.zeros((len(P), self.G, self.m, self.m))
+        for j, pred in enumerate(P): np.add.at(cnt[j], (a, y, pred), 1.0)
+        return {'cand_counts': cnt, 'cand_gain': (P == y[None]).sum(1).astype(float)[None], 'n': np.array(float(len(y)))}, state
+    lam, mu = payload['lam'], state['mu']
+    Mbar = self.cost_matrices(cid, lam, mu); Wrow = Mbar[a, y]          # row y of Mbar(a, k) per sample
+    theta = set_weights(self.model(), payload); phi = set_weights(self.model(), state['phi'])
+    # 1, 3: ensemble and Hedge weight
+    L_t, p_t = _cost_ce(theta, X, Wrow); L_p, p_p = _cost_ce(phi, X, Wrow)
+    w_t = float(state['w']); pred = (w_t * p_t + (1 - w_t) * p_p).argmax(1)
+    state['w'] = _hedge_update(w_t, L_t, L_p, self.eta_w)
+    # 4: fairness audit on local training data (of h^t, or of the mixture of the last N_h rules)
+    C = np.zeros((self.G, self.m, self.m)); np.add.at(C, (a, y, pred), 1.0)
+    C /= np.bincount(a, minlength=self.G)[:, None, None]
+    C_rule = C
+    if self.n_history > 1:
+        if self.dual_audit == 'mixture' and 'hist' in state:   # the mixture's rates are the mean of its rules' rates
+            C = np.concatenate([np.asarray(state['hist']['C']).reshape(-1, *C.shape)[-(self.n_history - 1):], C[None]]).mean(0)
+        state['hist'] = self._remember(state, {k: v for k, v in payload.items() if k.startswith('w.')}, state['phi'], w_t, C_rule)
+    rep = {'n': np.array(float(len(y)))}
+    if self.Dg is not None: rep['dglob'] = np.einsum('uaij,aij->u', self.Dg[:, cid], C)
+    if self.Dl is not None:
+        dl = np.einsum('uaij,aij->u', self.Dl[cid], C)
+        g = -np.stack([dl - self.local_budget, -dl - self.local_budget])          # descent direction of the dual objective
+        state['mu'], state['mu_prev'], state['mu_step'] = _rprop_step(mu, g, state['mu_prev'], state['mu_step'], self.sl[cid],
+                                                                     self.bound, step_max=self.max_step)
+    # 5: local cost-sensitive training of theta and phi
+    with _torch_single_thread():
+        rng = _rng_for(seed, rnd, cid)
+        _local_train(theta, X, y, rng, self.local_steps, self.lr, self.batch_size, row_weights=Wrow)
+        _local_train(phi, X, y, rng, self.local_steps, self.lr, self.batch_size, row_weights=Wrow)
+    state['phi'] = get_weights(phi)
+    rep.update(get_weights(theta))
+    return rep, state
+
+# %% ../nbs/20_fedfact.ipynb #651be199
+@patch
+def server_round(self:FedFactInProtocol, rnd, payload, replies):
+    if self.mixture == 'lp' and rnd == self.n_rounds - 1:
+        cnt = np.stack([r['cand_counts'] for r in replies]); gain = np.stack([r['cand_gain'] for r in replies])
+        mix, status = _mixture_lp(cnt, gain, self.counts, self.Dg, self.Dl, self.global_budget, self.local_budget, per_cell=False,
+                                  fallback=cnt.shape[1] - self.m - 1)
+        return {**payload, 'mix': mix, '_log': {'lp_ok': float(status == 0)}}
+    n = np.array([float(r['n']) for r in replies]); w = n / n.sum()
+    new = {k: sum(wi * r[k] for wi, r in zip(w, replies)) for k in replies[0] if k.startswith('w.')}
+    out = {**payload, **new}
+    if self.Dg is not None:
+        disp = sum(r['dglob'] for r in replies)           # clients' shares add up to the global disparity
+        g = -np.stack([disp - self.global_budget, -disp - self.global_budget])
+        out['lam'], out['lam_prev'], out['lam_step'] = _rprop_step(payload['lam'], g, payload['lam_prev'], payload['lam_step'],
+                                                                  self.sg, self.bound, step_max=self.max_step)
+        out['_log'] = {'max_global_violation': float(np.abs(disp).max() - self.global_budget)}
+    return out
+
+# %% ../nbs/20_fedfact.ipynb #15ec2f24
+@patch
+def candidate_predictions(self:FedFactInProtocol,
+                          cid, # client index
+                          payload, # the server's final payload
+                          state, # the client's final state
+                          data, # rows to predict: X
+                         )->np.ndarray:
+    "Predictions (J, n) of the final LP's candidates: the last N_h rules, then one constant rule per class (zero disparity)."
+    P = self.rule_predictions(cid, payload, state, data)
+    return np.concatenate([P, np.repeat(np.arange(self.m)[:, None], P.shape[1], 1)])
+
+# %% ../nbs/20_fedfact.ipynb #2c91e47b
+@patch
+def predict_dist(self:FedFactInProtocol,
+                 cid, # client index
+                 payload, # the server's final payload
+                 state, # the client's final state
+                 data, # rows to predict: X
+                )->np.ndarray:
+    "Exact prediction distribution (n, m): the LP's mixture of the candidates, or the uniform share of the last N_h rules."
+    if self.mixture == 'lp' and 'mix' in payload:
+        P = self.candidate_predictions(cid, payload, state, data); w = np.asarray(payload['mix'])[cid, 0]
+        return np.stack([((P == j) * w[:, None]).sum(0) for j in range(self.m)], 1)
+    P = self.rule_predictions(cid, payload, state, data)
+    return np.stack([(P == j).mean(0) for j in range(self.m)], 1)
+
+# %% ../nbs/20_fedfact.ipynb #77a011f2
+@patch
+def predict(self:FedFactInProtocol,
+            cid, # client index
+            payload, # the server's final payload
+            state, # the client's final state
+            data, # rows to predict: X
+           ):
+    "Randomised personalised rule (attribute-blind): each row's rule is drawn (seeded) from the LP mixture, or uniformly from the last N_h rules."
+    rng = _rng_for(int(state.get('seed', 0)), 7919, cid, int(data.get('stream', 0)))   # same seed, client, split -> same draws
+    if self.mixture == 'lp' and 'mix' in payload:
+        P = self.candidate_predictions(cid, payload, state, data); w = np.asarray(payload['mix'])[cid, 0]
+        j = np.minimum(np.searchsorted(np.cumsum(w), rng.random(P.shape[1]) * w.sum(), side='right'), len(w) - 1)
+        return P[j, np.arange(P.shape[1])]
+    if self.n_history == 1: return self.ensemble_proba(payload, state, data['X']).argmax(1)
+    P = self.rule_predictions(cid, payload, state, data)
+    return P[rng.integers(0, len(P), P.shape[1]), np.arange(P.shape[1])]
 
 # %% ../nbs/20_fedfact.ipynb #8c68de12
 def _ratio(num, den):
@@ -1170,6 +1291,7 @@ def _ratio(num, den):
     den = np.asarray(den, float)
     return np.where(den > 0, np.asarray(num, float) / np.where(den > 0, den, 1.0), np.nan)
 
+# %% ../nbs/20_fedfact.ipynb #09d2381e
 def _rates(cnt, notion):
     "Per-group rates (parts, G, m) and overall rates (parts, m) from counts cnt[a, y, yhat] (one population); NaN: no rows to define it."
     G, m, _ = cnt.shape
@@ -1185,6 +1307,7 @@ def _rates(cnt, notion):
     fp = _ratio(colT - cnt.sum(0)[d, d], rs.sum() - rs)
     return np.stack([tp_g, fp_g]), np.stack([tp, fp])
 
+# %% ../nbs/20_fedfact.ipynb #11d73792
 def _gaps(cnt, notion, where):
     "Largest subgroup-vs-overall and pairwise gaps of one population, over the rates it defines; and how many it leaves undefined."
     g, t = _rates(cnt, notion)
@@ -1195,6 +1318,7 @@ def _gaps(cnt, notion, where):
     if np.isnan(pair).all(): raise ValueError(f"counts: {where} has rows of fewer than 2 groups in every cell it compares, so no gap is defined")
     return float(sub[~np.isnan(sub)].max()), float(pair[~np.isnan(pair)].max()), int((~ok).sum())
 
+# %% ../nbs/20_fedfact.ipynb #69b5365c
 def metrics_from_counts(
     counts:np.ndarray, # n[k, a, y, yhat] of shape (N, G, m, m)
     notion:str='dp', # 'dp', 'eop' or 'eo'
@@ -1214,6 +1338,7 @@ def metrics_from_counts(
                 client_subgroup=sub_k, client_pairwise=pair_k, client_accuracy=acc_k, client_n=c.sum((1, 2, 3)),
                 undefined_rates=g_undef + sum(v[2] for v in loc))
 
+# %% ../nbs/20_fedfact.ipynb #ee6ab154
 def prediction_counts(
     y_true, y_pred, a, k, # labels, hard predictions, groups, client ids (codes)
     shape:tuple, # (m, G, N)
@@ -1279,6 +1404,7 @@ def _oracle_inputs(eta, a, k, weights, notion):
     if len(np.unique(a)) < 2: raise ValueError("a has only one group; fairness compares at least 2 groups")
     return E, a, k, w
 
+# %% ../nbs/20_fedfact.ipynb #954326be
 def _rate_rows(E, a, k, w, notion, level):
     "Every subgroup-vs-overall rate difference as (coefficients (n, m), name): rate(group) - rate(scope) = sum_ij coef_ij t_ij."
     n, m = E.shape; G = a.max() + 1
@@ -1297,6 +1423,7 @@ def _rate_rows(E, a, k, w, notion, level):
                     out.append((coef, f"{where}, a={g}, class {j}{'' if part == 0 else ' (Y != class)'}"))
     return out
 
+# %% ../nbs/20_fedfact.ipynb #7779bdef
 def expected_fairness(
     eta, # known P(Y=1) per row (n,), or class probabilities (n, m)
     decision, # P(predict class j | row): (n, m), or P(predict 1) (n,) for binary rules
@@ -1313,6 +1440,7 @@ def expected_fairness(
     gap = lambda level: max([abs(float((c * T).sum())) for c, _ in _rate_rows(E, a, k, w, notion, level)], default=0.0)
     return dict(accuracy=float((w[:, None] * E * T).sum() / w.sum()), global_gap=gap('global'), worst_local_gap=gap('local'))
 
+# %% ../nbs/20_fedfact.ipynb #a07dd22f
 @report
 class FairOptimumReport(Report):
     "The exact fair optimum: the Bayes-optimal randomised classifier under global and local budgets on a finite population with known eta."
@@ -1333,6 +1461,7 @@ class FairOptimumReport(Report):
         fmt = lambda v: 'None' if v is None else f"{v:g}"
         return f"Exact fair optimum ({self.notion.upper()}, xi_g={fmt(self.global_budget)}, xi_l={fmt(self.local_budget)}): accuracy {self.accuracy:.4f}"
 
+# %% ../nbs/20_fedfact.ipynb #02ef7f06
 def fair_optimum(
     eta, # known P(Y=1) per row (n,), or class probabilities (n, m): the truth, not an estimate
     a, k, # group and client codes of every row
@@ -1370,6 +1499,7 @@ def fair_optimum(
                              worst_local_gap=ev['worst_local_gap'], n_randomised=int((T.max(1) < 1 - 1e-9).sum()), decision=T,
                              status=str(res.message), table=cells.reset_index())
 
+# %% ../nbs/20_fedfact.ipynb #b0668048
 def known_eta_federation(
     n_clients:int=4, # N
     cell_size:tuple=(20, 300), # smallest and largest rows of a (client, group) cell (drawn uniformly)
@@ -1391,7 +1521,6 @@ def known_eta_federation(
     y, y_test = ((rng.random(len(eta)) < eta).astype(int) for _ in range(2))
     return make_fed_data(eta[:, None], y, a, k, eta[:, None], y_test, a, k, feature_names=['eta']), eta
 
-
 # %% ../nbs/20_fedfact.ipynb #543cc97b
 def _client_data(fd:FedData)->list:
     "Per-client dicts with train (X, y, a) and test (X_test, y_test, a_test) rows."
@@ -1401,6 +1530,7 @@ def _client_data(fd:FedData)->list:
         out.append({**tr, 'X_test': te['X'], 'y_test': te['y'], 'a_test': te['a']})
     return out
 
+# %% ../nbs/20_fedfact.ipynb #670a66fa
 def client_counts(proto, cid, payload, state, data, shape)->dict:
     "What a client reports at the end: confusion counts n[a, y, yhat] on its train and test rows."
     m, G, _ = shape
@@ -1415,8 +1545,11 @@ def client_counts(proto, cid, payload, state, data, shape)->dict:
             out[split + '_expected'] = e
     return out
 
+# %% ../nbs/20_fedfact.ipynb #dc911f79
 def _fedavg_predict(self, cid, payload, state, data):
     return model_logits(set_weights(self.model(), payload), data['X']).argmax(1)
+
+# %% ../nbs/20_fedfact.ipynb #da4fb99d
 FedAvgProtocol.predict = _fedavg_predict
 
 class FedRunner:
@@ -1439,6 +1572,7 @@ class FedRunner:
         "Play the pipeline and let every client report its counts."
         raise NotImplementedError(f"{type(self).__name__} must implement run()")
 
+# %% ../nbs/20_fedfact.ipynb #7c302bba
 class InProcessRunner(FedRunner):
     "Every client in this process, visited in client order (the default runner; `fedfact_flower.FlowerRunner` gives the same answers)."
     label = 'in-process'
@@ -1483,6 +1617,7 @@ class FedReport(Report):
         fmt = lambda v: 'None' if v is None else f"{v:g}"
         return f"{self.method} ({self.notion.upper()}, xi_g={fmt(self.global_budget)}, xi_l={fmt(self.local_budget)}, N={self.n_clients})"
 
+# %% ../nbs/20_fedfact.ipynb #961afda6
 def _fed_report(method, notion, budgets, tol, train, test, train_expected, log, seconds, cpu_seconds, runner, notes=())->FedReport:
     "Metrics, the budget audit (a NumericalWarning and a note when it fails) and the per-client table, from count tensors."
     xi_g, xi_l = budgets
@@ -1509,14 +1644,17 @@ def _fed_report(method, notion, budgets, tol, train, test, train_expected, log, 
                      cpu_seconds=float(cpu_seconds), table=table, round_log=pd.DataFrame(log), train_counts=train,
                      train_counts_expected=train_expected, test_counts=test, notes=tuple(notes))
 
+# %% ../nbs/20_fedfact.ipynb #99a17c0f
 class _FixedWeights(FedProtocol):
     "Stage 0 of a pipeline that re-uses a fitted model: puts its weights in the payload, no rounds."
     name = 'FedAvg (re-used)'; n_rounds = 0
     def __init__(self, weights:dict): self.weights = weights
     def init_server(self, prev): return {**prev, **self.weights}
 
+# %% ../nbs/20_fedfact.ipynb #d08e143e
 def _finite_weights(weights:dict)->bool: return all(np.isfinite(v).all() for k, v in weights.items() if k.startswith('w.'))
 
+# %% ../nbs/20_fedfact.ipynb #f9fc54fd
 def _align_features(fd:FedData, est, name:str='base_model')->FedData:
     "`fd` with its feature columns in the order `est` was fitted on, matched by name (a fitted model's weights must meet the right columns)."
     want = getattr(est, 'feature_names_in_', None)
@@ -1527,6 +1665,7 @@ def _align_features(fd:FedData, est, name:str='base_model')->FedData:
     idx = [have.index(c) for c in want]
     return dataclasses.replace(fd, X=fd.X[:, idx], X_test=fd.X_test[:, idx], feature_names=list(want))
 
+# %% ../nbs/20_fedfact.ipynb #cb4e9a30
 class _FedEstimator:
     "What FedAvg, FedFACT-Post and FedFACT-In share: checking the federation and the runner, playing the pipeline, the report."
     _method = ''
@@ -1578,7 +1717,7 @@ class _FedEstimator:
                              f"got values such as {list(vals[:3])}") from None
         return _codes(codes, 'sensitive', len(names))
 
-
+# %% ../nbs/20_fedfact.ipynb #d845b553
 class FedAvg(ClassifierMixin, _FedEstimator, BaseEstimator):
     "FedAvg: clients run local Adam steps from the shared model; the server averages the weights by client size (the unconstrained baseline)."
     _method = 'FedAvg'
@@ -1655,6 +1794,7 @@ def _is_fitted(est, attributes=('report_',))->bool:
     try: check_is_fitted(est, attributes); return True
     except NotFittedError: return False
 
+# %% ../nbs/20_fedfact.ipynb #a59e6d76
 class _FedFactBase(_FedEstimator):
     "FedFACT-Post and FedFACT-In: a FedAvg stage (trained, or re-used from a fitted FedAvg), then the fairness stage."
 
@@ -1727,6 +1867,7 @@ class _FedFactBase(_FedEstimator):
             out[idx] = self.protocol_.predict_dist(int(c), self.payload_, self.client_states_[c], {'X': X[idx], 'a': a[idx], 'stream': 1})
         return out
 
+# %% ../nbs/20_fedfact.ipynb #f5b32d29
 class FedFactPost(_FedFactBase, BaseEstimator):
     "FedFACT-Post: per-(client, group) calibration of FedAvg's scores, then the bi-level dual descent (clients: local duals; server: global duals)."
     _method = 'FedFACT-Post'
@@ -1783,6 +1924,7 @@ class FedFactPost(_FedFactBase, BaseEstimator):
             out[idx] = self.protocol_.predict(int(c), self.payload_, self.client_states_[c], {'X': X[idx], 'a': a[idx], 'stream': 1})
         return out
 
+# %% ../nbs/20_fedfact.ipynb #c1a9eadd
 class FedFactIn(_FedFactBase, BaseEstimator):
     "FedFACT-In: shared and personal models trained with the cost-sensitive loss while the server and clients move the duals."
     _method = 'FedFACT-In'
@@ -1891,6 +2033,7 @@ def _fitted_fedavg(base_model, name:str='base_model')->FedAvg:
     check_is_fitted(base_model)
     return base_model
 
+# %% ../nbs/20_fedfact.ipynb #c1d2e880
 def fairlearn_baseline(
     fd:FedData, # the federation (binary labels)
     base_model, # a fitted FedAvg whose scores are post-processed (or a fitted FedFACT estimator: its base_model_)
@@ -1940,6 +2083,7 @@ def _say_once(caught:list, what:str, points:list)->str:
             if key not in seen: seen.add(key); warn_at_user(x.message, x.category)   # at the user's line, however deep the call
     return msg
 
+# %% ../nbs/20_fedfact.ipynb #753e207b
 def tradeoff_curve(
     fd:FedData, # the federation
     base_model, # a fitted FedAvg (re-used at every point: only the duals are refitted)
@@ -1970,6 +2114,7 @@ def tradeoff_curve(
     _say_once(caught, 'tradeoff_curve', points)
     return pd.DataFrame(rows)
 
+# %% ../nbs/20_fedfact.ipynb #ba46bf58
 def plot_client_gaps(
     results:dict, # label -> FedReport (or a fitted estimator, whose report_ is used)
     column:str='local_gap_pairwise', # per-client column of the reports' tables to draw
@@ -2019,6 +2164,7 @@ class FedFactExplorerReport(Report):
         return (f"FedFACT-Post, {self.notion.upper()}, xi_g={self.global_budget:.3f}, xi_l={self.local_budget:.3f}, alpha={self.alpha:g}"
                 + (' (budget met on the training data)' if self.constraints_met else ' (budget NOT met on the training data)'))
 
+# %% ../nbs/20_fedfact.ipynb #4c6c4e0c
 _EXPLORER_CACHE = {}
 
 def _explorer_base(alpha, max_rows, n_clients, seed):
@@ -2029,10 +2175,12 @@ def _explorer_base(alpha, max_rows, n_clients, seed):
         _EXPLORER_CACHE[key] = (fd, FedAvg(seed=seed, show_progress=False).fit(fd))
     return _EXPLORER_CACHE[key]
 
+# %% ../nbs/20_fedfact.ipynb #33aeba45
 def _train_accuracy(counts:np.ndarray)->float:
     "Share of rows predicted correctly, from counts n[k, a, y, yhat]."
     return float(np.trace(counts, axis1=2, axis2=3).sum() / counts.sum())
 
+# %% ../nbs/20_fedfact.ipynb #3c178508
 def _plot_fitted_tradeoff(curve, fedavg_acc, fedavg_gap, ax):
     "Left panel: accuracy against the worst local gap on the training rows, each point left of its own budget (dotted)."
     from trustml_nb.viz import PALETTE
@@ -2049,6 +2197,7 @@ def _plot_fitted_tradeoff(curve, fedavg_acc, fedavg_gap, ax):
     ax.set_xlabel('worst local gap, training rows'); ax.set_ylabel('accuracy, training rows')
     ax.set_title('FedFACT-Post on its fitted rows', fontsize='medium')
 
+# %% ../nbs/20_fedfact.ipynb #59276e79
 def _plot_client_fitted_and_test(clients, xi_l, notion, ax):
     "Right panel: fitted-data gaps per client (bars, the guarantee) and FedFACT-Post's test gap with the noise band of an exactly fair rule."
     from trustml_nb.viz import legend_outside, plot_group_metric
@@ -2064,6 +2213,7 @@ def _plot_client_fitted_and_test(clients, xi_l, notion, ax):
     ax.set_title('per client: training (bars) and test (diamonds)', fontsize='medium')
     legend_outside(ax, title='')
 
+# %% ../nbs/20_fedfact.ipynb #650eb763
 def explore_fedfact(
     global_budget:float=0.01, local_budget:float=0.01, # the budgets xi_g and xi_l
     alpha:float=0.5, # Dirichlet concentration of the split
@@ -2111,6 +2261,7 @@ def explore_fedfact(
                                 fedavg_train_worst_local_gap=avg_tr['local_subgroup'], table=curve, clients=clients, notes=notes)
     return rep, fig
 
+# %% ../nbs/20_fedfact.ipynb #4eb1f298
 def fedfact_explorer(
     max_rows:int=12000, # rows of Adult used (a subsample keeps Run under ~10 s)
     seed:int=0, # seed of the split and the training

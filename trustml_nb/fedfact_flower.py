@@ -62,6 +62,7 @@ def _record_array(v, where:str)->np.ndarray:
     if arr.dtype.kind not in 'biuf': raise TypeError(f"{where} must be numbers or an array of numbers, got {describe_input(v)} of dtype {arr.dtype}")
     return np.array(arr, order='C')
 
+# %% ../nbs/21_fedfact_flower.ipynb #29d57c20
 def to_record(d:dict)->ArrayRecord:
     "A dict of arrays / floats / dicts of arrays as an ArrayRecord (nested keys joined with '/', so a top-level key may not contain '/')."
     if not isinstance(d, dict): raise TypeError(f"d must be a dict of arrays, floats and dicts of arrays, got {describe_input(d)}")
@@ -79,6 +80,7 @@ def to_record(d:dict)->ArrayRecord:
         else: flat[k] = _record_array(v, f"d[{k!r}]")
     return ArrayRecord({k: Array(v) for k, v in flat.items()})
 
+# %% ../nbs/21_fedfact_flower.ipynb #c566df5d
 def from_record(rec:ArrayRecord)->dict:
     "Inverse of `to_record`: 0-d arrays become floats, 'a/b' keys become nested dicts (split at the first '/')."
     if not isinstance(rec, ArrayRecord): raise TypeError(f"rec must be a Flower ArrayRecord written by to_record, got {describe_input(rec)}")
@@ -138,6 +140,7 @@ class FedFactStrategy:
         self.evals = self._ask(grid, node_ids, 'evaluate', len(self.protocols) - 1, -1)
         return self
 
+# %% ../nbs/21_fedfact_flower.ipynb #d1c418ed
 def make_server_app(strategy:FedFactStrategy)->ServerApp:
     "A Flower ServerApp that runs `strategy` on the grid it is given."
     app = ServerApp()
@@ -145,6 +148,7 @@ def make_server_app(strategy:FedFactStrategy)->ServerApp:
     def main(grid:Grid, context:Context)->None: strategy.start(grid)
     return app
 
+# %% ../nbs/21_fedfact_flower.ipynb #eba367e7
 def make_client_app(
     protocols:list, # the same protocol objects as the server's
     load_partition, # load_partition(partition_id) -> dict with X, y, a (and X_test, y_test, a_test for evaluation)
@@ -158,9 +162,13 @@ def make_client_app(
     def evaluate(msg:Message, context:Context)->Message: return _client_evaluate(protocols, load_partition, shape, msg, context)
     return app
 
+# %% ../nbs/21_fedfact_flower.ipynb #66bdb46b
 def _state(context): return from_record(context.state['fedfact']) if 'fedfact' in context.state else {}
+
+# %% ../nbs/21_fedfact_flower.ipynb #2c900dde
 def _cid(context): return int(context.node_config.get('partition-id', 0))
 
+# %% ../nbs/21_fedfact_flower.ipynb #f9e91f2c
 def _client_train(protocols, load_partition, msg, context):
     "A client round: the protocol's client step on this node's partition; the private state stays in context.state."
     cfg = msg.content['cfg']; cid = _cid(context)
@@ -170,6 +178,7 @@ def _client_train(protocols, load_partition, msg, context):
     context.state['fedfact'] = to_record(state)
     return Message(content=RecordDict({'reply': to_record(reply), 'meta': ConfigRecord({'cid': cid})}), reply_to=msg)
 
+# %% ../nbs/21_fedfact_flower.ipynb #3bf1efd0
 def _client_evaluate(protocols, load_partition, shape, msg, context):
     "The evaluation: this node's counts; the final private state is handed back so that the fitted estimator can predict new rows."
     cid = _cid(context); stage = int(msg.content['cfg']['stage'])
@@ -190,6 +199,7 @@ def _stop_new_children(before:set):
         try: p.kill()
         except psutil.NoSuchProcess: pass
 
+# %% ../nbs/21_fedfact_flower.ipynb #09b173ef
 def _start_ray(ray, init_args:dict, attempts:int)->str|None:
     "Start Ray, up to `attempts` times (a failed try's processes are stopped first); None once it runs, else the last error."
     psutil = require('psutil', 'fl', 'run_flower')
@@ -203,6 +213,7 @@ def _start_ray(ray, init_args:dict, attempts:int)->str|None:
             ray.shutdown(); _stop_new_children(before)
     return last
 
+# %% ../nbs/21_fedfact_flower.ipynb #40d2ce21
 def run_flower(
     protocols:list, # FedProtocol objects run in sequence
     clients:list, # per-client data dicts (X, y, a, X_test, y_test, a_test)
@@ -257,6 +268,7 @@ def run_flower(
     if strategy.evals is None: raise RuntimeError("the Flower run ended before the evaluation round; rerun with verbose=True to see why")
     return FedRun(strategy.payload, strategy.states, strategy.log, strategy.evals, strategy.stage_payloads)
 
+# %% ../nbs/21_fedfact_flower.ipynb #43840801
 class FlowerRunner(FedRunner):
     "Flower's local simulation engine (Ray): a ServerApp and one ClientApp per client play the protocols; same answers as InProcessRunner."
     label = 'Flower simulation'
@@ -285,6 +297,7 @@ def _load_pickle(path:str):
         with open(path, 'rb') as f: _CACHE[path] = pickle.load(f)
     return _CACHE[path]
 
+# %% ../nbs/21_fedfact_flower.ipynb #48214d26
 def deployment_server_app()->ServerApp:
     "The ServerApp of a deployment: reads the job (protocols, seeds, clients) named in the run config, runs `FedFactStrategy`, writes the results."
     app = ServerApp()
@@ -300,6 +313,7 @@ def deployment_server_app()->ServerApp:
         os.replace(out + '.part', out)                  # appears complete or not at all
     return app
 
+# %% ../nbs/21_fedfact_flower.ipynb #1aefbdb3
 def deployment_client_app()->ClientApp:
     "The ClientApp of a deployment: this node's partition comes from the file named in its node config (`data-path`), the protocols from the job."
     def protocols(context): return _load_pickle(str(context.run_config['job']))
@@ -314,6 +328,7 @@ def deployment_client_app()->ClientApp:
         return _client_evaluate(job['protocols'], lambda cid: part, job['shape'], msg, context)
     return app
 
+# %% ../nbs/21_fedfact_flower.ipynb #55336848
 _APP_PY = '''"ServerApp and ClientApp of a trustml_nb FedFACT deployment (written by trustml_nb.fedfact_flower.run_deployment)."
 from trustml_nb.fedfact_flower import deployment_client_app, deployment_server_app
 
@@ -351,6 +366,7 @@ def _free_port()->int:
     import socket
     with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
 
+# %% ../nbs/21_fedfact_flower.ipynb #a5e39f4f
 def _wait_port(port:int, procs:list, timeout:float, what:str):
     "Wait until 127.0.0.1:port accepts connections (or a started process died)."
     import socket
@@ -363,6 +379,7 @@ def _wait_port(port:int, procs:list, timeout:float, what:str):
         time.sleep(0.1)
     raise RuntimeError(f"{what}: port {port} did not open within {timeout:g} s")
 
+# %% ../nbs/21_fedfact_flower.ipynb #57839775
 def write_deployment_app(
     folder, # where to write the Flower App (pyproject.toml + fedfact_app.py)
 )->str: # the folder
@@ -372,6 +389,7 @@ def write_deployment_app(
     (folder / 'pyproject.toml').write_text(_PYPROJECT); (folder / 'fedfact_app.py').write_text(_APP_PY)
     return str(folder)
 
+# %% ../nbs/21_fedfact_flower.ipynb #d41fc74a
 def run_deployment(
     protocols:list, # FedProtocol objects run in sequence
     clients:list, # per-client data dicts (X, y, a, X_test, y_test, a_test): client i's goes to SuperNode i only
@@ -435,6 +453,7 @@ def run_deployment(
     if not verbose: shutil.rmtree(work, ignore_errors=True)
     return FedRun(res['payload'], res['states'], res['log'], res['evals'], res['stage_payloads'])
 
+# %% ../nbs/21_fedfact_flower.ipynb #c8c1a95d
 class DeploymentRunner(FedRunner):
     "Flower's Deployment Engine on this machine: a SuperLink and one SuperNode per client, separate processes on 127.0.0.1; same answers as InProcessRunner."
     label = 'Flower deployment'

@@ -38,6 +38,7 @@ def _check_gam(gam)->GAM:
     if not isinstance(gam, GAM): raise TypeError(f"gam must be a trustml_nb GAM (use from_interpret_ebm / from_pygam / from_torch_nam to convert), got {type(gam).__name__}")
     return gam
 
+# %% ../nbs/31_gam_explanations.ipynb #5fe88d93
 def _view(gam:GAM, threshold=None)->float:
     "Effective intercept of the classification view: beta0 (classification) or beta0 - threshold (one-sided regression)."
     _check_gam(gam)
@@ -47,8 +48,10 @@ def _view(gam:GAM, threshold=None)->float:
     if threshold is None: raise ValueError("gam is a regression GAM: pass threshold= for the one-sided reading, or use the *_tol functions for a two-sided tolerance")
     return gam.beta0 - check_scalar(threshold, 'threshold')
 
+# %% ../nbs/31_gam_explanations.ipynb #b7a7d8a4
 def _step(z): return (np.asarray(z) >= 0).astype(int)
 
+# %% ../nbs/31_gam_explanations.ipynb #dfda0ab5
 class _Gains(NamedTuple):
     "What every reason query reads off one instance: the paper's c, p, v, W(empty), y, sign and beta0, by name."
     contributions: np.ndarray # c_j = f_j(x_j): each feature's contribution at the instance
@@ -59,6 +62,7 @@ class _Gains(NamedTuple):
     sign: int # +1 if y = 1, -1 if y = 0
     intercept: float # beta0 of the classification view (beta0 - threshold for a regression GAM)
 
+# %% ../nbs/31_gam_explanations.ipynb #966cdf01
 def _gains(gam:GAM, x, threshold=None)->_Gains:
     "Contributions, penalties, gains, worst-case score W(empty), prediction and its sign, and the intercept."
     b0 = _view(gam, threshold)
@@ -67,7 +71,7 @@ def _gains(gam:GAM, x, threshold=None)->_Gains:
     p = m if y else M
     return _Gains(c, p, sgn * (c - p), b0 + p.sum(), y, sgn, b0)
 
-
+# %% ../nbs/31_gam_explanations.ipynb #2dc8ecb7
 def csr(
     gam:GAM, # classification GAM (or regression with `threshold`)
     x, # the instance
@@ -79,6 +83,7 @@ def csr(
     g = _gains(gam, x, threshold)
     return int(g.worst_score + g.sign * g.gains[S].sum() >= 0) == g.prediction
 
+# %% ../nbs/31_gam_explanations.ipynb #0777d793
 def msr(
     gam:GAM, # classification GAM (or regression with `threshold`)
     x, # the instance
@@ -92,6 +97,7 @@ def msr(
     k = int(np.argmax(need)) + 1 if need.any() else gam.n
     return sorted(order[:k].tolist())
 
+# %% ../nbs/31_gam_explanations.ipynb #9f17689e
 def mcr(
     gam:GAM, # classification GAM (or regression with `threshold`)
     x, # the instance
@@ -118,18 +124,21 @@ def _values(gam:GAM, max_points:int=200_000)->list:
     if N > max_points: raise ValueError(f"the input space has {N:,} points, more than max_points={max_points:,}: brute force is exponential")
     return vals
 
+# %% ../nbs/31_gam_explanations.ipynb #c3c5382b
 def _space(gam:GAM, max_points:int=200_000):
     "All points of a discrete GAM's input space: (points, per-feature value lists)."
     vals = _values(gam, max_points)
     grids = np.meshgrid(*vals, indexing='ij')
     return np.stack([g.ravel() for g in grids], 1), vals
 
+# %% ../nbs/31_gam_explanations.ipynb #19fa190d
 def _table(gam, threshold=None, max_points=200_000):
     "(points, per-feature value lists, score of the classification view at every point; the plain score for regression without threshold)."
     b0 = _view(gam, threshold) if threshold is not None or gam.task == 'classification' else gam.beta0
     P, vals = _space(gam, max_points)
     return P, vals, gam.score(P) - gam.beta0 + b0
 
+# %% ../nbs/31_gam_explanations.ipynb #594b0be4
 def _flip_patterns(gam, x, threshold, max_points)->np.ndarray:
     "Brute force over the whole input space: the distinct patterns 'feature j agrees with x' of the points whose prediction differs from x's."
     P, _, s = _table(gam, threshold, max_points)
@@ -138,10 +147,12 @@ def _flip_patterns(gam, x, threshold, max_points)->np.ndarray:
     u = np.unique(B.view(np.dtype((np.void, B.shape[1]))).ravel())
     return np.unpackbits(u.view(np.uint8).reshape(len(u), B.shape[1]), axis=1, count=gam.n).astype(bool)
 
+# %% ../nbs/31_gam_explanations.ipynb #2bd7269a
 def _subsets(n, sizes=None):
     for k in (range(n + 1) if sizes is None else sizes):
         for S in itertools.combinations(range(n), k): yield list(S)
 
+# %% ../nbs/31_gam_explanations.ipynb #3f7c3c68
 def csr_bf(gam:GAM, x, features, threshold=None, max_points:int=200_000)->bool:
     "Brute-force CSR: every completion of x_S keeps the prediction."
     S = _check_gam(gam).check_features(features, 'features'); x = gam.check_x(x)
@@ -149,12 +160,14 @@ def csr_bf(gam:GAM, x, features, threshold=None, max_points:int=200_000)->bool:
     agree = np.all(np.isclose(P[:, S], x[S]), 1) if S else np.ones(len(P), bool)
     return bool(np.all(_step(s[agree]) == y))
 
+# %% ../nbs/31_gam_explanations.ipynb #0011be5a
 def msr_bf(gam:GAM, x, threshold=None, max_points:int=200_000)->list:
     "Brute-force MSR: the first sufficient set in order of increasing size."
     x = _check_gam(gam).check_x(x); flip = _flip_patterns(gam, x, threshold, max_points)
     for S in _subsets(gam.n):
         if not flip[:, S].all(1).any(): return S      # no point that agrees with x on S is predicted otherwise
 
+# %% ../nbs/31_gam_explanations.ipynb #3d8b05bc
 def mcr_bf(gam:GAM, x, threshold=None, max_points:int=200_000)->list|None:
     "Brute-force MCR: the first set (by size) whose change can flip the prediction, or None."
     x = _check_gam(gam).check_x(x); flip = _flip_patterns(gam, x, threshold, max_points)
@@ -162,6 +175,7 @@ def mcr_bf(gam:GAM, x, threshold=None, max_points:int=200_000)->list|None:
         if flip[:, [j for j in range(gam.n) if j not in S]].all(1).any(): return S   # some point that changes only S flips it
     return None
 
+# %% ../nbs/31_gam_explanations.ipynb #b6d3cb51
 def cc_bf(gam:GAM, x, features, threshold=None, max_points:int=200_000)->float:
     "Brute-force count of completions: share of uniform completions of x_S that keep the prediction."
     S = _check_gam(gam).check_features(features, 'features'); x = gam.check_x(x); P, _, s = _table(gam, threshold, max_points)
@@ -169,6 +183,7 @@ def cc_bf(gam:GAM, x, features, threshold=None, max_points:int=200_000)->float:
     agree = np.all(np.isclose(P[:, S], x[S]), 1) if S else np.ones(len(P), bool)
     return float(np.mean(_step(s[agree]) == y))
 
+# %% ../nbs/31_gam_explanations.ipynb #e24f39f8
 def fr_bf(gam:GAM, feature:int, threshold=None, max_points:int=200_000)->bool:
     "Brute-force feature redundancy: the output never changes when only feature i changes."
     i = _check_gam(gam).feature_index(feature, 'feature')
@@ -177,6 +192,7 @@ def fr_bf(gam:GAM, feature:int, threshold=None, max_points:int=200_000)->bool:
     out = out.reshape([len(v) for v in vals])
     return bool(np.all(np.ptp(out, axis=i) <= 1e-12))
 
+# %% ../nbs/31_gam_explanations.ipynb #3e62b3a4
 def shap_bf(gam:GAM, x, output:str='score', dist=None, threshold=None, max_points:int=200_000)->np.ndarray:
     "Brute-force Shapley values of the score ('score') or the 0/1 output ('class'), independent features."
     check_option(output, 'output', ('score', 'class'))
@@ -244,6 +260,7 @@ def _check_scale(scale):
     "None, or a finite number > 0."
     return None if scale is None else check_scalar(scale, 'scale', low=0, closed='neither')
 
+# %% ../nbs/31_gam_explanations.ipynb #9ce37772
 def _integer_values(vals, scale, what='contributions'):
     "Scale and round to integers; exact when scale is None and the values are integral."
     vals = np.asarray(vals, float) * (1 if scale is None else _check_scale(scale))
@@ -254,6 +271,7 @@ def _integer_values(vals, scale, what='contributions'):
         raise ValueError(f"the {what} times scale reach {np.max(np.abs(r)):.3g}, beyond exact integers (2^52): use a smaller scale")
     return r.astype(np.int64)
 
+# %% ../nbs/31_gam_explanations.ipynb #24dae773
 def _pmf_int(gam, j, scale, dist=None):
     "Integer value distribution of feature j: (offset, probabilities of offset, offset+1, ...)."
     v, p = gam.components[j].values(gam.domains[j], dist[j] if isinstance(dist, list) else dist)
@@ -265,12 +283,14 @@ def _pmf_int(gam, j, scale, dist=None):
     arr = np.zeros(width); np.add.at(arr, iv - lo, p)
     return lo, arr
 
+# %% ../nbs/31_gam_explanations.ipynb #1eb39a38
 def _check_dp_size(pm, rows:int=1):
     "Raise a clear error before a DP over the summed widths of `pm` would exceed MAX_DP_CELLS cells."
     W = sum(len(a) - 1 for _, a in pm) + 1
     if rows * W > MAX_DP_CELLS:
         raise ValueError(f"the counting DP would need {rows * W:,} cells (more than {MAX_DP_CELLS:,}): use a smaller scale, fewer features, or brute force")
 
+# %% ../nbs/31_gam_explanations.ipynb #b8b27513
 def cc(
     gam:GAM, # classification GAM (or regression with `threshold`)
     x, # the instance
@@ -358,6 +378,7 @@ def _ud(gam, x):
     "Upward and downward slack of every feature at x: u_j = M_j - c_j, d_j = c_j - m_j."
     c = _check_gam(gam).contributions(x); m, M = gam.ranges(); return M - c, c - m
 
+# %% ../nbs/31_gam_explanations.ipynb #72e9a124
 def csr_tol(
     gam:GAM, # any GAM (its score is the regression output)
     x, # the instance
@@ -369,6 +390,7 @@ def csr_tol(
     u, d = _ud(gam, x); T = [j for j in range(gam.n) if j not in S]
     return bool(u[T].sum() <= delta + 1e-12 and d[T].sum() <= delta + 1e-12)
 
+# %% ../nbs/31_gam_explanations.ipynb #d9d796dd
 def mcr_tol(
     gam:GAM, # any GAM (its score is the regression output)
     x, # the instance
@@ -383,6 +405,7 @@ def mcr_tol(
             if best is None or k < len(best): best = sorted(order[:k].tolist())
     return best
 
+# %% ../nbs/31_gam_explanations.ipynb #eacfb1dd
 def msr_tol(
     gam:GAM, # any GAM (its score is the regression output)
     x, # the instance
@@ -436,6 +459,7 @@ def _check_items(a, name:str='a', min_items:int=1, low:int=0, max_items:int|None
     if even and len(items) % 2: raise ValueError(f"{name} must have an even number of items, got {len(items)}")
     return items
 
+# %% ../nbs/31_gam_explanations.ipynb #cef71f21
 def subset_sum_count(
     a, # the items: non-negative integers
     T:int, # the target sum
@@ -448,11 +472,13 @@ def subset_sum_count(
         for t in range(T, v - 1, -1): cnt[t] += cnt[t - v]
     return cnt[T]
 
+# %% ../nbs/31_gam_explanations.ipynb #5cfead40
 class ReducedInstance(NamedTuple):
     "A reduction's output: a GAM and the instance to query it at (unpacks as `gam, x`)."
     gam: GAM # the GAM the reduction builds
     x: np.ndarray # the instance to explain
 
+# %% ../nbs/31_gam_explanations.ipynb #dbbbd239
 def knapsack_to_cc(
     a, # item weights: positive integers
     C:int, # capacity
@@ -463,6 +489,7 @@ def knapsack_to_cc(
     gam = GAM([TableComponent({0: 0, 1: -v}) for v in a], B, beta0=int(C), task='classification')
     return ReducedInstance(gam, np.zeros(len(a)))
 
+# %% ../nbs/31_gam_explanations.ipynb #2379f0f9
 def subsetsum_to_fr(
     a, # the items: positive integers
     T:int, # the target sum, >= 1
@@ -477,6 +504,7 @@ def subsetsum_to_fr(
     comps = [SplineComponent([0, 1], [[0, float(v)]]) for v in a] + [SplineComponent([0, 1], [[0, 1.0]])]
     return GAM(comps, IntervalDomain(0, 1), beta0=-(float(T) + 1), task='classification')
 
+# %% ../nbs/31_gam_explanations.ipynb #6220477d
 def bit_extraction_net(
     a, # the items: non-negative integers (one bit of x each, most significant first)
     T:int, # the target sum
@@ -501,6 +529,7 @@ def bit_extraction_net(
     else: layers.append((np.array([[-1.0], [-1.0]]), np.array([0.0])))
     return ReLUNetComponent(layers)
 
+# %% ../nbs/31_gam_explanations.ipynb #016dc754
 def subsetsum_to_nam(
     a, # the items: non-negative integers
     T:int, # the target sum
@@ -512,6 +541,7 @@ def subsetsum_to_nam(
     d = GridDomain(0, 2**m - 1, 1) if domain == 'grid' else EnumerableDomain([0, 1, 2, 2**m - 1][:min(4, 2**m)])
     return GAM([net], d, beta0=0.5, task='classification')
 
+# %% ../nbs/31_gam_explanations.ipynb #c4883d2a
 class ToleranceInstance(NamedTuple):
     "The R6 reduction's output: a regression GAM, an instance, a tolerance and a size bound (unpacks as `gam, x, delta, max_size`)."
     gam: GAM # the regression GAM the reduction builds
@@ -519,6 +549,7 @@ class ToleranceInstance(NamedTuple):
     delta: float # the tolerance for `msr_tol`
     max_size: int # k: the question is whether a sufficient set of at most this many features exists
 
+# %% ../nbs/31_gam_explanations.ipynb #89112b9d
 def partition_to_msr_tol(
     b, # the items: an even number of non-negative integers
 )->ToleranceInstance:
@@ -529,6 +560,7 @@ def partition_to_msr_tol(
     comps = [TableComponent({-1: -(c - ai), 0: 0.0, 1: float(ai)}) for ai in a]
     return ToleranceInstance(GAM(comps, EnumerableDomain([-1, 0, 1]), task='regression'), np.zeros(len(b)), k * c / 2, k)
 
+# %% ../nbs/31_gam_explanations.ipynb #71381d79
 def balanced_partition_bf(
     b, # the items: an even number of non-negative integers
 )->bool:
@@ -555,6 +587,7 @@ def _check_dnf(terms, n_vars:int, max_vars:int)->list:
     if not out: raise ValueError("terms must hold at least one term")
     return out
 
+# %% ../nbs/31_gam_explanations.ipynb #81cc6660
 def taut_to_ebm(
     terms:list, # DNF over variables 0..n_vars-1: each term a list of (j, True/False) literals (X_j or not X_j)
     n_vars:int, # number of Boolean variables (at most 60)
@@ -567,6 +600,7 @@ def taut_to_ebm(
     scores = np.array([sat(x) for x in reps], float) - 0.5
     return GAM([StepComponent(thr, scores)], GridDomain(0, 2**n_vars - 1, 1), task='classification')
 
+# %% ../nbs/31_gam_explanations.ipynb #1d6bc086
 def dnf_is_tautology(
     terms:list, # DNF: each term a list of (j, True/False) literals
     n_vars:int, # number of Boolean variables (at most 24: brute force)
@@ -604,6 +638,7 @@ def _class_level(cell:str)->int:
     if '#P' in c: return 3
     return 2
 
+# %% ../nbs/31_gam_explanations.ipynb #a4e604ef
 def _cell_label(cell:str)->str:
     "Short display text of an annotated cell: the class after any arrow, then its erratum tags."
     tags = re.findall(r'\[(C\d)\]', cell)
@@ -612,6 +647,7 @@ def _cell_label(cell:str)->str:
     main = main.strip().replace('; ', '\n')
     return main + ('\n[!] ' + ', '.join(tags) if tags else '')
 
+# %% ../nbs/31_gam_explanations.ipynb #984f2c1d
 def plot_landscape(ax=None, which:str='both'):
     "Heatmap of Table 1: 'paper' (verbatim), 'annotated' (with errata), or 'both' one above the other (readable at laptop width)."
     from matplotlib.colors import ListedColormap
@@ -665,12 +701,14 @@ def run_query(
     if query == 'SHAP-C': return shap_classification(gam, x, thr) if fast else shap_bf(gam, x, 'class', threshold=thr)
     return [fr(gam, i, thr) for i in range(gam.n)] if fast else [fr_bf(gam, i, thr) for i in range(gam.n)]
 
+# %% ../nbs/31_gam_explanations.ipynb #65212032
 def _timeit(f, repeat=3):
     ts = []
     for _ in range(repeat):
         t0 = time.perf_counter(); out = f(); ts.append(time.perf_counter() - t0)
     return float(np.median(ts)), out
 
+# %% ../nbs/31_gam_explanations.ipynb #d2869ab7
 def runtime_table(
     query:str='MSR', # one of QUERIES
     sizes=(2, 4, 6, 8), # numbers of features
@@ -704,6 +742,7 @@ def runtime_table(
                      'input_space': space, 'agree': ok})
     return pd.DataFrame(rows)
 
+# %% ../nbs/31_gam_explanations.ipynb #562d6b44
 def plot_runtime(
     df:pd.DataFrame, # a runtime_table
     ax=None, # axis to draw on (default: a new figure)
@@ -756,6 +795,7 @@ class ToleranceStudy(Report):
     greedy_not_minimum: int # instances where the greedy set is larger than the minimum
     notes: tuple = () # sentences a reader must see
 
+# %% ../nbs/31_gam_explanations.ipynb #243ef6ef
 def tolerance_greedy_study(
     n_instances:int=200, # random R6 instances
     k:int=3, # half the number of items
@@ -820,6 +860,7 @@ class GAMExplanation(Report):
     contrastive_size: int | None # number of features in the minimum contrastive reason (None: no decision, or no change flips it)
     notes: tuple = () # sentences a reader must see (e.g. why SHAP of the decision was skipped)
 
+# %% ../nbs/31_gam_explanations.ipynb #587942ae
 def explain(
     gam:GAM, # the model
     x, # the instance
@@ -852,6 +893,7 @@ def explain(
                           sufficient_reason=None if S is None else tuple(S), contrastive_reason=None if C is None else tuple(C),
                           sufficient_size=None if S is None else len(S), contrastive_size=None if C is None else len(C), notes=tuple(notes))
 
+# %% ../nbs/31_gam_explanations.ipynb #55ad1810
 def plot_explanation(
     explanation:GAMExplanation, # what `explain` returned
     ax=None, # axis to draw on (default: a new figure)
@@ -882,6 +924,7 @@ def _cached_runtime(query, n, component, domain, seed):
     sizes = tuple(sorted(set([s for s in (2, 4, 6, 8, 10) if s < n] + [n])))
     return runtime_table(query, sizes, component, domain, bf_limit=6_561, seed=seed, repeat=1, grid_bits=4)
 
+# %% ../nbs/31_gam_explanations.ipynb #37304246
 @report
 class GAMExplorerView(Report):
     "What the GAM explorer shows: one random GAM's explanation of one instance, and one query's runtime against brute force."
@@ -901,6 +944,7 @@ class GAMExplorerView(Report):
     @property
     def title(self)->str: return f"n = {self.n_features} features: {self.component} components on {self.domain} domains"
 
+# %% ../nbs/31_gam_explanations.ipynb #a04e4e7f
 def render_gam_explorer(
     n_features:int=6, # number of features
     domain:str='enumerable', # domain kind
@@ -924,6 +968,7 @@ def render_gam_explorer(
                            bruteforce_ms=None if np.isnan(last.bruteforce_s) else float(last.bruteforce_s * 1e3), explanation=res, notes=notes)
     return view, fig
 
+# %% ../nbs/31_gam_explanations.ipynb #646f22fc
 def gam_explorer(
     seed:int=0, # initial seed of the random GAM
 )->'Explorer':

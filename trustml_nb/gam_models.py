@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 
 from .core import check_array, check_option, check_scalar, isolated_seed, make_rng, match_columns, require
+from fastcore.basics import patch
+
 
 # %% auto #0
 __all__ = ['TASKS', 'COMPONENT_KINDS', 'DOMAIN_KINDS', 'Domain', 'EnumerableDomain', 'GridDomain', 'IntervalDomain',
@@ -37,6 +39,7 @@ class Domain:
                max_points:int=1_000_000, # refuse to enumerate more points than this (ValueError)
               )->np.ndarray: raise NotImplementedError
 
+# %% ../nbs/30_gam_models.ipynb #87b90bdd
 class EnumerableDomain(Domain):
     "A small explicit set of values (the paper's enumerable discrete domain)."
     kind = 'enumerable'
@@ -60,6 +63,7 @@ class EnumerableDomain(Domain):
         vals = ', '.join(f"{v:g}" for v in self.values[:6]) + (', ...' if self.size > 6 else '')
         return f"EnumerableDomain([{vals}])"
 
+# %% ../nbs/30_gam_models.ipynb #7838e874
 class GridDomain(Domain):
     "The grid lo, lo+step, ..., <= hi (the paper's general discrete domain)."
     kind = 'grid'
@@ -107,6 +111,7 @@ class GridDomain(Domain):
     def bits(self)->int: return max(1, math.ceil(math.log2(self.size)))
     def __repr__(self): return f"GridDomain({self.lo:g}, {self.hi:g}, step={self.step:g})"
 
+# %% ../nbs/30_gam_models.ipynb #d77cc49f
 class IntervalDomain(Domain):
     "The closed interval [lo, hi] (the paper's continuous domain)."
     kind, discrete = 'interval', False
@@ -132,6 +137,7 @@ def _finite_values(vals, probs):
     u, inv = np.unique(vals[keep], return_inverse=True)
     return u, np.bincount(inv, weights=probs[keep], minlength=len(u))
 
+# %% ../nbs/30_gam_models.ipynb #8d2cc2fe
 def domain_probabilities(
     domain, # a discrete domain (its points, `.size` of them)
     dist, # None (uniform) or a probability per point
@@ -144,6 +150,7 @@ def domain_probabilities(
     if (p < 0).any() or abs(p.sum() - 1) > 1e-9: raise ValueError(f"dist must be non-negative and sum to 1, got sum {p.sum():.6g}")
     return p
 
+# %% ../nbs/30_gam_models.ipynb #d5b2f158
 class Component:
     "Base class: a univariate component f_i with the primitives the queries need."
     continuous = True  # a continuous function (matters for redundancy on intervals)
@@ -299,6 +306,7 @@ def _power_sums(k0:int, k1:int)->list:
     if k0 >= 0: return [a - b for a, b in zip(S(k1), S(k0 - 1))]
     return [sum(k ** j for k in range(k0, k1 + 1)) for j in range(4)]
 
+# %% ../nbs/30_gam_models.ipynb #10a5cd47
 class SplineComponent(Component):
     "Piecewise cubic f(w) = sum_r coeffs[k, r] (w - knots[k])^r on [knots[k], knots[k+1]]."
     kind = 'spline'
@@ -385,99 +393,116 @@ class ReLUNetComponent(Component):
         v = np.asarray(v, float); h = v.reshape(-1, 1)
         for W, b in self.layers[:-1]: h = np.maximum(h @ W + b, 0)
         W, b = self.layers[-1]; return (h @ W + b).reshape(v.shape)
-    def breakpoints(self,
-                    lo:float, hi:float, # the interval to cover
-                    max_points:int=5_000_000, # stop (ValueError) if the piece count explodes beyond this
-                   )->np.ndarray:
-        "All points in [lo, hi] where the network's slope can change, plus lo and hi (exact, worst case exponential)."
-        check_scalar(lo, 'lo'); check_scalar(hi, 'hi'); check_scalar(max_points, 'max_points', int, low=2)
-        if hi < lo: raise ValueError(f"breakpoints needs lo <= hi, got lo={lo}, hi={hi}")
-        bps = np.array([lo, hi], float) if hi > lo else np.array([lo], float)
-        for depth in range(len(self.layers) - 1):
-            h = bps.reshape(-1, 1)
-            for W, b in self.layers[:depth]: h = np.maximum(h @ W + b, 0)
-            W, b = self.layers[depth]; pre = h @ W + b                    # (points, width), affine between points
-            p0, p1 = pre[:-1], pre[1:]
-            cross = (p0 * p1 < 0)
-            if cross.any():
-                seg, _ = np.nonzero(cross)
-                tt = p0[cross] / (p0[cross] - p1[cross])
-                new = bps[seg] + tt * (bps[seg + 1] - bps[seg])
-                bps = np.unique(np.r_[bps, new])
-                if len(bps) > max_points: raise ValueError(f"more than {max_points:,} linear pieces: the exponential route is too large here")
-        return bps
-    def _grid_candidates(self, domain):
-        bps = self.breakpoints(domain.lo, domain.hi)
-        ks = np.unique(np.clip(np.r_[np.floor((bps - domain.lo) / domain.step + 1e-9), np.ceil((bps - domain.lo) / domain.step - 1e-9)], 0, domain.n_steps))
-        return domain.point(ks)
-    def _extremes(self, domain):
-        if self.method == 'milp': return self.extremes_milp(domain)
-        xs = self.breakpoints(domain.lo, domain.hi) if domain.kind == 'interval' else self._grid_candidates(domain)
-        y = self(xs); return float(y.min()), float(y.max())
-    def _mean(self, domain):
-        bps = self.breakpoints(domain.lo, domain.hi); y = self(bps)
-        if domain.kind == 'interval':
-            return float(y[0]) if domain.hi == domain.lo else float(np.trapezoid(y, bps) / (domain.hi - domain.lo))
-        tot = 0.0
-        for j in range(max(len(bps) - 1, 1)):   # grid points in [bps[j], bps[j+1]) (last segment closed); f affine there
-            a = bps[j]; b = bps[j + 1] if len(bps) > 1 else a
-            k0, k1 = domain.k_ceil(a), (domain.k_ceil(b) - 1 if j < len(bps) - 2 else domain.n_steps)
-            if k1 < k0: continue
-            slope = (y[j + 1] - y[j]) / (b - a) if b > a else 0.0
-            S = _power_sums(k0, k1)
-            tot += S[0] * (y[j] + slope * (domain.lo - a)) + slope * domain.step * S[1]
-        return tot / domain.size
-    def extremes_milp(self,
-                      domain, # GridDomain (integer grid index) or IntervalDomain
-                     )->tuple:
-        "Exact (min, max) by a big-M mixed-integer program (scipy's HiGHS): one binary per unstable ReLU."
-        from scipy.optimize import LinearConstraint, Bounds, milp
-        self._check_domain(domain)
-        if domain.kind == 'enumerable': return self.extremes(domain)
-        grid = domain.kind == 'grid'
-        h = domain.step if grid else 1.0; t_hi = domain.n_steps if grid else domain.hi - domain.lo
-        # variable 0: t, with input x = lo + h t; then one z per hidden unit, then one binary per unstable unit
-        hidden = self.layers[:-1]; sizes = [W.shape[1] for W, _ in hidden]
-        nz = sum(sizes); zoff = np.cumsum([1] + sizes[:-1]) if sizes else []
-        # interval bounds of pre-activations
-        lo_prev, hi_prev = np.array([domain.lo]), np.array([domain.hi]); bounds = []
-        for W, b in hidden:
-            Wp, Wn = np.clip(W, 0, None), np.clip(W, None, 0)
-            l = lo_prev @ Wp + hi_prev @ Wn + b; u = hi_prev @ Wp + lo_prev @ Wn + b
-            bounds.append((l, u)); lo_prev, hi_prev = np.maximum(l, 0), np.maximum(u, 0)
-        unstable = [(k, j) for k, (l, u) in enumerate(bounds) for j in range(len(l)) if l[j] < 0 < u[j]]
-        nv = 1 + nz + len(unstable); rows, lb, ub = [], [], []
-        def pre_row(k, j):
-            "Coefficients and constant of the pre-activation of unit j in hidden layer k."
-            r = np.zeros(nv); W, b = hidden[k]; const = b[j]
-            if k == 0: r[0] = W[0, j] * h; const += W[0, j] * domain.lo
-            else: r[zoff[k - 1]:zoff[k - 1] + sizes[k - 1]] = W[:, j]
-            return r, const
-        for idx, (k, j) in enumerate([(k, j) for k in range(len(hidden)) for j in range(sizes[k])]):
-            zi = 1 + idx; r, const = pre_row(k, j); l, u = bounds[k][0][j], bounds[k][1][j]
-            if u <= 0: e = np.zeros(nv); e[zi] = 1; rows.append(e); lb.append(0); ub.append(0)
-            elif l >= 0: e = -r.copy(); e[zi] += 1; rows.append(e); lb.append(const); ub.append(const)     # z = pre
-            else:
-                d = 1 + nz + unstable.index((k, j))
-                e = -r.copy(); e[zi] += 1; rows.append(e); lb.append(const); ub.append(np.inf)           # z >= pre
-                e = -r.copy(); e[zi] += 1; e[d] = -l; rows.append(e); lb.append(-np.inf); ub.append(const - l)   # z <= pre - l(1-d)
-                e = np.zeros(nv); e[zi] = 1; e[d] = -u; rows.append(e); lb.append(-np.inf); ub.append(0)   # z <= u d
-        Wl, bl = self.layers[-1]; obj = np.zeros(nv)
-        if hidden: obj[zoff[-1]:zoff[-1] + sizes[-1]] = Wl[:, 0]
-        else: obj[0] = Wl[0, 0] * h
-        const = bl[0] + (0 if hidden else Wl[0, 0] * domain.lo)
-        integ = np.zeros(nv); integ[1 + nz:] = 1; integ[0] = 1 if grid else 0
-        vlo = np.zeros(nv); vhi = np.r_[t_hi, np.full(nz, np.inf), np.ones(len(unstable))]
-        cons = [LinearConstraint(np.array(rows), lb, ub)] if rows else []
-        out = []
-        for sign in (1, -1):
-            res = milp(sign * obj, constraints=cons, integrality=integ, bounds=Bounds(vlo, vhi))
-            if not res.success: raise ValueError(f"the MILP failed: {res.message}")
-            out.append(float(sign * res.fun + const))
-        return out[0], out[1]
-    @property
-    def depth(self)->int: return len(self.layers) - 1
     def __repr__(self): return f"ReLUNetComponent(depth {self.depth}, widths {[W.shape[1] for W, _ in self.layers[:-1]]})"
+
+# %% ../nbs/30_gam_models.ipynb #6cd93689
+@patch
+def breakpoints(self:ReLUNetComponent,
+                lo:float, hi:float, # the interval to cover
+                max_points:int=5_000_000, # stop (ValueError) if the piece count explodes beyond this
+               )->np.ndarray:
+    "All points in [lo, hi] where the network's slope can change, plus lo and hi (exact, worst case exponential)."
+    check_scalar(lo, 'lo'); check_scalar(hi, 'hi'); check_scalar(max_points, 'max_points', int, low=2)
+    if hi < lo: raise ValueError(f"breakpoints needs lo <= hi, got lo={lo}, hi={hi}")
+    bps = np.array([lo, hi], float) if hi > lo else np.array([lo], float)
+    for depth in range(len(self.layers) - 1):
+        h = bps.reshape(-1, 1)
+        for W, b in self.layers[:depth]: h = np.maximum(h @ W + b, 0)
+        W, b = self.layers[depth]; pre = h @ W + b                    # (points, width), affine between points
+        p0, p1 = pre[:-1], pre[1:]
+        cross = (p0 * p1 < 0)
+        if cross.any():
+            seg, _ = np.nonzero(cross)
+            tt = p0[cross] / (p0[cross] - p1[cross])
+            new = bps[seg] + tt * (bps[seg + 1] - bps[seg])
+            bps = np.unique(np.r_[bps, new])
+            if len(bps) > max_points: raise ValueError(f"more than {max_points:,} linear pieces: the exponential route is too large here")
+    return bps
+
+# %% ../nbs/30_gam_models.ipynb #106386e9
+@patch
+def _grid_candidates(self:ReLUNetComponent, domain):
+    bps = self.breakpoints(domain.lo, domain.hi)
+    ks = np.unique(np.clip(np.r_[np.floor((bps - domain.lo) / domain.step + 1e-9), np.ceil((bps - domain.lo) / domain.step - 1e-9)], 0, domain.n_steps))
+    return domain.point(ks)
+
+# %% ../nbs/30_gam_models.ipynb #d5c55ece
+@patch
+def _extremes(self:ReLUNetComponent, domain):
+    if self.method == 'milp': return self.extremes_milp(domain)
+    xs = self.breakpoints(domain.lo, domain.hi) if domain.kind == 'interval' else self._grid_candidates(domain)
+    y = self(xs); return float(y.min()), float(y.max())
+
+# %% ../nbs/30_gam_models.ipynb #36b70ee5
+@patch
+def _mean(self:ReLUNetComponent, domain):
+    bps = self.breakpoints(domain.lo, domain.hi); y = self(bps)
+    if domain.kind == 'interval':
+        return float(y[0]) if domain.hi == domain.lo else float(np.trapezoid(y, bps) / (domain.hi - domain.lo))
+    tot = 0.0
+    for j in range(max(len(bps) - 1, 1)):   # grid points in [bps[j], bps[j+1]) (last segment closed); f affine there
+        a = bps[j]; b = bps[j + 1] if len(bps) > 1 else a
+        k0, k1 = domain.k_ceil(a), (domain.k_ceil(b) - 1 if j < len(bps) - 2 else domain.n_steps)
+        if k1 < k0: continue
+        slope = (y[j + 1] - y[j]) / (b - a) if b > a else 0.0
+        S = _power_sums(k0, k1)
+        tot += S[0] * (y[j] + slope * (domain.lo - a)) + slope * domain.step * S[1]
+    return tot / domain.size
+
+# %% ../nbs/30_gam_models.ipynb #ae0a827b
+@patch
+def extremes_milp(self:ReLUNetComponent,
+                  domain, # GridDomain (integer grid index) or IntervalDomain
+                 )->tuple:
+    "Exact (min, max) by a big-M mixed-integer program (scipy's HiGHS): one binary per unstable ReLU."
+    from scipy.optimize import LinearConstraint, Bounds, milp
+    self._check_domain(domain)
+    if domain.kind == 'enumerable': return self.extremes(domain)
+    grid = domain.kind == 'grid'
+    h = domain.step if grid else 1.0; t_hi = domain.n_steps if grid else domain.hi - domain.lo
+    # variable 0: t, with input x = lo + h t; then one z per hidden unit, then one binary per unstable unit
+    hidden = self.layers[:-1]; sizes = [W.shape[1] for W, _ in hidden]
+    nz = sum(sizes); zoff = np.cumsum([1] + sizes[:-1]) if sizes else []
+    # interval bounds of pre-activations
+    lo_prev, hi_prev = np.array([domain.lo]), np.array([domain.hi]); bounds = []
+    for W, b in hidden:
+        Wp, Wn = np.clip(W, 0, None), np.clip(W, None, 0)
+        l = lo_prev @ Wp + hi_prev @ Wn + b; u = hi_prev @ Wp + lo_prev @ Wn + b
+        bounds.append((l, u)); lo_prev, hi_prev = np.maximum(l, 0), np.maximum(u, 0)
+    unstable = [(k, j) for k, (l, u) in enumerate(bounds) for j in range(len(l)) if l[j] < 0 < u[j]]
+    nv = 1 + nz + len(unstable); rows, lb, ub = [], [], []
+    def pre_row(k, j):
+        "Coefficients and constant of the pre-activation of unit j in hidden layer k."
+        r = np.zeros(nv); W, b = hidden[k]; const = b[j]
+        if k == 0: r[0] = W[0, j] * h; const += W[0, j] * domain.lo
+        else: r[zoff[k - 1]:zoff[k - 1] + sizes[k - 1]] = W[:, j]
+        return r, const
+    for idx, (k, j) in enumerate([(k, j) for k in range(len(hidden)) for j in range(sizes[k])]):
+        zi = 1 + idx; r, const = pre_row(k, j); l, u = bounds[k][0][j], bounds[k][1][j]
+        if u <= 0: e = np.zeros(nv); e[zi] = 1; rows.append(e); lb.append(0); ub.append(0)
+        elif l >= 0: e = -r.copy(); e[zi] += 1; rows.append(e); lb.append(const); ub.append(const)     # z = pre
+        else:
+            d = 1 + nz + unstable.index((k, j))
+            e = -r.copy(); e[zi] += 1; rows.append(e); lb.append(const); ub.append(np.inf)           # z >= pre
+            e = -r.copy(); e[zi] += 1; e[d] = -l; rows.append(e); lb.append(-np.inf); ub.append(const - l)   # z <= pre - l(1-d)
+            e = np.zeros(nv); e[zi] = 1; e[d] = -u; rows.append(e); lb.append(-np.inf); ub.append(0)   # z <= u d
+    Wl, bl = self.layers[-1]; obj = np.zeros(nv)
+    if hidden: obj[zoff[-1]:zoff[-1] + sizes[-1]] = Wl[:, 0]
+    else: obj[0] = Wl[0, 0] * h
+    const = bl[0] + (0 if hidden else Wl[0, 0] * domain.lo)
+    integ = np.zeros(nv); integ[1 + nz:] = 1; integ[0] = 1 if grid else 0
+    vlo = np.zeros(nv); vhi = np.r_[t_hi, np.full(nz, np.inf), np.ones(len(unstable))]
+    cons = [LinearConstraint(np.array(rows), lb, ub)] if rows else []
+    out = []
+    for sign in (1, -1):
+        res = milp(sign * obj, constraints=cons, integrality=integ, bounds=Bounds(vlo, vhi))
+        if not res.success: raise ValueError(f"the MILP failed: {res.message}")
+        out.append(float(sign * res.fun + const))
+    return out[0], out[1]
+
+# %% ../nbs/30_gam_models.ipynb #4df289db
+@patch(as_prop=True)
+def depth(self:ReLUNetComponent)->int: return len(self.layers) - 1
 
 # %% ../nbs/30_gam_models.ipynb #77b89b78
 def sawtooth_net(
@@ -495,6 +520,7 @@ TASKS = ('regression', 'classification')
 
 def _is_int(v)->bool: return isinstance(v, (Integral, np.integer)) and not isinstance(v, (bool, np.bool_))
 
+# %% ../nbs/30_gam_models.ipynb #6902357f
 def check_features(
     S, # feature indices (ints), feature names (str), or a mix: a list, tuple, set, range or 1-D integer array
     n:int, # number of features of the model
@@ -533,6 +559,7 @@ def check_features(
         raise ValueError(f"{name} lists feature(s) {np.unique(srt[1:][np.diff(srt) == 0]).tolist()} more than once")
     return srt.tolist()
 
+# %% ../nbs/30_gam_models.ipynb #40898e53
 class GAM:
     "A GAM s(x) = beta0 + sum_i beta_i f_i(x_i) over product domains; classification predicts [s(x) >= 0]."
     def __init__(self,
@@ -567,118 +594,156 @@ class GAM:
             seen = set(); dup = sorted({f for f in self.feature_names if f in seen or seen.add(f)})
             raise ValueError(f"feature_names has duplicate name(s) {dup[:10]}")
         self._ranges = None
-    def check_features(self,
-                       S, # feature indices or names (a list, tuple, set, range or 1-D integer array)
-                       name:str='S', # the argument name errors quote
-                      )->list:
-        "Validate a feature subset (indices or names): sorted distinct indices (see `check_features`)."
-        return check_features(S, self.n, self.feature_names, name)
-    def feature_index(self,
-                      i, # one feature: its index or name
-                      name:str='i', # the argument name errors quote
-                     )->int:
-        "Validate one feature, given by index or name; return its index."
-        if isinstance(i, str) or _is_int(i): return check_features([i], self.n, self.feature_names, name)[0]
-        raise TypeError(f"{name} must be a feature index (int) or name (str), got {type(i).__name__} {i!r:.40}")
-    def by_name(self,
-                X, # one instance or instances; a Series (its index) or a DataFrame (its columns) is matched to `feature_names` by label
-                name:str='X', # the argument name errors quote
-               ):
-        "Line a labelled input up with the features: reordered by name, an error for unknown or missing names; other input as it is."
-        if not isinstance(X, (pd.Series, pd.DataFrame)): return X
-        labels = list(X.index if isinstance(X, pd.Series) else X.columns)
-        if len(labels) == self.n and all(_is_int(v) for v in labels) and sorted(labels) == list(range(self.n)):
-            return X.sort_index() if isinstance(X, pd.Series) else X.sort_index(axis=1)   # unnamed positions 0..n-1, put in order
-        if isinstance(X, pd.Series): return match_columns(X.to_frame().T, self.feature_names, name).iloc[0]
-        return match_columns(X, self.feature_names, name)
-    def check_x(self,
-                x, # one instance: n feature values (a Series is matched to `feature_names` by its index)
-                name:str='x', # the argument name errors quote
-               )->np.ndarray:
-        "Validate one instance: n numbers, each inside its feature's domain."
-        x = check_array(self.by_name(x, name), name, ndim=1)
-        if len(x) != self.n: raise ValueError(f"{name} must have {self.n} features (one per component), got {len(x)}")
-        x = x.astype(float)
-        for i, (v, d) in enumerate(zip(x, self.domains)):
-            if not d.contains(v): raise ValueError(f"{name}[{i}] = {v:g} is outside feature {i} ({self.feature_names[i]})'s domain {d!r}")
-        return x
-    def check_X(self,
-                X, # instances, shape (N, n)
-                name:str='X', # the argument name errors quote
-               )->np.ndarray:
-        "Validate a matrix of instances: one column per feature, every value inside its feature's domain."
-        X = check_array(self.by_name(X, name), name, ndim=2).astype(float)
-        if X.shape[1] != self.n: raise ValueError(f"{name} must have {self.n} columns (one per component), got {X.shape[1]}")
-        lo = np.array([d.lo for d in self.domains]); hi = np.array([d.hi for d in self.domains])
-        outside = (X < lo - 1e-12) | (X > hi + 1e-12)               # every domain lies within [lo, hi]: one vectorised test
-        for i, d in enumerate(self.domains):
-            if d.kind != 'interval': outside[:, i] |= ~d.contains_all(X[:, i])
-        if outside.any():
-            r, i = map(int, np.argwhere(outside)[0])
-            raise ValueError(f"{name}[{r}, {i}] = {X[r, i]:g} is outside feature {i} ({self.feature_names[i]})'s domain {self.domains[i]!r} "
-                             f"({int(outside.sum())} value(s) outside)")
-        return X
-    def contributions(self,
-                      x, # one instance: n feature values, each in its domain
-                     )->np.ndarray:
-        "c_i = beta_i f_i(x_i) for one instance."
-        x = self.check_x(x)
-        return self.betas * np.array([c._scalar(v) if isinstance(c, TableComponent) else float(c(v)) for c, v in zip(self.components, x)])
-    def score(self,
-              X, # one instance (n values) or instances, shape (N, n)
-             )->np.ndarray|float:
-        "s(x) = beta0 + sum_i c_i for one instance (float) or a matrix of instances (array)."
-        X = check_array(self.by_name(X, 'X'), 'X', ndim=(1, 2))
-        if X.ndim == 1: return self.beta0 + float(self.contributions(X).sum())
-        X = self.check_X(X)
-        return self.beta0 + sum(b * c(X[:, i]) for i, (b, c) in enumerate(zip(self.betas, self.components)))
-    def predict(self,
-                X, # one instance (n values) or instances, shape (N, n)
-               ):
-        "Regression: the score. Classification: step(score) in {0, 1}."
-        s = self.score(X)
-        if self.task == 'regression': return s
-        return int(s >= 0) if np.ndim(s) == 0 else (s >= 0).astype(int)
-    def ranges(self)->tuple:
-        "(m, M): per-feature min and max of beta_i f_i over the domain (cached)."
-        if self._ranges is None:
-            ext = np.array([c.extremes(d) for c, d in zip(self.components, self.domains)])
-            lo, hi = self.betas * ext[:, 0], self.betas * ext[:, 1]
-            self._ranges = (np.minimum(lo, hi), np.maximum(lo, hi))
-        return self._ranges
-    def check_dist(self,
-                   dist, # None (uniform), 'data' (EBM bin weights) or one distribution per feature
-                  )->list:
-        "Per-feature distributions from `dist`: None (uniform), 'data' (EBM bin weights), or one entry per feature."
-        if dist is None or isinstance(dist, str): return [check_option(dist, 'dist', (None, 'data'))] * self.n
-        if not isinstance(dist, (list, tuple)):
-            raise TypeError(f"dist must be None, 'data' or a list with one entry per feature, got {type(dist).__name__}")
-        if len(dist) != self.n: raise ValueError(f"dist must have one entry per feature ({self.n}), got {len(dist)}")
-        for j, p in enumerate(dist):
-            if isinstance(p, str): check_option(p, f"dist[{j}]", (None, 'data'))
-        return list(dist)
-    def means(self,
-              dist=None, # None (uniform), 'data' (EBM bin weights) or one distribution per feature
-             )->np.ndarray:
-        "mu_i = E[beta_i f_i(z_i)] under `dist` (None: uniform; 'data'; or a list with one entry per feature)."
-        dl = self.check_dist(dist)
-        return self.betas * np.array([c.mean(d, p) for c, d, p in zip(self.components, self.domains, dl)])
-    def value_dists(self,
-                    dist=None, # None (uniform), 'data' (EBM bin weights) or one distribution per feature
-                    max_points:int=1_000_000, # refuse to enumerate more points than this per feature
-                   )->list:
-        "Per feature: (distinct values of beta_i f_i, probabilities) under `dist` (default uniform)."
-        dl = self.check_dist(dist)
-        out = []
-        for b, c, d, p in zip(self.betas, self.components, self.domains, dl):
-            v, pr = c.values(d, p, max_points); out.append(_finite_values(b * v, pr))
-        return out
-    @property
-    def discrete(self)->bool: return all(d.discrete for d in self.domains)
     def __repr__(self):
         kinds = pd.Series([c.kind for c in self.components]).value_counts().to_dict()
         doms = pd.Series([d.kind for d in self.domains]).value_counts().to_dict()
         return f"GAM({self.task}, n={self.n}, components={kinds}, domains={doms}, beta0={self.beta0:g})"
+
+# %% ../nbs/30_gam_models.ipynb #fcd0c487
+@patch
+def check_features(self:GAM,
+                   S, # feature indices or names (a list, tuple, set, range or 1-D integer array)
+                   name:str='S', # the argument name errors quote
+                  )->list:
+    "Validate a feature subset (indices or names): sorted distinct indices (see `check_features`)."
+    return check_features(S, self.n, self.feature_names, name)
+
+# %% ../nbs/30_gam_models.ipynb #76e595a9
+@patch
+def feature_index(self:GAM,
+                  i, # one feature: its index or name
+                  name:str='i', # the argument name errors quote
+                 )->int:
+    "Validate one feature, given by index or name; return its index."
+    if isinstance(i, str) or _is_int(i): return check_features([i], self.n, self.feature_names, name)[0]
+    raise TypeError(f"{name} must be a feature index (int) or name (str), got {type(i).__name__} {i!r:.40}")
+
+# %% ../nbs/30_gam_models.ipynb #44d09569
+@patch
+def by_name(self:GAM,
+            X, # one instance or instances; a Series (its index) or a DataFrame (its columns) is matched to `feature_names` by label
+            name:str='X', # the argument name errors quote
+           ):
+    "Line a labelled input up with the features: reordered by name, an error for unknown or missing names; other input as it is."
+    if not isinstance(X, (pd.Series, pd.DataFrame)): return X
+    labels = list(X.index if isinstance(X, pd.Series) else X.columns)
+    if len(labels) == self.n and all(_is_int(v) for v in labels) and sorted(labels) == list(range(self.n)):
+        return X.sort_index() if isinstance(X, pd.Series) else X.sort_index(axis=1)   # unnamed positions 0..n-1, put in order
+    if isinstance(X, pd.Series): return match_columns(X.to_frame().T, self.feature_names, name).iloc[0]
+    return match_columns(X, self.feature_names, name)
+
+# %% ../nbs/30_gam_models.ipynb #aa1104c7
+@patch
+def check_x(self:GAM,
+            x, # one instance: n feature values (a Series is matched to `feature_names` by its index)
+            name:str='x', # the argument name errors quote
+           )->np.ndarray:
+    "Validate one instance: n numbers, each inside its feature's domain."
+    x = check_array(self.by_name(x, name), name, ndim=1)
+    if len(x) != self.n: raise ValueError(f"{name} must have {self.n} features (one per component), got {len(x)}")
+    x = x.astype(float)
+    for i, (v, d) in enumerate(zip(x, self.domains)):
+        if not d.contains(v): raise ValueError(f"{name}[{i}] = {v:g} is outside feature {i} ({self.feature_names[i]})'s domain {d!r}")
+    return x
+
+# %% ../nbs/30_gam_models.ipynb #415c50a2
+@patch
+def check_X(self:GAM,
+            X, # instances, shape (N, n)
+            name:str='X', # the argument name errors quote
+           )->np.ndarray:
+    "Validate a matrix of instances: one column per feature, every value inside its feature's domain."
+    X = check_array(self.by_name(X, name), name, ndim=2).astype(float)
+    if X.shape[1] != self.n: raise ValueError(f"{name} must have {self.n} columns (one per component), got {X.shape[1]}")
+    lo = np.array([d.lo for d in self.domains]); hi = np.array([d.hi for d in self.domains])
+    outside = (X < lo - 1e-12) | (X > hi + 1e-12)               # every domain lies within [lo, hi]: one vectorised test
+    for i, d in enumerate(self.domains):
+        if d.kind != 'interval': outside[:, i] |= ~d.contains_all(X[:, i])
+    if outside.any():
+        r, i = map(int, np.argwhere(outside)[0])
+        raise ValueError(f"{name}[{r}, {i}] = {X[r, i]:g} is outside feature {i} ({self.feature_names[i]})'s domain {self.domains[i]!r} "
+                         f"({int(outside.sum())} value(s) outside)")
+    return X
+
+# %% ../nbs/30_gam_models.ipynb #72be7924
+@patch
+def contributions(self:GAM,
+                  x, # one instance: n feature values, each in its domain
+                 )->np.ndarray:
+    "c_i = beta_i f_i(x_i) for one instance."
+    x = self.check_x(x)
+    return self.betas * np.array([c._scalar(v) if isinstance(c, TableComponent) else float(c(v)) for c, v in zip(self.components, x)])
+
+# %% ../nbs/30_gam_models.ipynb #036921d4
+@patch
+def score(self:GAM,
+          X, # one instance (n values) or instances, shape (N, n)
+         )->np.ndarray|float:
+    "s(x) = beta0 + sum_i c_i for one instance (float) or a matrix of instances (array)."
+    X = check_array(self.by_name(X, 'X'), 'X', ndim=(1, 2))
+    if X.ndim == 1: return self.beta0 + float(self.contributions(X).sum())
+    X = self.check_X(X)
+    return self.beta0 + sum(b * c(X[:, i]) for i, (b, c) in enumerate(zip(self.betas, self.components)))
+
+# %% ../nbs/30_gam_models.ipynb #b1ddb0d3
+@patch
+def predict(self:GAM,
+            X, # one instance (n values) or instances, shape (N, n)
+           ):
+    "Regression: the score. Classification: step(score) in {0, 1}."
+    s = self.score(X)
+    if self.task == 'regression': return s
+    return int(s >= 0) if np.ndim(s) == 0 else (s >= 0).astype(int)
+
+# %% ../nbs/30_gam_models.ipynb #0eaa57a2
+@patch
+def ranges(self:GAM)->tuple:
+    "(m, M): per-feature min and max of beta_i f_i over the domain (cached)."
+    if self._ranges is None:
+        ext = np.array([c.extremes(d) for c, d in zip(self.components, self.domains)])
+        lo, hi = self.betas * ext[:, 0], self.betas * ext[:, 1]
+        self._ranges = (np.minimum(lo, hi), np.maximum(lo, hi))
+    return self._ranges
+
+# %% ../nbs/30_gam_models.ipynb #1d524e42
+@patch
+def check_dist(self:GAM,
+               dist, # None (uniform), 'data' (EBM bin weights) or one distribution per feature
+              )->list:
+    "Per-feature distributions from `dist`: None (uniform), 'data' (EBM bin weights), or one entry per feature."
+    if dist is None or isinstance(dist, str): return [check_option(dist, 'dist', (None, 'data'))] * self.n
+    if not isinstance(dist, (list, tuple)):
+        raise TypeError(f"dist must be None, 'data' or a list with one entry per feature, got {type(dist).__name__}")
+    if len(dist) != self.n: raise ValueError(f"dist must have one entry per feature ({self.n}), got {len(dist)}")
+    for j, p in enumerate(dist):
+        if isinstance(p, str): check_option(p, f"dist[{j}]", (None, 'data'))
+    return list(dist)
+
+# %% ../nbs/30_gam_models.ipynb #5a063d29
+@patch
+def means(self:GAM,
+          dist=None, # None (uniform), 'data' (EBM bin weights) or one distribution per feature
+         )->np.ndarray:
+    "mu_i = E[beta_i f_i(z_i)] under `dist` (None: uniform; 'data'; or a list with one entry per feature)."
+    dl = self.check_dist(dist)
+    return self.betas * np.array([c.mean(d, p) for c, d, p in zip(self.components, self.domains, dl)])
+
+# %% ../nbs/30_gam_models.ipynb #e9687e78
+@patch
+def value_dists(self:GAM,
+                dist=None, # None (uniform), 'data' (EBM bin weights) or one distribution per feature
+                max_points:int=1_000_000, # refuse to enumerate more points than this per feature
+               )->list:
+    "Per feature: (distinct values of beta_i f_i, probabilities) under `dist` (default uniform)."
+    dl = self.check_dist(dist)
+    out = []
+    for b, c, d, p in zip(self.betas, self.components, self.domains, dl):
+        v, pr = c.values(d, p, max_points); out.append(_finite_values(b * v, pr))
+    return out
+
+# %% ../nbs/30_gam_models.ipynb #ff138573
+@patch(as_prop=True)
+def discrete(self:GAM)->bool: return all(d.discrete for d in self.domains)
 
 # %% ../nbs/30_gam_models.ipynb #370e2675
 def _restrict(d:Domain, lo:float, hi:float)->Domain:
@@ -690,6 +755,7 @@ def _restrict(d:Domain, lo:float, hi:float)->Domain:
         return GridDomain(float(d.point(k0)), float(d.point(k1)), d.step)
     return IntervalDomain(max(lo, d.lo), min(hi, d.hi))
 
+# %% ../nbs/30_gam_models.ipynb #07ba52c3
 def linf_ball(
     gam:GAM, # the model
     x, # centre (an input of the model)
@@ -754,6 +820,7 @@ def random_gam(
     beta0 = float(rng.integers(-2, 3)) if component in ('table', 'step') else float(rng.normal())
     return GAM(comps, doms, beta0=beta0, task=task)
 
+# %% ../nbs/30_gam_models.ipynb #4329c394
 def random_instance(
     gam:GAM, # the model
     seed:int=0, # random seed
@@ -807,6 +874,7 @@ def _fit_cubic_pieces(fun, knots, check_tol=1e-7):
         coeffs.append(c)
     return np.array(coeffs)
 
+# %% ../nbs/30_gam_models.ipynb #60fcc432
 def from_pygam(
     gam, # fitted pygam LinearGAM or LogisticGAM with one s()/l() term per feature (no tensor/factor terms)
     domains, # one Domain per feature (or one shared): enumerable -> table, grid/interval -> exact spline
@@ -866,6 +934,7 @@ def TorchNAM(
             return self.bias + sum(net(X[:, i:i + 1]).squeeze(-1) for i, net in enumerate(self.feature_nets))
     return _NAM()
 
+# %% ../nbs/30_gam_models.ipynb #a6d3d3dc
 def from_torch_nam(
     model, # torch module with `feature_nets` (Sequential of Linear/ReLU, ending in Linear) and a scalar `bias`
     domains, # one Domain per feature, or one shared

@@ -73,6 +73,7 @@ def _membership(col:pd.Series, name:str, cname:str)->pd.DataFrame:
     keys = col.astype(str).to_numpy()
     return pd.DataFrame({f"{cname}={lv}": keys == str(lv) for lv in levels})
 
+# %% ../nbs/01_groups.ipynb #18ef535b
 def _as_frame(groups, name:str)->pd.DataFrame:
     "What the user passed, as a DataFrame of input columns (not yet membership)."
     if groups is None: raise TypeError(f"{name} must be a DataFrame, dict, Series or 2-D array of group memberships, got None")
@@ -90,6 +91,7 @@ def _as_frame(groups, name:str)->pd.DataFrame:
     if arr.ndim == 1: return pd.DataFrame({'group': arr})
     return pd.DataFrame(arr, columns=[f"g{j}" for j in range(arr.shape[1])]).infer_objects()
 
+# %% ../nbs/01_groups.ipynb #855592ae
 def check_groups(
     groups, # memberships: DataFrame (boolean/0-1 or categorical columns), dict of masks, Series, or 2-D 0/1 array
     n:int|None=None, # required number of rows (one per example)

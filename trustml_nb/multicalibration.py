@@ -25,6 +25,8 @@ from .core import (Report, check_binary, check_flag, check_is_fitted, check_numb
 from .data import Task, adult_task
 from .groups import check_groups, intersect
 from .viz import PALETTE, explorer, legend_outside, new_figure
+from fastcore.basics import patch
+
 
 # %% auto #0
 __all__ = ['LOSSES', 'GROUP_FAMILIES', 'mc_table', 'mc_error', 'mc_error_to_truth', 'smooth_ece', 'weighted_smooth_ece',
@@ -40,16 +42,19 @@ def _check_scored(y, p, yname:str='y_true', pname:str='y_prob', both_classes:boo
     check_same_length(**{yname: y, pname: p})
     return y, p
 
+# %% ../nbs/50_multicalibration.ipynb #8d6a5dc5
 def _check_labelled(y, p, groups, yname:str='y_true', pname:str='y_prob', both_classes:bool=False, columns=None)->tuple:
     "Check 0/1 labels, probabilities and group memberships of the same length; return them (groups as a boolean table)."
     y, p = _check_scored(y, p, yname, pname, both_classes)
     return y, p, check_groups(groups, len(p), columns=columns)
 
+# %% ../nbs/50_multicalibration.ipynb #f4632258
 def _same_name(est, X):
     "A one-column DataFrame of scores matched by name to the column seen in fit (`est.feature_names_in_`); other input as it is."
     names = getattr(est, 'feature_names_in_', None)
     return match_columns(X, names, 'X') if isinstance(X, pd.DataFrame) and names is not None else X
 
+# %% ../nbs/50_multicalibration.ipynb #88455b0d
 def _fitted_inputs(est, X, groups)->tuple:
     "For a fitted post-processor: check that it is fitted (first), then its scores and memberships matched by name to `est.groups_`."
     check_is_fitted(est)
@@ -62,6 +67,7 @@ def _weighted_errors(residual, p, M, n_bins:int)->np.ndarray:
     b = equal_width_bins(p, n_bins)
     return np.array([np.abs(np.bincount(b[m], weights=residual[m], minlength=n_bins)).sum() / len(p) for m in M.T])
 
+# %% ../nbs/50_multicalibration.ipynb #dd121501
 def mc_table(
     y_true, # 0/1 labels
     y_prob, # predicted probabilities in [0, 1]
@@ -76,6 +82,7 @@ def mc_table(
     return pd.DataFrame({'group': list(G.columns), 'size': size, 'share': size / n,
                          'ece_in_group': weighted * n / size, 'weighted': weighted})
 
+# %% ../nbs/50_multicalibration.ipynb #42ad2bf6
 def mc_error(
     y_true, # 0/1 labels
     y_prob, # predicted probabilities in [0, 1]
@@ -104,6 +111,7 @@ def _smece_sigma(w, centers, sigma, grid):
     k = np.exp(-0.5 * ((g - c) / sigma) ** 2) + np.exp(-0.5 * ((g + c) / sigma) ** 2) + np.exp(-0.5 * ((2 - g - c) / sigma) ** 2)
     return float(np.abs(k @ w).mean() / (sigma * np.sqrt(2 * np.pi)))   # mean over a uniform grid of [0, 1] = the integral
 
+# %% ../nbs/50_multicalibration.ipynb #1231ee1b
 def _smooth_ece(y, p, n_grid, resolution):
     cell = equal_width_bins(p, resolution)
     w = np.bincount(cell, weights=y - p, minlength=resolution) / len(y)   # residual mass per cell
@@ -115,6 +123,7 @@ def _smooth_ece(y, p, n_grid, resolution):
         else: hi = mid
     return float(np.sqrt(lo * hi))
 
+# %% ../nbs/50_multicalibration.ipynb #6d57212f
 def smooth_ece(
     y_true, # 0/1 labels
     y_prob, # predicted probabilities in [0, 1]
@@ -126,6 +135,7 @@ def smooth_ece(
     y, p = _check_scored(y_true, y_prob)
     return _smooth_ece(y, p, n_grid, resolution)
 
+# %% ../nbs/50_multicalibration.ipynb #1c2889ef
 def weighted_smooth_ece(
     y_true, # 0/1 labels
     y_prob, # predicted probabilities in [0, 1]
@@ -161,16 +171,19 @@ def _to_raw(p, loss:str)->np.ndarray:
     "Probabilities on the scale the trees add to: log-odds (clipped to [1e-6, 1 - 1e-6]) for 'log', themselves for 'squared'."
     return logit(np.clip(p, 1e-6, 1 - 1e-6)) if loss == 'log' else np.asarray(p, float)
 
+# %% ../nbs/50_multicalibration.ipynb #3062c543
 def _from_raw(z, loss:str)->np.ndarray:
     "Back to probabilities: the logistic function for 'log', clipping to [0, 1] for 'squared'."
     return expit(z) if loss == 'log' else np.clip(z, 0, 1)
 
+# %% ../nbs/50_multicalibration.ipynb #2ad0f21b
 def _loss_value(y, p, loss:str)->float:
     "Mean log loss ('log', probabilities clipped to [1e-6, 1 - 1e-6]) or mean squared error ('squared')."
     if loss == 'squared': return float(np.mean((y - p) ** 2))
     p = np.clip(p, 1e-6, 1 - 1e-6)
     return float(-np.mean(y * np.log(p) + (1 - y) * np.log1p(-p)))
 
+# %% ../nbs/50_multicalibration.ipynb #03cd5b0b
 def _lgb_fit(lgb, X, y, init, Xv, yv, initv, lr, depth, bagging, max_rounds, patience, seed, loss='squared', min_leaf_rows=20, max_bins=8192):
     "One LightGBM fit of the loss from the raw score `init`, early-stopped on the validation rows; (booster, raw validation score)."
     params = dict(objective=LOSSES[loss], max_depth=depth, num_leaves=2 ** depth, learning_rate=lr, min_child_samples=min_leaf_rows,
@@ -182,6 +195,7 @@ def _lgb_fit(lgb, X, y, init, Xv, yv, initv, lr, depth, bagging, max_rounds, pat
                     callbacks=[lgb.early_stopping(patience, verbose=False)])
     return bst, initv + bst.predict(Xv, num_iteration=bst.best_iteration, raw_score=True)
 
+# %% ../nbs/50_multicalibration.ipynb #b4929342
 def _cross_fit(lgb, Z, y, init, folds, n_folds:int, **settings)->tuple:
     "One booster per fold (fitted on the other rows, early-stopped on the fold); (boosters, out-of-fold probabilities, rounds kept per booster)."
     boosters, rounds, oof = [], [], np.full(len(y), np.nan)
@@ -192,6 +206,7 @@ def _cross_fit(lgb, Z, y, init, folds, n_folds:int, **settings)->tuple:
         rounds.append(int(bst.best_iteration)); oof[va] = _from_raw(raw, settings['loss'])
     return boosters, oof, rounds
 
+# %% ../nbs/50_multicalibration.ipynb #3aec801b
 def _platt(y, p)->tuple:
     "Logistic recalibration: (a, b) minimising the log loss of expit(a * logit(p) + b); None if the optimiser fails or runs off (separable data)."
     z = logit(np.clip(p, 1e-6, 1 - 1e-6))
@@ -263,122 +278,136 @@ class Multicalibrator(BaseEstimator):
         self.recalibrate, self.min_leaf_rows, self.n_folds, self.val_fraction, self.max_bins = recalibrate, min_leaf_rows, n_folds, val_fraction, max_bins
         self.max_rounds, self.patience, self.seed, self.show_progress = max_rounds, patience, seed, show_progress
 
-    def _settings(self)->dict:
-        "The settings, checked."
-        check_option(self.loss, 'loss', tuple(LOSSES))
-        check_scalar(self.max_depth, 'max_depth', int, 1, 8); check_flag(self.recalibrate, 'recalibrate')
-        if self.min_leaf_rows is not None: check_scalar(self.min_leaf_rows, 'min_leaf_rows', int, 1, 1_000_000)
-        check_scalar(self.n_folds, 'n_folds', int, 1, 50); check_scalar(self.val_fraction, 'val_fraction', float, 0, 1, 'neither')
-        check_scalar(self.max_bins, 'max_bins', int, 2, 100_000)
-        check_scalar(self.max_rounds, 'max_rounds', int, 1, 1_000_000); check_scalar(self.patience, 'patience', int, 1, 1_000_000)
-        check_scalar(self.seed, 'seed', int, 0, 2**31 - 1)
-        check_flag(self.show_progress, 'show_progress', allow_none=True)
-        return dict(learning_rates=tuple(map(float, check_numbers(self.learning_rates, 'learning_rates', float, 0, 1.0, 'right'))),
-                    bagging_fractions=tuple(map(float, check_numbers(self.bagging_fractions, 'bagging_fractions', float, 0, 1.0, 'right'))))
-
     @staticmethod
     def _digest(p0, y, G)->str:
         return hashlib.sha256(p0.tobytes() + y.astype(np.int8).tobytes() + G.to_numpy(bool).tobytes()).hexdigest()
 
-    def _folds(self, n:int)->np.ndarray:
-        "Fold of every row (0..n_folds-1); with n_folds=1 the held-out rows are fold 0 and the rest -1 (never held out)."
-        perm = make_rng(self.seed).permutation(n)
-        if self.n_folds >= 2:
-            if n < 2 * self.n_folds: raise ValueError(f"X has {n} rows: too few for n_folds={self.n_folds} (at least {2 * self.n_folds})")
-            folds = np.empty(n, int); folds[perm] = np.arange(n) % self.n_folds
-            return folds
-        n_val = max(1, int(round(self.val_fraction * n)))
-        if n - n_val < 1: raise ValueError(f"X has {n} rows: too few to hold out a share val_fraction={self.val_fraction} and still fit on the rest")
-        folds = np.full(n, -1); folds[perm[:n_val]] = 0
+# %% ../nbs/50_multicalibration.ipynb #82c10286
+@patch
+def _settings(self:Multicalibrator)->dict:
+    "The settings, checked."
+    check_option(self.loss, 'loss', tuple(LOSSES))
+    check_scalar(self.max_depth, 'max_depth', int, 1, 8); check_flag(self.recalibrate, 'recalibrate')
+    if self.min_leaf_rows is not None: check_scalar(self.min_leaf_rows, 'min_leaf_rows', int, 1, 1_000_000)
+    check_scalar(self.n_folds, 'n_folds', int, 1, 50); check_scalar(self.val_fraction, 'val_fraction', float, 0, 1, 'neither')
+    check_scalar(self.max_bins, 'max_bins', int, 2, 100_000)
+    check_scalar(self.max_rounds, 'max_rounds', int, 1, 1_000_000); check_scalar(self.patience, 'patience', int, 1, 1_000_000)
+    check_scalar(self.seed, 'seed', int, 0, 2**31 - 1)
+    check_flag(self.show_progress, 'show_progress', allow_none=True)
+    return dict(learning_rates=tuple(map(float, check_numbers(self.learning_rates, 'learning_rates', float, 0, 1.0, 'right'))),
+                bagging_fractions=tuple(map(float, check_numbers(self.bagging_fractions, 'bagging_fractions', float, 0, 1.0, 'right'))))
+
+# %% ../nbs/50_multicalibration.ipynb #9d36e6cc
+@patch
+def _folds(self:Multicalibrator, n:int)->np.ndarray:
+    "Fold of every row (0..n_folds-1); with n_folds=1 the held-out rows are fold 0 and the rest -1 (never held out)."
+    perm = make_rng(self.seed).permutation(n)
+    if self.n_folds >= 2:
+        if n < 2 * self.n_folds: raise ValueError(f"X has {n} rows: too few for n_folds={self.n_folds} (at least {2 * self.n_folds})")
+        folds = np.empty(n, int); folds[perm] = np.arange(n) % self.n_folds
         return folds
+    n_val = max(1, int(round(self.val_fraction * n)))
+    if n - n_val < 1: raise ValueError(f"X has {n} rows: too few to hold out a share val_fraction={self.val_fraction} and still fit on the rest")
+    folds = np.full(n, -1); folds[perm[:n_val]] = 0
+    return folds
 
-    def fit(self,
-            X, # base scores in [0, 1], one per row (a vector or one column)
-            y, # 0/1 labels (both classes)
-            groups=None, # group memberships, required (None is an error): anything `groups.check_groups` accepts (no empty group)
-           ):
-        "Fit the post-processor on calibration data: per grid setting one booster per fold, the lowest held-out loss wins."
-        grid = self._settings()
-        y, p0, G = _check_labelled(y, X, groups, 'y', 'X', both_classes=True)
-        lgb = require('lightgbm', 'mc', 'Multicalibrator')
-        folds = self._folds(len(y)); held = folds >= 0
-        self.loss_, self.min_leaf_rows_ = self.loss, max(20, int(0.005 * len(y))) if self.min_leaf_rows is None else self.min_leaf_rows
-        self.fit_settings_ = dict(depth=self.max_depth, max_rounds=self.max_rounds, patience=self.patience, seed=self.seed, loss=self.loss,
-                                  min_leaf_rows=self.min_leaf_rows_, max_bins=self.max_bins)   # what saturation_check reuses
-        self.recalibration_, notes = (_platt(y, p0) if self.recalibrate else (1.0, 0.0)), []
-        if self.recalibration_ is None:
-            self.recalibration_ = (1.0, 0.0)
-            notes.append(report_numerical("Multicalibrator: the logistic recalibration of the base score did not converge (labels separable by the score?); "
-                                          "boosting starts from the base score itself"))
-        Z, init = np.column_stack([G.to_numpy(float), p0]), _to_raw(self._start(p0), self.loss)
-        rows, best = [], None
-        settings = list(itertools.product(grid['learning_rates'], grid['bagging_fractions']))
-        for lr, bf in progress(settings, desc='Multicalibrator grid', show=self.show_progress):
-            t0 = time.perf_counter()
-            boosters, oof, rounds = _cross_fit(lgb, Z, y, init, folds, self.n_folds, lr=lr, bagging=bf, **self.fit_settings_)
-            loss = _loss_value(y[held], oof[held], self.loss)
-            rows.append(dict(learning_rate=lr, bagging_fraction=bf, rounds=int(round(np.mean(rounds))), max_rounds_used=max(rounds), val_loss=loss,
-                             val_mse=float(np.mean((y[held] - oof[held]) ** 2)), seconds=time.perf_counter() - t0))
-            if best is None or loss < best[1]: best = (boosters, loss, len(rows) - 1)
-        boosters, loss, k = best
-        table = pd.DataFrame(rows).drop(columns='max_rounds_used').assign(chosen=lambda d: d.index == k)
-        chosen = rows[k]
-        if chosen['max_rounds_used'] >= self.max_rounds:
-            notes.append(report_numerical(f"Multicalibrator: the chosen setting (learning rate {chosen['learning_rate']:g}) used all max_rounds={self.max_rounds} "
-                                          "rounds and its validation loss was still falling: the fit may not be saturated; raise max_rounds or the learning rate"))
-        self.groups_, self.boosters_, self.folds_, self.feature_names_in_ = list(G.columns), boosters, folds, column_names(X)
-        self.data_digest_ = self._digest(p0, y, G)
-        self.report_ = MulticalibrationReport(
-            loss=self.loss, learning_rate=chosen['learning_rate'], bagging_fraction=chosen['bagging_fraction'], max_depth=self.max_depth,
-            min_leaf_rows=self.min_leaf_rows_, n_folds=self.n_folds, rounds=chosen['rounds'], val_loss=loss,
-            recalibration_slope=self.recalibration_[0], recalibration_intercept=self.recalibration_[1],
-            base_val_loss=_loss_value(y[held], p0[held], self.loss), val_mse=chosen['val_mse'], base_val_mse=float(np.mean((y[held] - p0[held]) ** 2)),
-            n_train=int(round(np.mean([(folds != j).sum() for j in range(self.n_folds)]))), n_val=int(held.sum()),
-            n_groups=G.shape[1], table=table, notes=tuple(notes))
-        return self
+# %% ../nbs/50_multicalibration.ipynb #3a9234d1
+@patch
+def fit(self:Multicalibrator,
+        X, # base scores in [0, 1], one per row (a vector or one column)
+        y, # 0/1 labels (both classes)
+        groups=None, # group memberships, required (None is an error): anything `groups.check_groups` accepts (no empty group)
+       ):
+    "Fit the post-processor on calibration data: per grid setting one booster per fold, the lowest held-out loss wins."
+    grid = self._settings()
+    y, p0, G = _check_labelled(y, X, groups, 'y', 'X', both_classes=True)
+    lgb = require('lightgbm', 'mc', 'Multicalibrator')
+    folds = self._folds(len(y)); held = folds >= 0
+    self.loss_, self.min_leaf_rows_ = self.loss, max(20, int(0.005 * len(y))) if self.min_leaf_rows is None else self.min_leaf_rows
+    self.fit_settings_ = dict(depth=self.max_depth, max_rounds=self.max_rounds, patience=self.patience, seed=self.seed, loss=self.loss,
+                              min_leaf_rows=self.min_leaf_rows_, max_bins=self.max_bins)   # what saturation_check reuses
+    self.recalibration_, notes = (_platt(y, p0) if self.recalibrate else (1.0, 0.0)), []
+    if self.recalibration_ is None:
+        self.recalibration_ = (1.0, 0.0)
+        notes.append(report_numerical("Multicalibrator: the logistic recalibration of the base score did not converge (labels separable by the score?); "
+                                      "boosting starts from the base score itself"))
+    Z, init = np.column_stack([G.to_numpy(float), p0]), _to_raw(self._start(p0), self.loss)
+    rows, best = [], None
+    settings = list(itertools.product(grid['learning_rates'], grid['bagging_fractions']))
+    for lr, bf in progress(settings, desc='Multicalibrator grid', show=self.show_progress):
+        t0 = time.perf_counter()
+        boosters, oof, rounds = _cross_fit(lgb, Z, y, init, folds, self.n_folds, lr=lr, bagging=bf, **self.fit_settings_)
+        loss = _loss_value(y[held], oof[held], self.loss)
+        rows.append(dict(learning_rate=lr, bagging_fraction=bf, rounds=int(round(np.mean(rounds))), max_rounds_used=max(rounds), val_loss=loss,
+                         val_mse=float(np.mean((y[held] - oof[held]) ** 2)), seconds=time.perf_counter() - t0))
+        if best is None or loss < best[1]: best = (boosters, loss, len(rows) - 1)
+    boosters, loss, k = best
+    table = pd.DataFrame(rows).drop(columns='max_rounds_used').assign(chosen=lambda d: d.index == k)
+    chosen = rows[k]
+    if chosen['max_rounds_used'] >= self.max_rounds:
+        notes.append(report_numerical(f"Multicalibrator: the chosen setting (learning rate {chosen['learning_rate']:g}) used all max_rounds={self.max_rounds} "
+                                      "rounds and its validation loss was still falling: the fit may not be saturated; raise max_rounds or the learning rate"))
+    self.groups_, self.boosters_, self.folds_, self.feature_names_in_ = list(G.columns), boosters, folds, column_names(X)
+    self.data_digest_ = self._digest(p0, y, G)
+    self.report_ = MulticalibrationReport(
+        loss=self.loss, learning_rate=chosen['learning_rate'], bagging_fraction=chosen['bagging_fraction'], max_depth=self.max_depth,
+        min_leaf_rows=self.min_leaf_rows_, n_folds=self.n_folds, rounds=chosen['rounds'], val_loss=loss,
+        recalibration_slope=self.recalibration_[0], recalibration_intercept=self.recalibration_[1],
+        base_val_loss=_loss_value(y[held], p0[held], self.loss), val_mse=chosen['val_mse'], base_val_mse=float(np.mean((y[held] - p0[held]) ** 2)),
+        n_train=int(round(np.mean([(folds != j).sum() for j in range(self.n_folds)]))), n_val=int(held.sum()),
+        n_groups=G.shape[1], table=table, notes=tuple(notes))
+    return self
 
-    def _start(self, p0)->np.ndarray:
-        "Where the boosting starts: the base score, after the logistic recalibration if asked for."
-        a, b = self.recalibration_
-        return p0 if (a, b) == (1.0, 0.0) else expit(a * logit(np.clip(p0, 1e-6, 1 - 1e-6)) + b)
+# %% ../nbs/50_multicalibration.ipynb #ac4ef115
+@patch
+def _start(self:Multicalibrator, p0)->np.ndarray:
+    "Where the boosting starts: the base score, after the logistic recalibration if asked for."
+    a, b = self.recalibration_
+    return p0 if (a, b) == (1.0, 0.0) else expit(a * logit(np.clip(p0, 1e-6, 1 - 1e-6)) + b)
 
-    def _raw(self, p0, G)->np.ndarray:
-        "The post-processed probabilities of checked scores and memberships: the boosters' mean update, added on the loss's scale."
-        Z = np.column_stack([G.to_numpy(float), p0])
-        update = np.mean([b.predict(Z, raw_score=True, num_threads=1) for b in self.boosters_], axis=0)
-        return _from_raw(_to_raw(self._start(p0), self.loss_) + update, self.loss_)
+# %% ../nbs/50_multicalibration.ipynb #3dc5646e
+@patch
+def _raw(self:Multicalibrator, p0, G)->np.ndarray:
+    "The post-processed probabilities of checked scores and memberships: the boosters' mean update, added on the loss's scale."
+    Z = np.column_stack([G.to_numpy(float), p0])
+    update = np.mean([b.predict(Z, raw_score=True, num_threads=1) for b in self.boosters_], axis=0)
+    return _from_raw(_to_raw(self._start(p0), self.loss_) + update, self.loss_)
 
-    def predict(self,
-                X, # base scores in [0, 1], one per row
-                groups=None, # memberships with the group names seen in fit, required (matched by name; empty groups allowed)
-               )->np.ndarray:
-        "Post-processed probabilities: X plus the boosters' mean update F([groups, X]), on the log-odds scale ('log') or clipped ('squared')."
-        return self._raw(*_fitted_inputs(self, X, groups))
+# %% ../nbs/50_multicalibration.ipynb #cedfcbd9
+@patch
+def predict(self:Multicalibrator,
+            X, # base scores in [0, 1], one per row
+            groups=None, # memberships with the group names seen in fit, required (matched by name; empty groups allowed)
+           )->np.ndarray:
+    "Post-processed probabilities: X plus the boosters' mean update F([groups, X]), on the log-odds scale ('log') or clipped ('squared')."
+    return self._raw(*_fitted_inputs(self, X, groups))
 
-    def saturation_check(self,
-                         X, # the base scores the model was fitted on
-                         y, # the labels it was fitted on
-                         groups=None, # the group memberships it was fitted on (required)
-                         max_rounds:int|None=None, # rounds of the second pass at most (None: as in the fit)
-                         tolerance:float=5e-3, # largest relative loss drop read as saturated
-                        )->SaturationReport:
-        "Run the same fit a second time (same folds and setting) from the post-processed score; report the relative drop of the held-out loss."
-        check_is_fitted(self)
-        y, p0, G = _check_labelled(y, _same_name(self, X), groups, 'y', 'X', both_classes=True, columns=self.groups_)
-        if self._digest(p0, y, G) != self.data_digest_:
-            raise ValueError("X, y and groups must be the data this Multicalibrator was fitted on (the check reuses its folds of fitting and validation rows)")
-        max_rounds = self.fit_settings_['max_rounds'] if max_rounds is None else check_scalar(max_rounds, 'max_rounds', int, 1, 1_000_000)
-        check_scalar(tolerance, 'tolerance', float, 0, 1)
-        lgb = require('lightgbm', 'mc', 'Multicalibrator.saturation_check')
-        f = self._raw(p0, G); Z = np.column_stack([G.to_numpy(float), f])
-        r, held, loss = self.report_, self.folds_ >= 0, self.loss_
-        settings = {**self.fit_settings_, 'max_rounds': max_rounds}
-        _, oof, rounds = _cross_fit(lgb, Z, y, _to_raw(f, loss), self.folds_, r.n_folds, lr=r.learning_rate, bagging=r.bagging_fraction, **settings)
-        first, second = _loss_value(y[held], f[held], loss), _loss_value(y[held], oof[held], loss)
-        drop = (first - second) / first if first > 0 else 0.0
-        return SaturationReport(loss=loss, val_loss_first=first, val_loss_second=second, val_mse_first=float(np.mean((y[held] - f[held]) ** 2)),
-                                val_mse_second=float(np.mean((y[held] - oof[held]) ** 2)), relative_drop=float(drop),
-                                rounds=int(round(np.mean(rounds))), tolerance=float(tolerance), saturated=bool(drop <= tolerance))
+# %% ../nbs/50_multicalibration.ipynb #9640f009
+@patch
+def saturation_check(self:Multicalibrator,
+                     X, # the base scores the model was fitted on
+                     y, # the labels it was fitted on
+                     groups=None, # the group memberships it was fitted on (required)
+                     max_rounds:int|None=None, # rounds of the second pass at most (None: as in the fit)
+                     tolerance:float=5e-3, # largest relative loss drop read as saturated
+                    )->SaturationReport:
+    "Run the same fit a second time (same folds and setting) from the post-processed score; report the relative drop of the held-out loss."
+    check_is_fitted(self)
+    y, p0, G = _check_labelled(y, _same_name(self, X), groups, 'y', 'X', both_classes=True, columns=self.groups_)
+    if self._digest(p0, y, G) != self.data_digest_:
+        raise ValueError("X, y and groups must be the data this Multicalibrator was fitted on (the check reuses its folds of fitting and validation rows)")
+    max_rounds = self.fit_settings_['max_rounds'] if max_rounds is None else check_scalar(max_rounds, 'max_rounds', int, 1, 1_000_000)
+    check_scalar(tolerance, 'tolerance', float, 0, 1)
+    lgb = require('lightgbm', 'mc', 'Multicalibrator.saturation_check')
+    f = self._raw(p0, G); Z = np.column_stack([G.to_numpy(float), f])
+    r, held, loss = self.report_, self.folds_ >= 0, self.loss_
+    settings = {**self.fit_settings_, 'max_rounds': max_rounds}
+    _, oof, rounds = _cross_fit(lgb, Z, y, _to_raw(f, loss), self.folds_, r.n_folds, lr=r.learning_rate, bagging=r.bagging_fraction, **settings)
+    first, second = _loss_value(y[held], f[held], loss), _loss_value(y[held], oof[held], loss)
+    drop = (first - second) / first if first > 0 else 0.0
+    return SaturationReport(loss=loss, val_loss_first=first, val_loss_second=second, val_mse_first=float(np.mean((y[held] - f[held]) ** 2)),
+                            val_mse_second=float(np.mean((y[held] - oof[held]) ** 2)), relative_drop=float(drop),
+                            rounds=int(round(np.mean(rounds))), tolerance=float(tolerance), saturated=bool(drop <= tolerance))
 
 # %% ../nbs/50_multicalibration.ipynb #ef002802
 @report
@@ -393,6 +422,7 @@ class MCBoostReport(Report):
     table: pd.DataFrame # one row per patch, in order: group, level, shift
     notes: tuple = () # sentences a reader must see (no convergence within max_iter)
 
+# %% ../nbs/50_multicalibration.ipynb #b9486103
 class MCBoost(BaseEstimator):
     "Discretised MCBoost-style multicalibration (written here, after Hebert-Johnson et al. 2018)."
     def __init__(self, *,
@@ -454,6 +484,7 @@ def _prob_dict(y_prob)->dict:
         return {str(k): v for k, v in y_prob.items()}
     return {'model': y_prob}
 
+# %% ../nbs/50_multicalibration.ipynb #d6a48a8b
 def _check_predictors(y_true, y_prob, groups, min_size:int=1)->tuple:
     "Checked labels, a dict name -> checked probabilities (one predictor or several) and group memberships."
     named, preds = isinstance(y_prob, dict), {}
@@ -461,6 +492,7 @@ def _check_predictors(y_true, y_prob, groups, min_size:int=1)->tuple:
         y, preds[name] = _check_scored(y_true, p, pname=f"y_prob[{name!r}]" if named else 'y_prob')
     return y, preds, check_groups(groups, len(y), min_size=min_size)
 
+# %% ../nbs/50_multicalibration.ipynb #443b8a31
 def _reliability(y, preds:dict, G:pd.DataFrame, n_bins:int)->pd.DataFrame:
     "The reliability table of checked inputs."
     rows = []
@@ -472,6 +504,7 @@ def _reliability(y, preds:dict, G:pd.DataFrame, n_bins:int)->pd.DataFrame:
             rows.append(df.reset_index().assign(model=name, group=gname))
     return pd.concat(rows, ignore_index=True)[['model', 'group', 'bin', 'mean_pred', 'mean_label', 'count']]
 
+# %% ../nbs/50_multicalibration.ipynb #c34cdb54
 def reliability_table(
     y_true, # 0/1 labels
     y_prob, # predicted probabilities in [0, 1], or a dict name -> probabilities for several predictors
@@ -482,6 +515,7 @@ def reliability_table(
     check_scalar(n_bins, 'n_bins', int, 1, 100_000)
     return _reliability(*_check_predictors(y_true, y_prob, groups), n_bins)
 
+# %% ../nbs/50_multicalibration.ipynb #fd125e90
 def plot_group_reliability(
     y_true, # 0/1 labels
     y_prob, # predicted probabilities, or a dict name -> probabilities for several predictors
@@ -562,6 +596,7 @@ class MulticalibrationStudy(Report):
         lr = f"{self.learning_rate:g}" + (' (chosen on the grid)' if self.grid_search else '')
         return f"Multicalibration on Adult: learning rate {lr}, depth {self.max_depth}, {self.family} groups, {self.n_bins} bins"
 
+# %% ../nbs/50_multicalibration.ipynb #819e21ae
 def _family_groups(cal, te, cols:list, min_size:int|None)->tuple:
     "The task's groups made of the attributes `cols`, present in both splits (and with `min_size` rows): (calibration, test, notes)."
     Gc = check_groups(cal.groups, len(cal), "task['calib'].groups", min_size=0)
@@ -575,6 +610,7 @@ def _family_groups(cal, te, cols:list, min_size:int|None)->tuple:
         if (present & ~keep).any(): notes.append(f"{int((present & ~keep).sum())} group(s) with fewer than {min_size} calibration + test rows left out")
     return Gc.loc[:, keep], Gt.loc[:, keep], notes
 
+# %% ../nbs/50_multicalibration.ipynb #e8a5b990
 def multicalibration_study(
     task:Task, # from `adult_mc_task`: splits 'calib' and 'test' with base scores and sensitive attributes
     family:str='sex x race x age', # which attributes define the intersecting groups (a key of GROUP_FAMILIES)

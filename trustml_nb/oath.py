@@ -31,6 +31,8 @@ from .core import (Report, check_array, check_binary, check_flag, check_numbers,
                              make_rng, progress, report, require)
 from .groups import check_sensitive
 from .viz import PALETTE, explorer, new_figure
+from fastcore.basics import patch
+
 
 # %% auto #0
 __all__ = ['ALPHA_BYTES', 'COIN_BYTES', 'DIGEST_BYTES', 'SCALE', 'GROUPS', 'MAX_QUERY_ID', 'STRATEGIES', 'CATCHING_CHECK',
@@ -52,17 +54,20 @@ GROUPS = (0, 1) # group codes of the two protected groups
 class ProtocolError(ValueError):
     "A protocol message failed a check (signature, commitment, chain link): the message says which and where."
 
+# %% ../nbs/80_oath.ipynb #35b7905d
 def _check_bytes(x, name:str, length:int|None=None)->bytes:
     "Check that `x` is bytes (of `length` if given); return it."
     if not isinstance(x, (bytes, bytearray)): raise TypeError(f"{name} must be bytes, got {type(x).__name__}")
     if length is not None and len(x) != length: raise ValueError(f"{name} must be {length} bytes long, got {len(x)}")
     return bytes(x)
 
+# %% ../nbs/80_oath.ipynb #77b71d17
 def _check_outcome(o, name:str='outcome')->int:
     if isinstance(o, (bool, np.bool_)) or not isinstance(o, (int, np.integer)) or o not in (0, 1):
         raise ValueError(f"{name} must be the integer 0 or 1, got {o!r:.40}")
     return int(o)
 
+# %% ../nbs/80_oath.ipynb #330a32c0
 def commit(
     query:bytes, # the client's query (its feature bytes)
     alpha:bytes, # the client's group string alpha_s (ALPHA_BYTES)
@@ -73,6 +78,7 @@ def commit(
     q = _check_bytes(query, 'query'); a = _check_bytes(alpha, 'alpha', ALPHA_BYTES); r = _check_bytes(coins, 'coins', COIN_BYTES)
     return hashlib.sha256(q + a + bytes([_check_outcome(outcome)]) + r).digest()
 
+# %% ../nbs/80_oath.ipynb #d1798c10
 def fresh_bytes(
     n:int, # how many random bytes
 )->bytes:
@@ -84,6 +90,7 @@ def _ed25519():
     "The Ed25519 module of the optional `cryptography` package (extra 'oath')."
     return require('cryptography.hazmat.primitives.asymmetric.ed25519', 'oath', 'OATH signatures')
 
+# %% ../nbs/80_oath.ipynb #02d67177
 class SigningKey:
     "An Ed25519 key pair: `sign(message)` gives 64 bytes; `public` is the 32-byte verification key."
     def __init__(self,
@@ -102,6 +109,7 @@ class SigningKey:
 
     def __repr__(self): return f"SigningKey(public={self.public.hex()[:16]}...)"
 
+# %% ../nbs/80_oath.ipynb #f21c826f
 def verify_signature(
     public:bytes, # the signer's 32-byte public key
     signature:bytes, # the 64-byte signature
@@ -121,6 +129,7 @@ def chain_start(
     "The link before the first entry: SHA-256 of a label and the provider's key."
     return hashlib.sha256(b'OATH log v1|' + _check_bytes(provider_public, 'provider_public', 32)).digest()
 
+# %% ../nbs/80_oath.ipynb #dd0cb110
 def chain_link(
     previous:bytes, # the previous link (or chain_start)
     query_id:int, # the entry's query id (>= 0)
@@ -131,6 +140,7 @@ def chain_link(
     return hashlib.sha256(_check_bytes(previous, 'previous', DIGEST_BYTES) + int(query_id).to_bytes(8, 'little')
                           + _check_bytes(commitment, 'commitment', DIGEST_BYTES)).digest()
 
+# %% ../nbs/80_oath.ipynb #acf414f6
 def _chain(start:bytes, ids:np.ndarray, commitments:np.ndarray)->np.ndarray:
     "All links of a log, (n, 32) uint8: one hashlib call per entry on contiguous numpy bytes."
     n = len(ids); rows = np.empty((n, 8 + DIGEST_BYTES), np.uint8)
@@ -141,17 +151,20 @@ def _chain(start:bytes, ids:np.ndarray, commitments:np.ndarray)->np.ndarray:
         prev = sha(prev + buf[i * w:(i + 1) * w]).digest(); out[i * DIGEST_BYTES:(i + 1) * DIGEST_BYTES] = prev
     return np.frombuffer(bytes(out), np.uint8).reshape(n, DIGEST_BYTES)
 
+# %% ../nbs/80_oath.ipynb #93d88dbd
 def _signed_link(link:bytes)->bytes: return b'OATH link|' + link
 
 # %% ../nbs/80_oath.ipynb #39258982
 def _b64(b:bytes)->str: return base64.b64encode(b).decode('ascii')
 
+# %% ../nbs/80_oath.ipynb #0009ce6d
 def _encode(v):
     if isinstance(v, (bytes, bytearray)): return {'bytes': _b64(bytes(v))}
     if isinstance(v, np.ndarray): return {'array': _b64(np.ascontiguousarray(v).tobytes()), 'dtype': v.dtype.str, 'shape': list(v.shape)}
     if isinstance(v, (np.integer,)): return int(v)
     return v
 
+# %% ../nbs/80_oath.ipynb #8feadc52
 def _decode(v, name:str):
     if isinstance(v, dict) and set(v) == {'bytes'}: return base64.b64decode(v['bytes'], validate=True)
     if isinstance(v, dict) and set(v) == {'array', 'dtype', 'shape'}:
@@ -159,6 +172,7 @@ def _decode(v, name:str):
     if isinstance(v, dict): raise ValueError(f"field {name!r}: unknown encoding {sorted(v)}")
     return v
 
+# %% ../nbs/80_oath.ipynb #c01a8ea5
 class Message:
     "Base of the protocol's messages: `to_json()` and `from_json(text)` round-trip every field."
     def to_json(self)->str:
@@ -187,8 +201,10 @@ class Message:
             return repr(v)
         return f"{type(self).__name__}(" + ', '.join(f"{f.name}={short(getattr(self, f.name))}" for f in fields(self)) + ")"
 
+# %% ../nbs/80_oath.ipynb #e25ef257
 def _message(cls): return dataclass(frozen=True, repr=False, eq=False)(cls)
 
+# %% ../nbs/80_oath.ipynb #8f2ac29f
 @_message
 class ServiceRequest(Message):
     "Client to provider: the query, the client's group and its group string alpha_s, its coin share, signed by the client."
@@ -205,6 +221,7 @@ class ServiceRequest(Message):
         return (b'OATH request|' + int(self.query_id).to_bytes(8, 'little') + bytes([self.group]) + self.alpha + self.client_coins
                 + self.client_key + hashlib.sha256(self.query).digest())
 
+# %% ../nbs/80_oath.ipynb #e7a4b5c5
 @_message
 class ServiceResponse(Message):
     "Provider to client: the answer, the provider's coin share, the commitment and its signed chain link."
@@ -215,6 +232,7 @@ class ServiceResponse(Message):
     link: bytes # the provider's chain link after this entry
     signature: bytes # the provider's signature over the link
 
+# %% ../nbs/80_oath.ipynb #bd5dcd45
 @_message
 class Receipt(Message):
     "Client to auditor: the commitment, both group strings and the provider's signed link, signed by the client."
@@ -227,6 +245,7 @@ class Receipt(Message):
     client_key: bytes # the client's public key
     client_signature: bytes # the client's signature over (id, commitment, alpha0, alpha1)
 
+# %% ../nbs/80_oath.ipynb #57983c65
 @_message
 class AuditClaims(Message):
     "Provider to auditor: the group and the outcome it declares for every logged query, signed."
@@ -235,6 +254,7 @@ class AuditClaims(Message):
     outcomes: np.ndarray # the declared outcome of each, 0 or 1
     signature: bytes # the provider's signature over the three arrays
 
+# %% ../nbs/80_oath.ipynb #1bfaf9a3
 @_message
 class Openings(Message):
     "Provider to auditor: the openings of the sampled commitments (query, alpha_s, outcome, randomness), signed."
@@ -245,11 +265,14 @@ class Openings(Message):
     coins: np.ndarray # (k, COIN_BYTES) uint8: each commitment's randomness r
     signature: bytes # the provider's signature over all of the above
 
+# %% ../nbs/80_oath.ipynb #a92c5cc0
 def _receipt_bytes(query_id:int, commitment:bytes, alpha0:bytes, alpha1:bytes)->bytes:
     return int(query_id).to_bytes(8, 'little') + commitment + alpha0 + alpha1
 
+# %% ../nbs/80_oath.ipynb #4ce1f3bb
 def _receipts_signed(digest:bytes)->bytes: return b'OATH receipts|' + digest
 
+# %% ../nbs/80_oath.ipynb #3f9d7b22
 def _arrays_digest(label:bytes, *arrays)->bytes:
     "SHA-256 over a label and the raw bytes of arrays (the signed content of claims and openings)."
     h = hashlib.sha256(label)
@@ -260,6 +283,7 @@ def _arrays_digest(label:bytes, *arrays)->bytes:
 # %% ../nbs/80_oath.ipynb #24ce4ed9
 def _xor(a:bytes, b:bytes)->bytes: return (np.frombuffer(a, np.uint8) ^ np.frombuffer(b, np.uint8)).tobytes()
 
+# %% ../nbs/80_oath.ipynb #8e927224
 def query_bytes(
     features, # one row of numeric features
 )->bytes:
@@ -267,6 +291,7 @@ def query_bytes(
     x = check_array(features, 'features', ndim=1).astype('<f8')
     return x.tobytes()
 
+# %% ../nbs/80_oath.ipynb #23220989
 def query_features(
     queries:np.ndarray, # (k, 8 d) uint8: query bytes, one row each
 )->np.ndarray: # (k, d) float features
@@ -275,6 +300,7 @@ def query_features(
     if Q.ndim != 2 or Q.shape[1] % 8: raise ValueError(f"queries must be (k, 8 d) bytes of float64 features, got shape {Q.shape}")
     return Q.view('<f8').astype(float)
 
+# %% ../nbs/80_oath.ipynb #2e20d2d8
 class Client:
     "A client: its features and group, its two group strings; signs its request and forwards a checked receipt."
     def __init__(self,
@@ -324,11 +350,13 @@ def _check_request(request)->None:
     q = _check_bytes(request.query, 'request.query')
     if not q or len(q) % 8: raise ValueError(f"request.query must be float64 feature bytes (a non-zero multiple of 8), got {len(q)} bytes")
 
+# %% ../nbs/80_oath.ipynb #0d95938b
 def _check_model(model, name:str='model'):
     if not hasattr(model, 'predict') or not callable(model.predict):
         raise TypeError(f"{name} must be a fitted classifier with a predict method (features -> 0/1), got {type(model).__name__}")
     return model
 
+# %% ../nbs/80_oath.ipynb #47202ae0
 def _predict(model, X:np.ndarray, name:str='model')->np.ndarray:
     "The model's 0/1 answers on feature rows, checked."
     try: out = np.asarray(model.predict(X))
@@ -337,6 +365,7 @@ def _predict(model, X:np.ndarray, name:str='model')->np.ndarray:
         raise ValueError(f"{name}.predict must return one 0/1 answer per query, got shape {out.shape} and values {np.unique(out)[:5]}")
     return out.astype(np.uint8)
 
+# %% ../nbs/80_oath.ipynb #30245055
 class Provider:
     "An honest provider: answers with its model, commits to every answer in a signed hash chain, opens sampled entries."
     strategy = 'honest'
@@ -350,117 +379,137 @@ class Provider:
         self._tables, self._cache, self._last = [], None, chain_start(self.key.public)
         self._n, self._last_id = 0, -1
 
-    @property
-    def public_key(self)->bytes:
-        "The provider's 32-byte public key."
-        return self.key.public
-
     def __len__(self)->int: return self._n
 
-    @property
-    def state(self)->dict:
-        "The private log as arrays: ids, table and row (where each query's features are), groups, alphas, outcomes, coins, commitments, links."
-        if self._cache is None:
-            if not self._rows['ids']: return {'ids': np.zeros(0, np.int64)}
-            self._cache = {k: np.concatenate(v) for k, v in self._rows.items()}
-            self._rows = {k: [v] for k, v in self._cache.items()}
-        return self._cache
+# %% ../nbs/80_oath.ipynb #5148d455
+@patch(as_prop=True)
+def public_key(self:Provider)->bytes:
+    "The provider's 32-byte public key."
+    return self.key.public
 
-    def features(self,
-                 pos, # positions in the log (int array)
-                )->np.ndarray:
-        "The features of the logged queries at positions `pos`."
-        st = self.state; t, r = st['table'][pos], st['row'][pos]
-        out = np.empty((len(pos), self._tables[0].shape[1]))
-        for j in np.unique(t): out[t == j] = self._tables[j][r[t == j]]
-        return out
+# %% ../nbs/80_oath.ipynb #c69d50e4
+@patch(as_prop=True)
+def state(self:Provider)->dict:
+    "The private log as arrays: ids, table and row (where each query's features are), groups, alphas, outcomes, coins, commitments, links."
+    if self._cache is None:
+        if not self._rows['ids']: return {'ids': np.zeros(0, np.int64)}
+        self._cache = {k: np.concatenate(v) for k, v in self._rows.items()}
+        self._rows = {k: [v] for k, v in self._cache.items()}
+    return self._cache
 
-    # -- hooks a cheating provider overrides
-    def _answers(self, X:np.ndarray, groups:np.ndarray)->np.ndarray: return _predict(self.model, X)
-    def _claimed(self, st:dict)->tuple: return st['ids'], st['groups'], st['outcomes']
-    def _opened(self, st:dict, pos:np.ndarray)->tuple: return st['outcomes'][pos], st['coins'][pos]
+# %% ../nbs/80_oath.ipynb #386aa7ac
+@patch
+def features(self:Provider,
+             pos, # positions in the log (int array)
+            )->np.ndarray:
+    "The features of the logged queries at positions `pos`."
+    st = self.state; t, r = st['table'][pos], st['row'][pos]
+    out = np.empty((len(pos), self._tables[0].shape[1]))
+    for j in np.unique(t): out[t == j] = self._tables[j][r[t == j]]
+    return out
 
-    def serve_batch(self,
-                    query_ids, # (k,) new query ids, larger than every logged one
-                    features, # (k, d) the queries' features; with `rows`: a table whose rows `rows` are the queries
-                    groups, # (k,) the clients' groups, 0 or 1
-                    alphas, # (k, ALPHA_BYTES) uint8: each client's alpha_s
-                    client_coins, # (k, COIN_BYTES) uint8: each client's coin share
-                    sign_every:int=1, # sign the chain link after every `sign_every` entries (and after the last)
-                    rows=None, # (k,) positions in `features` (the table is then kept once, not copied per query)
-                   )->dict: # outcomes, provider_coins, commitments, links, signed (positions), signatures
-        "Answer, commit and chain k queries at once; sign the links at the block ends."
-        ids = check_array(query_ids, 'query_ids', ndim=1).astype(np.int64); k = len(ids)
-        T = check_array(features, 'features', ndim=2).astype(float, copy=False)
-        if rows is None:
-            check_same_length(query_ids=ids, features=T); R = np.arange(k)
-        else:
-            R = check_array(rows, 'rows', ndim=1).astype(np.int64); check_same_length(query_ids=ids, rows=R)
-            if R.min() < 0 or R.max() >= len(T): raise ValueError(f"rows must be positions in features (0..{len(T) - 1})")
-        if self._tables and T.shape[1] != self._tables[0].shape[1]:
-            raise ValueError(f"features must have {self._tables[0].shape[1]} columns like the earlier queries, got {T.shape[1]}")
-        g = check_binary(groups, 'groups').astype(np.uint8); check_same_length(query_ids=ids, groups=g)
-        A = check_array(alphas, 'alphas', ndim=2, shape=(k, ALPHA_BYTES)).astype(np.uint8)
-        Cc = check_array(client_coins, 'client_coins', ndim=2, shape=(k, COIN_BYTES)).astype(np.uint8)
-        check_scalar(sign_every, 'sign_every', int, low=1)
-        if (ids < 0).any() or (np.diff(ids) <= 0).any(): raise ValueError("query_ids must be increasing non-negative integers")
-        if ids[0] <= self._last_id: raise ValueError(f"query_ids must continue the log after id {self._last_id}, got {ids[0]}")
-        X = T[R]
-        o = self._answers(X, g)
-        pc = np.frombuffer(fresh_bytes(k * COIN_BYTES), np.uint8).reshape(k, COIN_BYTES)
-        r = Cc ^ pc
-        qb, ab, rb, d = X.astype('<f8').tobytes(), A.tobytes(), r.tobytes(), 8 * X.shape[1]
-        sha, out = hashlib.sha256, bytearray(k * DIGEST_BYTES)
-        for i in range(k):     # one hashlib call per commitment: H(q || alpha || o || r)
-            out[i * 32:(i + 1) * 32] = sha(qb[i * d:(i + 1) * d] + ab[i * 16:(i + 1) * 16] + bytes((o[i],)) + rb[i * 32:(i + 1) * 32]).digest()
-        del X, qb
-        C = np.frombuffer(bytes(out), np.uint8).reshape(k, DIGEST_BYTES)
-        L = _chain(self._last, ids, C)
-        signed = np.unique(np.r_[np.arange(sign_every - 1, k, sign_every), k - 1])
-        sigs = np.frombuffer(b''.join(self.key.sign(_signed_link(L[j].tobytes())) for j in signed), np.uint8).reshape(len(signed), 64)
-        known = [j for j, t in enumerate(self._tables) if t is T]     # a table passed again is kept once
-        if not known: self._tables.append(T)
-        table = np.full(k, known[0] if known else len(self._tables) - 1, np.int32)
-        for name, v in (('ids', ids), ('table', table), ('row', R), ('groups', g), ('alphas', A), ('outcomes', o), ('coins', r),
-                        ('commitments', C), ('links', L)):
-            self._rows[name].append(v)
-        self._cache, self._last, self._n, self._last_id = None, L[-1].tobytes(), self._n + k, int(ids[-1])
-        return dict(outcomes=o, provider_coins=pc, commitments=C, links=L, signed=signed, signatures=sigs)
+# %% ../nbs/80_oath.ipynb #63303266
+# -- hooks a cheating provider overrides
+@patch
+def _answers(self:Provider, X:np.ndarray, groups:np.ndarray)->np.ndarray: return _predict(self.model, X)
 
-    def serve(self,
-              request:ServiceRequest, # a client's signed ServiceRequest
-             )->ServiceResponse:
-        "Answer one signed request: check it and the client's signature, answer, commit, chain and sign; the provider assigns the log id."
-        _check_request(request)
-        if not verify_signature(request.client_key, request.signature, request.signed_bytes()):
-            raise ProtocolError(f"query {request.query_id}: the client's signature on the request does not verify")
-        qid = self._last_id + 1      # server-assigned: a client cannot choose (or exhaust) the log's ids; request.query_id is the client's own number
-        if qid > MAX_QUERY_ID: raise ValueError(f"the log is full: no query id after {MAX_QUERY_ID}")
-        x = np.frombuffer(request.query, '<f8')[None, :]
-        out = self.serve_batch([qid], x, [request.group], np.frombuffer(request.alpha, np.uint8)[None, :],
-                               np.frombuffer(request.client_coins, np.uint8)[None, :])
-        return ServiceResponse(qid, int(out['outcomes'][0]), out['provider_coins'][0].tobytes(),
-                               out['commitments'][0].tobytes(), out['links'][0].tobytes(), out['signatures'][0].tobytes())
+# %% ../nbs/80_oath.ipynb #b873a51d
+@patch
+def _claimed(self:Provider, st:dict)->tuple: return st['ids'], st['groups'], st['outcomes']
 
-    def claims(self)->AuditClaims:
-        "The declared group and outcome of every logged query, signed."
-        ids, g, o = self._claimed(self.state) if len(self) else (np.zeros(0, np.int64),) * 3
-        ids, g, o = np.asarray(ids, np.int64), np.asarray(g, np.uint8), np.asarray(o, np.uint8)
-        return AuditClaims(ids, g, o, self.key.sign(_arrays_digest(b'OATH claims|', ids, g, o)))
+# %% ../nbs/80_oath.ipynb #693adcc7
+@patch
+def _opened(self:Provider, st:dict, pos:np.ndarray)->tuple: return st['outcomes'][pos], st['coins'][pos]
 
-    def open(self,
-             query_ids, # the sampled query ids
-            )->Openings:
-        "Open the commitments of the sampled queries, signed."
-        st = self.state
-        ids = check_array(query_ids, 'query_ids', ndim=1, min_rows=0).astype(np.int64)
-        pos = np.searchsorted(st['ids'], ids)
-        if len(ids) and ((pos >= len(st['ids'])).any() or (st['ids'][np.minimum(pos, len(st['ids']) - 1)] != ids).any()):
-            raise ValueError("query_ids names queries that are not in the provider's log")
-        Q = self.features(pos).astype('<f8').view(np.uint8).reshape(len(ids), -1)
-        o, r = self._opened(st, pos)
-        A, o, r = st['alphas'][pos], np.asarray(o, np.uint8), np.asarray(r, np.uint8)
-        return Openings(ids, Q, A, o, r, self.key.sign(_arrays_digest(b'OATH openings|', ids, Q, A, o, r)))
+# %% ../nbs/80_oath.ipynb #779f0e38
+@patch
+def serve_batch(self:Provider,
+                query_ids, # (k,) new query ids, larger than every logged one
+                features, # (k, d) the queries' features; with `rows`: a table whose rows `rows` are the queries
+                groups, # (k,) the clients' groups, 0 or 1
+                alphas, # (k, ALPHA_BYTES) uint8: each client's alpha_s
+                client_coins, # (k, COIN_BYTES) uint8: each client's coin share
+                sign_every:int=1, # sign the chain link after every `sign_every` entries (and after the last)
+                rows=None, # (k,) positions in `features` (the table is then kept once, not copied per query)
+               )->dict: # outcomes, provider_coins, commitments, links, signed (positions), signatures
+    "Answer, commit and chain k queries at once; sign the links at the block ends."
+    ids = check_array(query_ids, 'query_ids', ndim=1).astype(np.int64); k = len(ids)
+    T = check_array(features, 'features', ndim=2).astype(float, copy=False)
+    if rows is None:
+        check_same_length(query_ids=ids, features=T); R = np.arange(k)
+    else:
+        R = check_array(rows, 'rows', ndim=1).astype(np.int64); check_same_length(query_ids=ids, rows=R)
+        if R.min() < 0 or R.max() >= len(T): raise ValueError(f"rows must be positions in features (0..{len(T) - 1})")
+    if self._tables and T.shape[1] != self._tables[0].shape[1]:
+        raise ValueError(f"features must have {self._tables[0].shape[1]} columns like the earlier queries, got {T.shape[1]}")
+    g = check_binary(groups, 'groups').astype(np.uint8); check_same_length(query_ids=ids, groups=g)
+    A = check_array(alphas, 'alphas', ndim=2, shape=(k, ALPHA_BYTES)).astype(np.uint8)
+    Cc = check_array(client_coins, 'client_coins', ndim=2, shape=(k, COIN_BYTES)).astype(np.uint8)
+    check_scalar(sign_every, 'sign_every', int, low=1)
+    if (ids < 0).any() or (np.diff(ids) <= 0).any(): raise ValueError("query_ids must be increasing non-negative integers")
+    if ids[0] <= self._last_id: raise ValueError(f"query_ids must continue the log after id {self._last_id}, got {ids[0]}")
+    X = T[R]
+    o = self._answers(X, g)
+    pc = np.frombuffer(fresh_bytes(k * COIN_BYTES), np.uint8).reshape(k, COIN_BYTES)
+    r = Cc ^ pc
+    qb, ab, rb, d = X.astype('<f8').tobytes(), A.tobytes(), r.tobytes(), 8 * X.shape[1]
+    sha, out = hashlib.sha256, bytearray(k * DIGEST_BYTES)
+    for i in range(k):     # one hashlib call per commitment: H(q || alpha || o || r)
+        out[i * 32:(i + 1) * 32] = sha(qb[i * d:(i + 1) * d] + ab[i * 16:(i + 1) * 16] + bytes((o[i],)) + rb[i * 32:(i + 1) * 32]).digest()
+    del X, qb
+    C = np.frombuffer(bytes(out), np.uint8).reshape(k, DIGEST_BYTES)
+    L = _chain(self._last, ids, C)
+    signed = np.unique(np.r_[np.arange(sign_every - 1, k, sign_every), k - 1])
+    sigs = np.frombuffer(b''.join(self.key.sign(_signed_link(L[j].tobytes())) for j in signed), np.uint8).reshape(len(signed), 64)
+    known = [j for j, t in enumerate(self._tables) if t is T]     # a table passed again is kept once
+    if not known: self._tables.append(T)
+    table = np.full(k, known[0] if known else len(self._tables) - 1, np.int32)
+    for name, v in (('ids', ids), ('table', table), ('row', R), ('groups', g), ('alphas', A), ('outcomes', o), ('coins', r),
+                    ('commitments', C), ('links', L)):
+        self._rows[name].append(v)
+    self._cache, self._last, self._n, self._last_id = None, L[-1].tobytes(), self._n + k, int(ids[-1])
+    return dict(outcomes=o, provider_coins=pc, commitments=C, links=L, signed=signed, signatures=sigs)
+
+# %% ../nbs/80_oath.ipynb #cea52bb7
+@patch
+def serve(self:Provider,
+          request:ServiceRequest, # a client's signed ServiceRequest
+         )->ServiceResponse:
+    "Answer one signed request: check it and the client's signature, answer, commit, chain and sign; the provider assigns the log id."
+    _check_request(request)
+    if not verify_signature(request.client_key, request.signature, request.signed_bytes()):
+        raise ProtocolError(f"query {request.query_id}: the client's signature on the request does not verify")
+    qid = self._last_id + 1      # server-assigned: a client cannot choose (or exhaust) the log's ids; request.query_id is the client's own number
+    if qid > MAX_QUERY_ID: raise ValueError(f"the log is full: no query id after {MAX_QUERY_ID}")
+    x = np.frombuffer(request.query, '<f8')[None, :]
+    out = self.serve_batch([qid], x, [request.group], np.frombuffer(request.alpha, np.uint8)[None, :],
+                           np.frombuffer(request.client_coins, np.uint8)[None, :])
+    return ServiceResponse(qid, int(out['outcomes'][0]), out['provider_coins'][0].tobytes(),
+                           out['commitments'][0].tobytes(), out['links'][0].tobytes(), out['signatures'][0].tobytes())
+
+# %% ../nbs/80_oath.ipynb #8330c682
+@patch
+def claims(self:Provider)->AuditClaims:
+    "The declared group and outcome of every logged query, signed."
+    ids, g, o = self._claimed(self.state) if len(self) else (np.zeros(0, np.int64),) * 3
+    ids, g, o = np.asarray(ids, np.int64), np.asarray(g, np.uint8), np.asarray(o, np.uint8)
+    return AuditClaims(ids, g, o, self.key.sign(_arrays_digest(b'OATH claims|', ids, g, o)))
+
+# %% ../nbs/80_oath.ipynb #e43335c5
+@patch
+def open(self:Provider,
+         query_ids, # the sampled query ids
+        )->Openings:
+    "Open the commitments of the sampled queries, signed."
+    st = self.state
+    ids = check_array(query_ids, 'query_ids', ndim=1, min_rows=0).astype(np.int64)
+    pos = np.searchsorted(st['ids'], ids)
+    if len(ids) and ((pos >= len(st['ids'])).any() or (st['ids'][np.minimum(pos, len(st['ids']) - 1)] != ids).any()):
+        raise ValueError("query_ids names queries that are not in the provider's log")
+    Q = self.features(pos).astype('<f8').view(np.uint8).reshape(len(ids), -1)
+    o, r = self._opened(st, pos)
+    A, o, r = st['alphas'][pos], np.asarray(o, np.uint8), np.asarray(r, np.uint8)
+    return Openings(ids, Q, A, o, r, self.key.sign(_arrays_digest(b'OATH openings|', ids, Q, A, o, r)))
 
 # %% ../nbs/80_oath.ipynb #1d337a90
 class Auditor:
@@ -548,6 +597,7 @@ class AuditFailure(ValueError):
         super().__init__(f"audit check '{check}' failed: {message}")
         self.check, self.query_ids = check, tuple(int(i) for i in query_ids)
 
+# %% ../nbs/80_oath.ipynb #09696de7
 class InferenceOracle:
     "SIMULATED zero-knowledge proof of inference: a trusted party that holds the certified model re-executes it."
     simulated = True # always: the paper proves o = f(q) in zero knowledge (EMP-zk); this oracle sees the model
@@ -565,6 +615,7 @@ class InferenceOracle:
         if len(outcomes) == 0: return np.zeros(0, bool)
         return _predict(self.model, query_features(queries), 'oracle model') == np.asarray(outcomes)
 
+# %% ../nbs/80_oath.ipynb #c87a1a32
 @report
 class AuditReport(Report):
     "The outcome of one OATH audit: the counts, the integer fairness test, the cut-and-choose checks and the verdict."
@@ -624,6 +675,7 @@ def _balanced_sample(groups:np.ndarray, nu:int, rng)->np.ndarray:
         pos.append(idx[rng.permutation(len(idx))[:nu]])
     return np.concatenate(pos)
 
+# %% ../nbs/80_oath.ipynb #2d461dfb
 def challenge_sample(
     groups, # the declared group (0/1) of every logged query, in log order (AuditClaims.groups)
     nu:int, # queries sampled per group (all of a group if it is smaller)
@@ -633,12 +685,14 @@ def challenge_sample(
     g = check_binary(groups, 'groups'); check_scalar(nu, 'nu', int, low=1); check_scalar(seed, 'seed', int, low=0)
     return _balanced_sample(g, int(nu), np.random.default_rng(int(seed)))
 
+# %% ../nbs/80_oath.ipynb #3e174565
 def _draw_challenge(seed)->int:
     "The challenge seed: 128 bits from the OS's CSPRNG (seed None), the caller's int, or an int drawn from the caller's Generator."
     if seed is None: return secrets.randbits(128)
     if isinstance(seed, np.random.Generator): return int(seed.integers(0, 2**63 - 1))
     return int(seed)
 
+# %% ../nbs/80_oath.ipynb #222229b5
 def _check_claims(auditor:Auditor, cl)->tuple:
     "Check the provider's signed claims against the log; return (ids, groups, outcomes, n per group, positives per group)."
     if not isinstance(cl, AuditClaims): raise TypeError(f"provider.claims() must return AuditClaims, got {type(cl).__name__}")
@@ -657,6 +711,7 @@ def _check_claims(auditor:Auditor, cl)->tuple:
     if (n == 0).any(): raise AuditFailure('completeness', f"the claims put every query in group {int(np.argmax(n))}: the test needs both groups")
     return ids, g, o, n, c
 
+# %% ../nbs/80_oath.ipynb #b999991b
 def _check_sample(auditor:Auditor, provider, oracle:InferenceOracle, ids, g, o, pos)->None:
     "Open the sampled queries and run the opening, group, consistency and inference checks; raise AuditFailure at the first failure."
     lg = auditor.log
@@ -682,6 +737,7 @@ def _check_sample(auditor:Auditor, provider, oracle:InferenceOracle, ids, g, o, 
     if not ok.all(): raise AuditFailure('inference', f"query {ids[pos][~ok][0]}: the certified model does not give the opened outcome "
                                         f"(simulated zero-knowledge proof: trusted re-execution); {int((~ok).sum())} of {k} sampled", ids[pos][~ok])
 
+# %% ../nbs/80_oath.ipynb #5b067174
 def _audit(auditor, provider, oracle, nu, theta, scale, seed, check_log, drawn:dict):
     "The audit steps, commit then challenge; raises AuditFailure at the first failed check, else returns the report's pieces."
     done = {}
@@ -698,6 +754,7 @@ def _audit(auditor, provider, oracle, nu, theta, scale, seed, check_log, drawn:d
     for name in ('opening', 'group', 'consistency', 'inference'): done[name] = len(pos)
     return done, n, c, fair, pos, g
 
+# %% ../nbs/80_oath.ipynb #05ef3086
 def audit(
     auditor:Auditor, # holds the log recorded during service
     provider, # the provider (or a RemoteProvider): answers claims() and open(ids)
@@ -843,6 +900,7 @@ def simulate_service(
 # %% ../nbs/80_oath.ipynb #d8d5646b
 def _log_choose(a, k): return gammaln(np.asarray(a, float) + 1) - gammaln(np.asarray(k, float) + 1) - gammaln(np.asarray(a, float) - k + 1)
 
+# %% ../nbs/80_oath.ipynb #ab1b28d0
 def escape_probability(
     group_sizes, # (n_0, n_1): declared queries per group
     bad_counts, # (b_0, b_1): wrong entries among them
@@ -857,6 +915,7 @@ def escape_probability(
     if (n - b < k).any(): return 0.0
     return float(np.exp(np.sum(_log_choose(n - b, k) - _log_choose(n, k))))
 
+# %% ../nbs/80_oath.ipynb #d7f63f61
 def escape_bound(
     eps:float, # fraction of wrong entries in the log
     nu:int, # queries sampled per group
@@ -865,6 +924,7 @@ def escape_bound(
     check_scalar(eps, 'eps', float, 0, 1); check_scalar(nu, 'nu', int, low=1)
     return float((1 - eps / 2) ** nu)
 
+# %% ../nbs/80_oath.ipynb #53a8645f
 def worst_case_escape(
     n_queries:int, # logged queries
     eps:float, # fraction of wrong entries (ceil(eps * n_queries) of them)
@@ -900,10 +960,12 @@ class DetectionReport(Report):
         "The headline columns of the table (all of them are in `.table`)."
         return self.table[['strategy', 'bad_fraction', 'audits', 'caught', 'escaped', 'empirical_escape', 'exact_escape', 'bound', 'z_score', 'caught_by']].copy()
 
+# %% ../nbs/80_oath.ipynb #e0bd6ccc
 def _z(emp, exact, m):
     se = np.sqrt(exact * (1 - exact) / m)
     return (emp - exact) / se if se > 0 else (0.0 if emp == exact else np.inf), se
 
+# %% ../nbs/80_oath.ipynb #a115b723
 def detection_study(
     model, # the certified model
     features, # (m, d) numeric feature table the queries are drawn from
@@ -999,6 +1061,7 @@ class _Refused(Exception):
     "A request refused with a 4xx status and a fixed message (never exception text, never model details)."
     def __init__(self, code:int, message:str): super().__init__(message); self.code, self.message = code, message
 
+# %% ../nbs/80_oath.ipynb #a8fc0800
 _ROUTES = {('GET', '/public_key'): False, ('POST', '/serve'): True, ('GET', '/claims'): True, ('POST', '/open'): True} # route: needs the token
 _LENGTH = re.compile(r'[0-9]{1,15}')
 
@@ -1012,6 +1075,7 @@ def _parse_open(body:bytes)->np.ndarray:
         raise _Refused(400, 'query_ids must be integers in [0, 2^63 - 1]')
     return np.asarray(d['query_ids'], np.int64).reshape(-1)
 
+# %% ../nbs/80_oath.ipynb #0375e9b6
 def _parse_serve(body:bytes)->ServiceRequest:
     "A POST /serve body as a checked ServiceRequest."
     try: req = ServiceRequest.from_json(body.decode('utf-8'))
@@ -1020,94 +1084,125 @@ def _parse_serve(body:bytes)->ServiceRequest:
     except (ValueError, TypeError): raise _Refused(400, 'the ServiceRequest has a field of the wrong type or size') from None
     return req
 
+# %% ../nbs/80_oath.ipynb #bff2df9c
 class _Handler(BaseHTTPRequestHandler):
     "Routes HTTP requests to the server's provider: token first, then the whole body (capped, with a deadline), then the lock. Every reply is JSON."
     server_version = 'OATHProvider/2'
 
-    def log_message(self, *args): pass       # quiet: the notebook's output is not a server log
+# %% ../nbs/80_oath.ipynb #d8c6b65c
+@patch
+def log_message(self:_Handler, *args): pass       # quiet: the notebook's output is not a server log
 
-    def _reply(self, code:int, body):
-        data = (body if isinstance(body, str) else json.dumps(body)).encode(); self.send_response(code)
-        self.send_header('Content-Type', 'application/json'); self.send_header('Content-Length', str(len(data)))
-        if code == 401: self.send_header('WWW-Authenticate', 'Bearer')
-        self.end_headers(); self.wfile.write(data)
+# %% ../nbs/80_oath.ipynb #5452e6e0
+@patch
+def _reply(self:_Handler, code:int, body):
+    data = (body if isinstance(body, str) else json.dumps(body)).encode(); self.send_response(code)
+    self.send_header('Content-Type', 'application/json'); self.send_header('Content-Length', str(len(data)))
+    if code == 401: self.send_header('WWW-Authenticate', 'Bearer')
+    self.end_headers(); self.wfile.write(data)
 
-    def send_error(self, code, message=None, explain=None):
-        "Errors found by http.server itself (a malformed request line or header) answer 4xx JSON too, with the status phrase only."
-        self.close_connection = True
-        code = 405 if code == 501 else 400 if code >= 500 else code    # an unknown method or HTTP version is the client's error
-        try: phrase = HTTPStatus(code).phrase
-        except ValueError: phrase = 'error'
-        try: self._reply(code, {'error': phrase.lower()})
-        except OSError: pass
+# %% ../nbs/80_oath.ipynb #60e433bb
+@patch
+def send_error(self:_Handler, code, message=None, explain=None):
+    "Errors found by http.server itself (a malformed request line or header) answer 4xx JSON too, with the status phrase only."
+    self.close_connection = True
+    code = 405 if code == 501 else 400 if code >= 500 else code    # an unknown method or HTTP version is the client's error
+    try: phrase = HTTPStatus(code).phrase
+    except ValueError: phrase = 'error'
+    try: self._reply(code, {'error': phrase.lower()})
+    except OSError: pass
 
-    def _authorize(self):
-        scheme, _, token = self.headers.get('Authorization', '').strip().partition(' ')
-        if scheme.lower() != 'bearer' or not token.strip():
-            raise _Refused(401, "this endpoint needs the server's bearer token (Authorization: Bearer <ProviderServer.token>)")
-        if not hmac.compare_digest(token.strip().encode('utf-8', 'replace'), self.server.token.encode()):
-            raise _Refused(403, 'the bearer token is not valid for this server')
+# %% ../nbs/80_oath.ipynb #15334b9d
+@patch
+def _authorize(self:_Handler):
+    scheme, _, token = self.headers.get('Authorization', '').strip().partition(' ')
+    if scheme.lower() != 'bearer' or not token.strip():
+        raise _Refused(401, "this endpoint needs the server's bearer token (Authorization: Bearer <ProviderServer.token>)")
+    if not hmac.compare_digest(token.strip().encode('utf-8', 'replace'), self.server.token.encode()):
+        raise _Refused(403, 'the bearer token is not valid for this server')
 
-    def _body(self)->bytes:
-        "The whole body: Content-Length required, at most max_body bytes, all of it within read_timeout seconds (a slow client is cut off)."
-        if self.headers.get('Transfer-Encoding') is not None: raise _Refused(411, 'send a Content-Length (chunked bodies are not accepted)')
-        lengths = self.headers.get_all('Content-Length') or []
-        if not lengths: raise _Refused(411, 'a Content-Length is required')
-        if len(lengths) > 1 or not _LENGTH.fullmatch(lengths[0].strip()): raise _Refused(400, 'Content-Length must be one non-negative integer')
-        n = int(lengths[0].strip())
-        if n > self.server.max_body: raise _Refused(413, f'the body must be at most {self.server.max_body} bytes')
-        deadline, parts, got = time.monotonic() + self.server.read_timeout, [], 0
-        while got < n:
-            left = deadline - time.monotonic()
-            if left <= 0: raise _Refused(408, 'the request body did not arrive in time')
-            try:
-                self.connection.settimeout(left)
-                b = self.rfile.read1(min(n - got, 65536))
-            except (TimeoutError, socket.timeout): raise _Refused(408, 'the request body did not arrive in time') from None
-            if not b: raise _Refused(400, 'the body ended before Content-Length bytes')
-            parts.append(b); got += len(b)
-        return b''.join(parts)
-
-    def _handle(self, method:str):
-        prov, lock = self.server.provider, self.server.lock
+# %% ../nbs/80_oath.ipynb #38a61eeb
+@patch
+def _body(self:_Handler)->bytes:
+    "The whole body: Content-Length required, at most max_body bytes, all of it within read_timeout seconds (a slow client is cut off)."
+    if self.headers.get('Transfer-Encoding') is not None: raise _Refused(411, 'send a Content-Length (chunked bodies are not accepted)')
+    lengths = self.headers.get_all('Content-Length') or []
+    if not lengths: raise _Refused(411, 'a Content-Length is required')
+    if len(lengths) > 1 or not _LENGTH.fullmatch(lengths[0].strip()): raise _Refused(400, 'Content-Length must be one non-negative integer')
+    n = int(lengths[0].strip())
+    if n > self.server.max_body: raise _Refused(413, f'the body must be at most {self.server.max_body} bytes')
+    deadline, parts, got = time.monotonic() + self.server.read_timeout, [], 0
+    while got < n:
+        left = deadline - time.monotonic()
+        if left <= 0: raise _Refused(408, 'the request body did not arrive in time')
         try:
-            route = (method, self.path)
-            if route not in _ROUTES:
-                if any(p == self.path for _, p in _ROUTES): raise _Refused(405, f'{method} is not allowed on {self.path[:40]}')
-                raise _Refused(404, 'no such route (GET /public_key, POST /serve, GET /claims, POST /open)')
-            if not _ROUTES[route]: return self._reply(200, {'public_key': _b64(prov.public_key)})     # public: no token, no lock
-            self._authorize()                                            # before reading anything else
-            body = self._body() if method == 'POST' else b''             # the whole body, before any lock
-            if route == ('POST', '/serve'):
-                req = _parse_serve(body)
-                try:
-                    with lock: out = prov.serve(req).to_json()
-                except ProtocolError: raise _Refused(400, "the client's signature on the request does not verify") from None
-                except (ValueError, TypeError): raise _Refused(400, 'the query could not be answered (check its features)') from None
-            elif route == ('GET', '/claims'):
+            self.connection.settimeout(left)
+            b = self.rfile.read1(min(n - got, 65536))
+        except (TimeoutError, socket.timeout): raise _Refused(408, 'the request body did not arrive in time') from None
+        if not b: raise _Refused(400, 'the body ended before Content-Length bytes')
+        parts.append(b); got += len(b)
+    return b''.join(parts)
+
+# %% ../nbs/80_oath.ipynb #811015a6
+@patch
+def _handle(self:_Handler, method:str):
+    prov, lock = self.server.provider, self.server.lock
+    try:
+        route = (method, self.path)
+        if route not in _ROUTES:
+            if any(p == self.path for _, p in _ROUTES): raise _Refused(405, f'{method} is not allowed on {self.path[:40]}')
+            raise _Refused(404, 'no such route (GET /public_key, POST /serve, GET /claims, POST /open)')
+        if not _ROUTES[route]: return self._reply(200, {'public_key': _b64(prov.public_key)})     # public: no token, no lock
+        self._authorize()                                            # before reading anything else
+        body = self._body() if method == 'POST' else b''             # the whole body, before any lock
+        if route == ('POST', '/serve'):
+            req = _parse_serve(body)
+            try:
+                with lock: out = prov.serve(req).to_json()
+            except ProtocolError: raise _Refused(400, "the client's signature on the request does not verify") from None
+            except (ValueError, TypeError): raise _Refused(400, 'the query could not be answered (check its features)') from None
+        elif route == ('GET', '/claims'):
+            with lock:
+                if not len(prov): raise _Refused(409, 'the log is empty: nothing to claim yet')
+                out = prov.claims().to_json()
+        else:
+            ids = _parse_open(body)
+            try:
                 with lock:
-                    if not len(prov): raise _Refused(409, 'the log is empty: nothing to claim yet')
-                    out = prov.claims().to_json()
-            else:
-                ids = _parse_open(body)
-                try:
-                    with lock:
-                        if not len(prov): raise _Refused(409, 'the log is empty: nothing to open')
-                        out = prov.open(ids).to_json()
-                except (ValueError, TypeError): raise _Refused(400, 'query_ids must name queries in the log') from None
-        except _Refused as e:
-            self.close_connection = True
-            return self._reply(e.code, {'error': e.message})
-        except Exception: return self._reply(500, {'error': 'internal error'})      # no exception text: it could describe the model
-        self._reply(200, out)
+                    if not len(prov): raise _Refused(409, 'the log is empty: nothing to open')
+                    out = prov.open(ids).to_json()
+            except (ValueError, TypeError): raise _Refused(400, 'query_ids must name queries in the log') from None
+    except _Refused as e:
+        self.close_connection = True
+        return self._reply(e.code, {'error': e.message})
+    except Exception: return self._reply(500, {'error': 'internal error'})      # no exception text: it could describe the model
+    self._reply(200, out)
 
-    def do_GET(self): self._handle('GET')
-    def do_POST(self): self._handle('POST')
-    def do_PUT(self): self._handle('PUT')
-    def do_DELETE(self): self._handle('DELETE')
-    def do_PATCH(self): self._handle('PATCH')
-    def do_OPTIONS(self): self._handle('OPTIONS')
+# %% ../nbs/80_oath.ipynb #6d832b7f
+@patch
+def do_GET(self:_Handler): self._handle('GET')
 
+# %% ../nbs/80_oath.ipynb #8e908ab7
+@patch
+def do_POST(self:_Handler): self._handle('POST')
+
+# %% ../nbs/80_oath.ipynb #02a6cfc7
+@patch
+def do_PUT(self:_Handler): self._handle('PUT')
+
+# %% ../nbs/80_oath.ipynb #f71c6b35
+@patch
+def do_DELETE(self:_Handler): self._handle('DELETE')
+
+# %% ../nbs/80_oath.ipynb #aa1a0ff0
+@patch
+def do_PATCH(self:_Handler): self._handle('PATCH')
+
+# %% ../nbs/80_oath.ipynb #22ef8c9e
+@patch
+def do_OPTIONS(self:_Handler): self._handle('OPTIONS')
+
+# %% ../nbs/80_oath.ipynb #ac78b46c
 class ProviderServer:
     "A provider answering over HTTP on 127.0.0.1 only, behind a per-server bearer token; threaded; a context manager that always stops it."
     def __init__(self,
@@ -1168,6 +1263,7 @@ class ProviderServer:
     def __enter__(self): return self.start()
     def __exit__(self, *exc): self.stop(); return False
 
+# %% ../nbs/80_oath.ipynb #879ccd61
 class RemoteProvider:
     "The clients' and the auditor's view of a provider behind a ProviderServer: serve, claims and open over HTTP, with the server's token."
     def __init__(self,
@@ -1246,6 +1342,7 @@ def plot_escape(
     bx.set_ylim(0, row['audits'] * 1.15)
     return fig
 
+# %% ../nbs/80_oath.ipynb #41665d01
 def explore_detection(
     model, features, sensitive, # the certified model, the client feature table and the clients' groups
     strategy:str='unfair_model', # one of STRATEGIES
@@ -1262,6 +1359,7 @@ def explore_detection(
     fig = plot_escape(det)
     return det, fig
 
+# %% ../nbs/80_oath.ipynb #aa5daa78
 def oath_explorer(
     model, features, sensitive, # the certified model, the client feature table and the clients' groups
     alternative_model=None, # the model a provider with strategy 'unfair_model' serves instead

@@ -21,6 +21,8 @@ from .core import (Report, check_array, check_binary, check_columns, check_flag,
 from .groups import check_groups
 from .core import equal_width_bins
 from .viz import PALETTE, explorer, new_figure
+from fastcore.basics import patch
+
 
 # %% auto #0
 __all__ = ['ABSTAIN', 'ACTIONS', 'MAX_BINS', 'EMPTY', 'JITTER', 'TIE_SHIFT', 'ADULT_SENSITIVE', 'ADULT_GROUPS', 'Loss',
@@ -60,6 +62,7 @@ def _check_loss(loss, name:str='loss'):
     if not isinstance(loss, Loss): raise TypeError(f"{name} must be a Loss(fp, fn, abstain), got {type(loss).__name__}")
     return loss
 
+# %% ../nbs/60_selective_omniprediction.ipynb #cbee3eda
 def expected_losses(
     y_prob, # predicted probabilities P(y = 1 | x), in [0, 1]
     loss:Loss, # the loss triple
@@ -68,6 +71,7 @@ def expected_losses(
     p = check_probabilities(y_prob, 'y_prob', one_per_row=True); _check_loss(loss)
     return np.column_stack([p * loss.fn, (1 - p) * loss.fp, np.full(len(p), loss.abstain)])
 
+# %% ../nbs/60_selective_omniprediction.ipynb #f120b8ca
 ACTIONS = np.array([0, 1, ABSTAIN]) # the column order of `expected_losses`
 
 def bayes_action(
@@ -98,9 +102,11 @@ def _check_actions(y_true, y_pred, loss)->tuple:
         raise ValueError(f"y_pred must hold the actions 0, 1 or ABSTAIN (-1), got values {sorted(set(np.unique(a).tolist()) - set(ACTIONS.tolist()))[:5]}")
     return y, a
 
+# %% ../nbs/60_selective_omniprediction.ipynb #40200d80
 def _realized(y, a, loss)->np.ndarray:
     return np.where(a == ABSTAIN, loss.abstain, np.where((a == 1) & (y == 0), loss.fp, np.where((a == 0) & (y == 1), loss.fn, 0.0)))
 
+# %% ../nbs/60_selective_omniprediction.ipynb #d790cd5b
 def realized_loss(
     y_true, # labels 0/1
     y_pred, # actions 1, 0 or ABSTAIN (-1)
@@ -109,8 +115,10 @@ def realized_loss(
     "Loss of each action on its label."
     return _realized(*_check_actions(y_true, y_pred, loss), loss)
 
+# %% ../nbs/60_selective_omniprediction.ipynb #6160bbbf
 def _everyone(n:int)->pd.DataFrame: return pd.DataFrame({'all': np.ones(n, bool)})
 
+# %% ../nbs/60_selective_omniprediction.ipynb #779ed680
 @report
 class SelectiveReport(Report):
     "Abstention rate, selective risk and mean loss of a selective classifier, overall and in every group."
@@ -129,6 +137,7 @@ class SelectiveReport(Report):
         L = self.loss
         return f"fp={L.fp:.2f} fn={L.fn:.2f} abstain={L.abstain:.2f}: abstention and selective risk per group"
 
+# %% ../nbs/60_selective_omniprediction.ipynb #11ece183
 def selective_report(
     y_true, # labels 0/1
     y_pred, # actions 1, 0 or ABSTAIN (-1)
@@ -178,6 +187,7 @@ def _check_tests(
         C, names = C[:, [names.index(c) for c in want]], want
     return C, names
 
+# %% ../nbs/60_selective_omniprediction.ipynb #4edd4a99
 def multiaccuracy_violations(
     y_true, # labels 0/1
     y_prob, # predicted probabilities
@@ -190,11 +200,13 @@ def multiaccuracy_violations(
     M = (g.to_numpy(float) * (y - p)[:, None]).T @ C / len(y)
     return pd.DataFrame(M, index=g.columns, columns=names)
 
+# %% ../nbs/60_selective_omniprediction.ipynb #0630ab50
 MAX_BINS = 10_000 # the largest number of calibration bins accepted
 
 def _calibration_residual(y, p, n_bins:int)->float:
     return float(np.abs(np.bincount(equal_width_bins(p, n_bins), weights=y - p, minlength=n_bins)).max() / len(y))
 
+# %% ../nbs/60_selective_omniprediction.ipynb #60f49865
 def calibration_violation(
     y_true, # labels 0/1
     y_prob, # predicted probabilities
@@ -212,16 +224,19 @@ def _calibration_step(p, y, n_bins, kind):
     if kind == 'patch': return np.bincount(b, weights=y - p, minlength=n_bins) / np.maximum(cnt, 1)
     return np.where(cnt > 0, np.bincount(b, weights=y, minlength=n_bins) / np.maximum(cnt, 1), np.nan)
 
+# %% ../nbs/60_selective_omniprediction.ipynb #978a0023
 def _apply_calibration(p, vals, kind):
     v = vals[equal_width_bins(p, len(vals))]
     if kind == 'patch': return np.clip(p + v, 0, 1)
     return np.where(np.isnan(v), p, v)       # binning: a bin never seen in fitting keeps its value
 
+# %% ../nbs/60_selective_omniprediction.ipynb #0a28498c
 def _level_set_calibration(y, p)->float:
     "max over distinct values v of p of |E[1{p = v}(y - p)]|."
     _, inv = np.unique(p, return_inverse=True)
     return float(np.abs(np.bincount(inv, weights=y - p)).max() / len(y))
 
+# %% ../nbs/60_selective_omniprediction.ipynb #ecebe32f
 def _fit_steps(p, y, G, C, eps, n_bins, calibration, max_rounds, max_steps)->tuple:
     "The learning loop on validated arrays: (steps, history rows, converged, multiaccuracy residual, calibration residual)."
     p = p.astype(float).copy(); n = len(y)
@@ -244,6 +259,7 @@ def _fit_steps(p, y, G, C, eps, n_bins, calibration, max_rounds, max_steps)->tup
         if ma <= eps and cal <= eps: converged = True; break
     return steps, history, converged, ma, cal
 
+# %% ../nbs/60_selective_omniprediction.ipynb #7028704f
 def _replay(p, G, C, steps)->np.ndarray:
     "Apply the learned updates to base probabilities p with group matrix G and test matrix C."
     p = p.copy()
@@ -252,6 +268,7 @@ def _replay(p, G, C, steps)->np.ndarray:
         else: p = _apply_calibration(p, s[1], s[0])
     return p
 
+# %% ../nbs/60_selective_omniprediction.ipynb #668ae05b
 @report
 class OmniReport(Report):
     "How the omnipredictor's fit went: convergence, the residuals after every round, and how the bin count was chosen."
@@ -276,6 +293,7 @@ class OmniReport(Report):
         "The residuals and squared error after every round."
         return self.history.copy()
 
+# %% ../nbs/60_selective_omniprediction.ipynb #730309bf
 class OmniPredictor(BaseEstimator):
     "A calibrated, multiaccurate post-processor of base probabilities: one predictor for every selective loss."
     def __init__(self, *,
@@ -292,76 +310,84 @@ class OmniPredictor(BaseEstimator):
         self.eps, self.n_bins, self.n_bins_candidates, self.folds = eps, n_bins, n_bins_candidates, folds
         self.calibration, self.max_rounds, self.max_steps, self.seed, self.show_progress = calibration, max_rounds, max_steps, seed, show_progress
 
-    def _settings(self, n:int)->tuple:
-        "Validate the settings for n fitting rows; return the bin-count candidates."
-        check_scalar(self.eps, 'eps', float, 0, 1, closed='right')
-        if self.n_bins is not None: check_scalar(self.n_bins, 'n_bins', int, 2, MAX_BINS)
-        cands = check_numbers(self.n_bins_candidates, 'n_bins_candidates', int, 2, MAX_BINS)
-        check_scalar(self.folds, 'folds', int, 2, None)
-        if self.n_bins is None and self.folds > n: raise ValueError(f"folds must be at most the number of fitting rows ({n:,}), got {self.folds}")
-        check_option(self.calibration, 'calibration', ('patch', 'binning'))
-        check_scalar(self.max_rounds, 'max_rounds', int, 1, None); check_scalar(self.max_steps, 'max_steps', int, 1, None)
-        check_flag(self.show_progress, 'show_progress', allow_none=True)
-        return [int(b) for b in cands]
+# %% ../nbs/60_selective_omniprediction.ipynb #614eb600
+@patch
+def _settings(self:OmniPredictor, n:int)->tuple:
+    "Validate the settings for n fitting rows; return the bin-count candidates."
+    check_scalar(self.eps, 'eps', float, 0, 1, closed='right')
+    if self.n_bins is not None: check_scalar(self.n_bins, 'n_bins', int, 2, MAX_BINS)
+    cands = check_numbers(self.n_bins_candidates, 'n_bins_candidates', int, 2, MAX_BINS)
+    check_scalar(self.folds, 'folds', int, 2, None)
+    if self.n_bins is None and self.folds > n: raise ValueError(f"folds must be at most the number of fitting rows ({n:,}), got {self.folds}")
+    check_option(self.calibration, 'calibration', ('patch', 'binning'))
+    check_scalar(self.max_rounds, 'max_rounds', int, 1, None); check_scalar(self.max_steps, 'max_steps', int, 1, None)
+    check_flag(self.show_progress, 'show_progress', allow_none=True)
+    return [int(b) for b in cands]
 
-    def _cross_validate(self, p0, y, G, C, cands, rng)->tuple:
-        "Held-out loss (averaged over `loss_grid()`) and squared error of every candidate bin count."
-        losses, folds = loss_grid(), self.folds
-        fold = rng.permutation(len(y)) % folds
-        loss_sum, se_sum, not_converged = np.zeros(len(cands)), np.zeros(len(cands)), 0
-        for k, (ci, nb) in progress([(k, c) for k in range(folds) for c in enumerate(cands)], desc='cross-validating n_bins', show=self.show_progress):
-            tr, va = fold != k, fold == k
-            steps, _, conv, _, _ = _fit_steps(p0[tr], y[tr], G[tr], C[tr], self.eps, nb, self.calibration, self.max_rounds, self.max_steps)
-            not_converged += not conv
-            p = _replay(p0[va], G[va], C[va], steps)
-            loss_sum[ci] += sum(realized_loss(y[va], bayes_action(p, L), L).sum() for L in losses) / len(losses)
-            se_sum[ci] += np.sum((y[va] - p)**2)
-        t = pd.DataFrame(dict(n_bins=cands, cv_loss=loss_sum / len(y), cv_squared_error=se_sum / len(y)))
-        return t, int(t.loc[t['cv_loss'].idxmin(), 'n_bins']), len(losses), not_converged
+# %% ../nbs/60_selective_omniprediction.ipynb #81a07cec
+@patch
+def _cross_validate(self:OmniPredictor, p0, y, G, C, cands, rng)->tuple:
+    "Held-out loss (averaged over `loss_grid()`) and squared error of every candidate bin count."
+    losses, folds = loss_grid(), self.folds
+    fold = rng.permutation(len(y)) % folds
+    loss_sum, se_sum, not_converged = np.zeros(len(cands)), np.zeros(len(cands)), 0
+    for k, (ci, nb) in progress([(k, c) for k in range(folds) for c in enumerate(cands)], desc='cross-validating n_bins', show=self.show_progress):
+        tr, va = fold != k, fold == k
+        steps, _, conv, _, _ = _fit_steps(p0[tr], y[tr], G[tr], C[tr], self.eps, nb, self.calibration, self.max_rounds, self.max_steps)
+        not_converged += not conv
+        p = _replay(p0[va], G[va], C[va], steps)
+        loss_sum[ci] += sum(realized_loss(y[va], bayes_action(p, L), L).sum() for L in losses) / len(losses)
+        se_sum[ci] += np.sum((y[va] - p)**2)
+    t = pd.DataFrame(dict(n_bins=cands, cv_loss=loss_sum / len(y), cv_squared_error=se_sum / len(y)))
+    return t, int(t.loc[t['cv_loss'].idxmin(), 'n_bins']), len(losses), not_converged
 
-    def fit(self,
-            X, # base probabilities on the fitting rows (e.g. a classifier's P(y = 1)), a vector in [0, 1]
-            y, # labels 0/1
-            groups=None, # group memberships (anything `groups.check_groups` accepts); None: everyone
-            tests=None, # test functions in [-1, 1]: DataFrame (named columns) or array; None: the constant 1
-           ):
-        "Alternate multiaccuracy boosting and calibration until neither residual exceeds eps; return self."
-        names_in = column_names(X, 'X')      # a one-column DataFrame's name, matched by name at predict
-        p0 = check_probabilities(X, 'X', one_per_row=True); y = check_binary(y, 'y'); check_same_length(X=p0, y=y)
-        g = check_groups(_everyone(len(y)) if groups is None else groups, len(y)); C, names = _check_tests(tests, len(y))
-        cands = self._settings(len(y)); rng = make_rng(self.seed)
-        G, notes, cv = g.to_numpy(float), [], None
-        if self.n_bins is None:
-            cv, n_bins, n_losses, nc = self._cross_validate(p0, y, G, C, cands, rng)
-            notes.append(f"n_bins={n_bins} chosen by {self.folds}-fold cross-validation on the fitting rows (cv_loss: the loss of the "
-                         f"Bayes action averaged over the {n_losses} losses of loss_grid() and all held-out rows)")
-            if nc: notes.append(report_numerical(f"OmniPredictor: {nc} of {self.folds * len(cands)} cross-validation fits did not converge "
-                                                 f"within max_rounds={self.max_rounds}; raise max_rounds or eps"))
-        else: n_bins = int(self.n_bins)
-        steps, history, converged, ma, cal = _fit_steps(p0, y, G, C, self.eps, n_bins, self.calibration, self.max_rounds, self.max_steps)
-        if not converged:
-            notes.append(report_numerical(f"OmniPredictor: not converged after {self.max_rounds} rounds (multiaccuracy residual {ma:.4f}, "
-                                          f"calibration residual {cal:.4f}, eps {self.eps}); raise max_rounds or eps"))
-        history = pd.DataFrame(history)
-        self.groups_, self.tests_, self.steps_, self.n_bins_ = list(g.columns), names, steps, n_bins
-        self.feature_names_in_ = names_in
-        self.report_ = OmniReport(history, converged=converged, rounds=len(history), boosting_steps=int(history['boosting_steps'].sum()),
-                                  multiaccuracy_residual=ma, calibration_residual=cal, base_squared_error=float(np.mean((y - p0)**2)),
-                                  squared_error=float(history['squared_error'].iloc[-1]), eps=float(self.eps), n_bins=n_bins,
-                                  calibration=self.calibration, n_rows=len(y), cv_table=cv, notes=tuple(notes))
-        return self
+# %% ../nbs/60_selective_omniprediction.ipynb #0b9e2425
+@patch
+def fit(self:OmniPredictor,
+        X, # base probabilities on the fitting rows (e.g. a classifier's P(y = 1)), a vector in [0, 1]
+        y, # labels 0/1
+        groups=None, # group memberships (anything `groups.check_groups` accepts); None: everyone
+        tests=None, # test functions in [-1, 1]: DataFrame (named columns) or array; None: the constant 1
+       ):
+    "Alternate multiaccuracy boosting and calibration until neither residual exceeds eps; return self."
+    names_in = column_names(X, 'X')      # a one-column DataFrame's name, matched by name at predict
+    p0 = check_probabilities(X, 'X', one_per_row=True); y = check_binary(y, 'y'); check_same_length(X=p0, y=y)
+    g = check_groups(_everyone(len(y)) if groups is None else groups, len(y)); C, names = _check_tests(tests, len(y))
+    cands = self._settings(len(y)); rng = make_rng(self.seed)
+    G, notes, cv = g.to_numpy(float), [], None
+    if self.n_bins is None:
+        cv, n_bins, n_losses, nc = self._cross_validate(p0, y, G, C, cands, rng)
+        notes.append(f"n_bins={n_bins} chosen by {self.folds}-fold cross-validation on the fitting rows (cv_loss: the loss of the "
+                     f"Bayes action averaged over the {n_losses} losses of loss_grid() and all held-out rows)")
+        if nc: notes.append(report_numerical(f"OmniPredictor: {nc} of {self.folds * len(cands)} cross-validation fits did not converge "
+                                             f"within max_rounds={self.max_rounds}; raise max_rounds or eps"))
+    else: n_bins = int(self.n_bins)
+    steps, history, converged, ma, cal = _fit_steps(p0, y, G, C, self.eps, n_bins, self.calibration, self.max_rounds, self.max_steps)
+    if not converged:
+        notes.append(report_numerical(f"OmniPredictor: not converged after {self.max_rounds} rounds (multiaccuracy residual {ma:.4f}, "
+                                      f"calibration residual {cal:.4f}, eps {self.eps}); raise max_rounds or eps"))
+    history = pd.DataFrame(history)
+    self.groups_, self.tests_, self.steps_, self.n_bins_ = list(g.columns), names, steps, n_bins
+    self.feature_names_in_ = names_in
+    self.report_ = OmniReport(history, converged=converged, rounds=len(history), boosting_steps=int(history['boosting_steps'].sum()),
+                              multiaccuracy_residual=ma, calibration_residual=cal, base_squared_error=float(np.mean((y - p0)**2)),
+                              squared_error=float(history['squared_error'].iloc[-1]), eps=float(self.eps), n_bins=n_bins,
+                              calibration=self.calibration, n_rows=len(y), cv_table=cv, notes=tuple(notes))
+    return self
 
-    def predict(self,
-                X, # base probabilities on new rows
-                groups=None, # group memberships with the fitted group names (matched by name); None: everyone (if fitted with groups=None)
-                tests=None, # test functions with the fitted names (matched by name); None if fitted without tests
-               )->np.ndarray: # the learned probabilities
-        "Replay the learned updates on new rows."
-        check_is_fitted(self)
-        p = check_probabilities(match_columns(X, self.feature_names_in_, 'X'), 'X', one_per_row=True)
-        g = check_groups(_everyone(len(p)) if groups is None else groups, len(p), columns=self.groups_, min_size=0)
-        C, _ = _check_tests(tests, len(p), columns=self.tests_)
-        return _replay(p, g.to_numpy(float), C, self.steps_)
+# %% ../nbs/60_selective_omniprediction.ipynb #33db164b
+@patch
+def predict(self:OmniPredictor,
+            X, # base probabilities on new rows
+            groups=None, # group memberships with the fitted group names (matched by name); None: everyone (if fitted with groups=None)
+            tests=None, # test functions with the fitted names (matched by name); None if fitted without tests
+           )->np.ndarray: # the learned probabilities
+    "Replay the learned updates on new rows."
+    check_is_fitted(self)
+    p = check_probabilities(match_columns(X, self.feature_names_in_, 'X'), 'X', one_per_row=True)
+    g = check_groups(_everyone(len(p)) if groups is None else groups, len(p), columns=self.groups_, min_size=0)
+    C, _ = _check_tests(tests, len(p), columns=self.tests_)
+    return _replay(p, g.to_numpy(float), C, self.steps_)
 
 # %% ../nbs/60_selective_omniprediction.ipynb #70c3fcbd
 class SelectiveThresholds(NamedTuple):
@@ -369,6 +395,7 @@ class SelectiveThresholds(NamedTuple):
     low: float # t0: predict 0 if score <= low (-inf: never predict 0)
     high: float # t1: predict 1 if score > high; low < score <= high abstains
 
+# %% ../nbs/60_selective_omniprediction.ipynb #acedaa12
 def tune_selective(
     score, # any score, larger = more likely 1
     y, # labels 0/1
@@ -389,6 +416,7 @@ def tune_selective(
     total = pre + gfun; j = int(np.argmin(total))
     return SelectiveThresholds(float(cuts[best_lo[j]]), float(cuts[j]))
 
+# %% ../nbs/60_selective_omniprediction.ipynb #345b2a6e
 def threshold_action(
     score, # scores
     t0:float, # predict 0 at or below
@@ -416,12 +444,14 @@ class OmniComparison(Report):
 
     title = 'Omnipredictor vs per-loss tuned selective classifiers'
 
+# %% ../nbs/60_selective_omniprediction.ipynb #e793740a
 def _ratio(num, den):
     "num / den, with 0 / 0 = 1 (both perfect) and x / 0 = inf."
     num, den = np.asarray(num, float), np.asarray(den, float)
     with np.errstate(divide='ignore', invalid='ignore'): r = num / den
     return np.where(den > 0, r, np.where(num > 0, np.inf, 1.0))
 
+# %% ../nbs/60_selective_omniprediction.ipynb #3af3ed1e
 def _check_losses(losses)->list:
     if losses is None: return loss_grid()
     if isinstance(losses, Loss): return [losses]
@@ -431,6 +461,7 @@ def _check_losses(losses)->list:
     for L in losses: _check_loss(L, 'losses')
     return losses
 
+# %% ../nbs/60_selective_omniprediction.ipynb #5dc4ea2c
 class _ComparisonInputs(NamedTuple):
     "compare_omniprediction's validated inputs, by name (unpacks as `yt, p, gt, st, yf, sf, losses`)."
     y_test: np.ndarray # test labels 0/1
@@ -441,6 +472,7 @@ class _ComparisonInputs(NamedTuple):
     score_fit: np.ndarray # the competitor's score on those rows
     losses: list # the Loss objects compared
 
+# %% ../nbs/60_selective_omniprediction.ipynb #599a64d2
 def _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)->_ComparisonInputs:
     "Validated test labels, probabilities, groups and competitor score, the competitor's tuning rows, and the losses."
     yt = check_binary(y_true, 'y_true'); p = check_probabilities(y_prob, 'y_prob', one_per_row=True); check_same_length(y_true=yt, y_prob=p)
@@ -449,6 +481,7 @@ def _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)-
     yf = check_binary(y_fit, 'y_fit'); sf = check_array(score_fit, 'score_fit', ndim=1).astype(float); check_same_length(y_fit=yf, score_fit=sf)
     return _ComparisonInputs(yt, p, gt, st, yf, sf, _check_losses(losses))
 
+# %% ../nbs/60_selective_omniprediction.ipynb #b4ef0637
 def compare_omniprediction(
     y_true, # test labels 0/1
     y_prob, # the omnipredictor's probabilities on the test rows
@@ -508,6 +541,7 @@ def synthetic_selective(
     p = 1 / (1 + np.exp(-logit))
     return pd.DataFrame(dict(x1=x1, x2=x2, female=female, young=young, p_true=p, y=(rng.uniform(size=n) < p).astype(int)))
 
+# %% ../nbs/60_selective_omniprediction.ipynb #533d2318
 def synthetic_groups(
     df:pd.DataFrame, # from `synthetic_selective`
 )->pd.DataFrame: # boolean groups: all, female, male, young, old, female & young
@@ -533,6 +567,7 @@ def quantile_fit(
     if r.status != 0: raise RuntimeError(f"quantile_fit: the LP solver failed ({r.message})")
     return -r.eqlin.marginals
 
+# %% ../nbs/60_selective_omniprediction.ipynb #02492cbe
 TIE_SHIFT = 1e-9 # the 'conditional' LPs use the level tau - TIE_SHIFT: where several fits are optimal, the lowest threshold (split conformal's order statistic)
 
 def _cell_window(scores, k:int, half:int)->tuple:
@@ -540,6 +575,7 @@ def _cell_window(scores, k:int, half:int)->tuple:
     lo, hi = max(0, k - half), min(len(scores), k + half + 1)
     return lo, hi, (scores[lo - 1] if lo > 0 else -np.inf), (scores[hi] if hi < len(scores) else np.inf)
 
+# %% ../nbs/60_selective_omniprediction.ipynb #f8aa4b61
 def _augmented_quantiles(Phi, s, patterns, tau:float, big:float, progress_bar=None, width:int=8)->np.ndarray:
     "phi' theta for every pattern phi, theta the tau-quantile regression of [s, big] on [Phi, phi]: exact, each LP on a window of every cell's sorted scores."
     from scipy.optimize import linprog
@@ -570,6 +606,7 @@ def _augmented_quantiles(Phi, s, patterns, tau:float, big:float, progress_bar=No
         out[j] = phi @ theta
     return out
 
+# %% ../nbs/60_selective_omniprediction.ipynb #f2eee5f1
 @report
 class ConformalReport(Report):
     "What split-conformal calibration learned: every group's calibration rows and its own conformal quantile."
@@ -583,6 +620,7 @@ class ConformalReport(Report):
     @property
     def title(self)->str: return f"Group-conditional conformal calibration ({self.method}, alpha={self.alpha:.2f})"
 
+# %% ../nbs/60_selective_omniprediction.ipynb #405fc5c4
 class GroupConformal(BaseEstimator):
     "Split-conformal prediction sets for binary labels with coverage 1 - alpha in every (intersecting) group."
     def __init__(self, *,
@@ -654,6 +692,7 @@ class GroupConformal(BaseEstimator):
         action = np.where(has0 & has1, ABSTAIN, np.where(has1, 1, np.where(has0, 0, EMPTY)))
         return pd.DataFrame(dict(has0=has0, has1=has1, action=action, q=q))
 
+# %% ../nbs/60_selective_omniprediction.ipynb #ba6d3e94
 @report
 class CoverageReport(Report):
     "Empirical coverage and size of prediction sets, overall and in every group."
@@ -671,6 +710,7 @@ class CoverageReport(Report):
     @property
     def title(self)->str: return 'Coverage per group' + ('' if self.alpha is None else f", alpha={self.alpha:.2f}")
 
+# %% ../nbs/60_selective_omniprediction.ipynb #24dd3c05
 def coverage_report(
     y_true, # test labels 0/1
     y_pred, # prediction sets: a DataFrame with boolean columns has0, has1 (as `GroupConformal.predict` returns), or an (n, 2) boolean array
@@ -787,6 +827,7 @@ def explore_losses(
     rule = f"the Bayes action abstains on p in ({lo:.2f}, {hi:.2f})" if lo < hi else f"the Bayes action never abstains (threshold {L.threshold:.2f})"
     return replace(rep, notes=(rule,) + rep.notes), fig
 
+# %% ../nbs/60_selective_omniprediction.ipynb #eb7766b3
 def omni_explorer(
     y_true, # test labels
     y_prob, # learned probabilities on the test rows
@@ -801,6 +842,7 @@ def omni_explorer(
                     title='Selective omnipredictor: one predictor, your loss',
                     fp=sl(1.0, 0.1, 5.0, 'false pos.'), fn=sl(1.0, 0.1, 5.0, 'false neg.'), abstain=sl(0.3, 0.0, 1.0, 'abstain'))
 
+# %% ../nbs/60_selective_omniprediction.ipynb #97888ff7
 def coverage_explorer(
     y_cal, p_cal, groups_cal, # calibration labels, probabilities, groups (None: everyone)
     y_test, p_test, groups_test, # test labels, probabilities, groups with the calibration groups' names (None: everyone)

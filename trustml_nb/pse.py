@@ -36,6 +36,8 @@ from .core import (Report, describe_input, check_array, check_binary, check_colu
 from .data import benchmark_result
 from .pse_simulator import population_truth, sim_oximetry
 from .viz import Explorer, explorer, legend_outside, new_figure, plot_estimates
+from fastcore.basics import patch
+
 
 # %% auto #0
 __all__ = ['LEARNER_ROLES', 'LEARNER_PRESETS', 'NESTED_FITS', 'VARIANCES', 'EFFECTS', 'FUNCTIONAL_NAMES', 'ESTIMATORS',
@@ -49,6 +51,7 @@ def _check_seed(seed)->int:
     "A seed for KFold and the learners: an int in [0, 2**32 - 2] (seed + 1 seeds the within-fold splits)."
     return int(check_scalar(seed, 'seed', int, low=0, high=2**32 - 2))
 
+# %% ../nbs/11_path_specific_effects.ipynb #e6f1c1b7
 def _check_target(a, name:str='a')->tuple:
     "A target (a_1, ..., a_K, a_Y): a tuple of at least two 0/1 values."
     if isinstance(a, (str, bytes)) or not isinstance(a, (tuple, list, np.ndarray)):
@@ -59,6 +62,7 @@ def _check_target(a, name:str='a')->tuple:
         raise ValueError(f"{name} must be a tuple of at least two values, each 0 or 1 (one per mediator block, then Y), got {a!r}")
     return tuple(int(v) for v in vals)
 
+# %% ../nbs/11_path_specific_effects.ipynb #e3641ecc
 def _check_props(props, n:int, a:tuple, clip:float)->list:
     "K+1 propensity vectors of length n, clipped to [clip, 1 - clip], none exactly 0 or 1."
     if isinstance(props, np.ndarray) and props.ndim == 2: props = list(props)
@@ -76,6 +80,7 @@ def _check_props(props, n:int, a:tuple, clip:float)->list:
         out.append(p)
     return out
 
+# %% ../nbs/11_path_specific_effects.ipynb #74fcb1fc
 def gmf_weights(
     x, # binary exposure (race), shape (n,)
     props, # K+1 propensities e_k = P(X=1 | H_{k-1}): given Z, then Z and M_1, ..., then Z and all mediators
@@ -129,6 +134,7 @@ def _check_regressions(mus, n:int, a:tuple)->np.ndarray:
     if M.shape != (n, len(a)): raise ValueError(f"mus must have shape ({n}, {len(a)}), got {M.shape}")
     return M
 
+# %% ../nbs/11_path_specific_effects.ipynb #8e6c7206
 def gmf_estimate(
     x, # binary exposure, shape (n,)
     y, # outcome, shape (n,)
@@ -174,6 +180,7 @@ def _validated(est, X, y=None, reset:bool=True, where:str='fit(X, y)'):
     except (ValueError, TypeError) as e:
         raise type(e)(f"{type(est).__name__}.{where}: {e}") from None
 
+# %% ../nbs/11_path_specific_effects.ipynb #91445526
 def _validated_binary(est, X, y)->tuple:
     "`_validated` for a binary classifier's fit: X, y, and y as 0/1 codes (sets `est.classes_`)."
     X, y = _validated(est, X, y)
@@ -183,6 +190,7 @@ def _validated_binary(est, X, y)->tuple:
     est.classes_, yb = np.unique(y, return_inverse=True)
     return X, y, yb
 
+# %% ../nbs/11_path_specific_effects.ipynb #7c5b211e
 def _fit_glm(X:np.ndarray, y:np.ndarray, family, max_iter:int, tol:float)->tuple:
     "Unpenalised GLM by statsmodels' IRLS on centred, scaled, linearly independent columns; (coef, intercept, converged, iterations) on X's scale."
     if X.shape[0] < 2: raise ValueError(f"a GLM needs at least 2 samples, got {X.shape[0]} sample(s)")
@@ -201,6 +209,7 @@ def _fit_glm(X:np.ndarray, y:np.ndarray, family, max_iter:int, tol:float)->tuple
     coef = beta[1:] / scale
     return coef, float(beta[0] - coef @ center), bool(res.converged), int(res.fit_history['iteration'])
 
+# %% ../nbs/11_path_specific_effects.ipynb #18a28f5e
 class _GLM(BaseEstimator):
     "What the two statsmodels GLM wrappers share: their settings, the fit and the linear predictor."
     def __init__(self, *,
@@ -221,6 +230,7 @@ class _GLM(BaseEstimator):
         check_is_fitted(self, 'coef_')
         return _validated(self, X, reset=False, where=where) @ self.coef_ + self.intercept_
 
+# %% ../nbs/11_path_specific_effects.ipynb #33978935
 class GLMClassifier(ClassifierMixin, _GLM):
     "Binary logistic regression as a statsmodels binomial GLM (logit link, no penalty) behind scikit-learn's API."
     def __sklearn_tags__(self):
@@ -258,6 +268,7 @@ class GLMClassifier(ClassifierMixin, _GLM):
         positive = self._linear(X, 'predict(X)') > 0                # checks that the model is fitted first
         return self.classes_[positive.astype(int)]
 
+# %% ../nbs/11_path_specific_effects.ipynb #343a9baa
 class GLMRegressor(RegressorMixin, _GLM):
     "Linear regression as a statsmodels Gaussian GLM (identity link, no penalty) behind scikit-learn's API."
     def fit(self,
@@ -287,6 +298,7 @@ def _preset(kind:str, role:str, binary_y:bool, seed:int, name:str):
               early_stopping=True, validation_fraction=0.2, n_iter_no_change=10, random_state=seed)
     return HistGradientBoostingClassifier(**kw) if clf else HistGradientBoostingRegressor(**kw)
 
+# %% ../nbs/11_path_specific_effects.ipynb #a773c2c4
 def make_learners(
     learners='hgb', # 'hgb', 'glm', 'stack', or a dict with any of 'propensity', 'outcome', 'pseudo' (missing roles: 'hgb')
     binary_y:bool=True, # whether Y is binary (the outcome model is then a classifier)
@@ -332,12 +344,14 @@ def _simplex_lstsq(P:np.ndarray, y:np.ndarray)->np.ndarray:
             if loss < best_loss * (1 - 1e-12): best, best_loss = w, loss   # ties keep the sparser support
     return best
 
+# %% ../nbs/11_path_specific_effects.ipynb #edd19a42
 def _stack_candidates(classifier:bool, seed:int)->list:
     "The default library: statsmodels GLM, additive cubic splines (penalised), and the boosting preset."
     splines = lambda last: make_pipeline(StandardScaler(), SplineTransformer(n_knots=5, degree=3, extrapolation='linear'), last)
     if classifier: return [('glm', GLMClassifier()), ('splines', splines(LogisticRegression(C=1.0, max_iter=1000))), ('hgb', _preset('hgb', 'propensity', True, seed, 'learners'))]
     return [('glm', GLMRegressor()), ('splines', splines(Ridge(alpha=1.0))), ('hgb', _preset('hgb', 'pseudo', False, seed, 'learners'))]
 
+# %% ../nbs/11_path_specific_effects.ipynb #12de72ec
 class _Stack(BaseEstimator):
     "What the stacked classifier and regressor share: the holdout, the simplex weights and the refit."
     def __init__(self, *,
@@ -380,6 +394,7 @@ class _Stack(BaseEstimator):
         X = _validated(self, X, reset=False, where=where)
         return sum(self.weights_[nm] * self._score(e, X) for nm, e in self.estimators_)
 
+# %% ../nbs/11_path_specific_effects.ipynb #0958eb8c
 class StackClassifier(ClassifierMixin, _Stack):
     "Binary classifier: a convex combination of classifiers' probabilities, weights by least squares (Brier score) on a holdout."
     def __sklearn_tags__(self):
@@ -411,6 +426,7 @@ class StackClassifier(ClassifierMixin, _Stack):
         positive = self.predict_proba(X)[:, 1] > 0.5               # checks that the model is fitted first
         return self.classes_[positive.astype(int)]
 
+# %% ../nbs/11_path_specific_effects.ipynb #265022ad
 class StackRegressor(RegressorMixin, _Stack):
     "Regressor: a convex combination of regressors' predictions, weights by least squares on a holdout."
     def _score(self, est, X): return est.predict(X)
@@ -457,15 +473,18 @@ def _segments(a)->list:
         if k == len(a) or a[k] != a[s]: segs.append((a[s], s, k)); s = k
     return segs
 
+# %% ../nbs/11_path_specific_effects.ipynb #5b368efe
 def _predict(model, H, proba:bool, clip01:bool):
     p = model.predict_proba(H)[:, 1] if proba else model.predict(H)
     return np.clip(p, 0, 1) if clip01 else p
 
+# %% ../nbs/11_path_specific_effects.ipynb #deeb89ae
 def _check_rows(rows, what, fold, min_rows):
     if len(rows) < min_rows:
         raise ValueError(f"fold {fold}: {what} has only {len(rows)} row(s) (need at least min_group_rows={min_rows}); "
                          "use fewer folds (n_folds), more data, or a smaller min_group_rows")
 
+# %% ../nbs/11_path_specific_effects.ipynb #616b7367
 NESTED_FITS = ('fold', 'split')
 VARIANCES = ('influence', 'subsample')   # standard errors from the influence function, or from refits on half-samples
 
@@ -478,6 +497,7 @@ def _check_crossfit_settings(n_folds, clip, seed, min_group_rows, n_jobs, nested
             _check_seed(seed), int(check_scalar(min_group_rows, 'min_group_rows', int, low=1)), n_jobs,
             check_option(nested, 'nested', NESTED_FITS), int(check_scalar(n_repeats, 'n_repeats', int, low=1, high=100)))
 
+# %% ../nbs/11_path_specific_effects.ipynb #5ddb4a20
 def crossfit_gmf(
     x, # binary exposure, shape (n,)
     y, # outcome, shape (n,)
@@ -518,10 +538,12 @@ def crossfit_gmf(
     L = make_learners(learners, binary_y, settings[2])
     return _crossfit(x, y, B, T, L, binary_y, *settings)[0]
 
+# %% ../nbs/11_path_specific_effects.ipynb #f5961903
 def _fold_seed(seed:int, repeat:int)->int:
     "The fold-split seed of repeat `repeat`: the seed itself for the first, then seeded draws."
     return seed if repeat == 0 else int(np.random.SeedSequence([seed, repeat]).generate_state(1)[0] % (2**32 - 1))
 
+# %% ../nbs/11_path_specific_effects.ipynb #c34d78d8
 def _plan(x, y, targets, L, binary_y, K1, n_folds, seed, min_group_rows, nested)->list:
     "Every fold's rows and every stage's rows, checked before any fitting: [(fold, train, test, {a: [(rows, s, t), ...]})]."
     n, plan = len(x), []
@@ -545,11 +567,13 @@ def _plan(x, y, targets, L, binary_y, K1, n_folds, seed, min_group_rows, nested)
         plan.append((f, tr, te, stages))
     return plan
 
+# %% ../nbs/11_path_specific_effects.ipynb #e1bcf7e3
 def _propensity_task(L, H, x, tr, te)->np.ndarray:
     "One propensity model P(X=1 | H) fitted on the training rows, predicted on the test rows."
     with threadpool_limits(1):
         return clone(L['propensity']).fit(H[tr], x[tr]).predict_proba(H[te])[:, 1]
 
+# %% ../nbs/11_path_specific_effects.ipynb #ef0990fb
 def _chain_task(L, H, y, binary_y, K1, stages, te)->list:
     "The nested regressions of one target, last stage first, on one training fold; their predictions on the test rows."
     out, nxt = [], None
@@ -564,6 +588,7 @@ def _chain_task(L, H, y, binary_y, K1, stages, te)->list:
             out.append((s, t, _predict(model, H[s][te], *nxt_kind)))
     return out
 
+# %% ../nbs/11_path_specific_effects.ipynb #71a6ed68
 def _crossfit(x, y, blocks, targets, L, binary_y, n_folds, clip, seed, min_group_rows, n_jobs, nested='fold', n_repeats=1)->list:
     "Cross-fitting on validated inputs, once per repeat (fresh fold splits); one `CrossFitNuisances` per repeat."
     n, K1 = len(x), len(blocks)
@@ -613,6 +638,7 @@ def _role_columns(cols, name:str)->list:
     if bad: raise TypeError(f"{name} must be a list of column names (strings), got {bad[:3]}")
     return cols
 
+# %% ../nbs/11_path_specific_effects.ipynb #773c8c00
 def _check_roles(x, z, w, v, y)->dict:
     "Validated roles (keys x, z, w, v, y as in the paper): exposure and outcome one column name each, the others lists of names, no name in two roles."
     for name, col in (('exposure', x), ('outcome', y)):
@@ -625,6 +651,7 @@ def _check_roles(x, z, w, v, y)->dict:
     if dup: raise ValueError(f"column(s) {dup} appear in more than one role among exposure, outcome, covariates, mediators_first, mediators_second")
     return roles
 
+# %% ../nbs/11_path_specific_effects.ipynb #abfd7c5c
 def _validate(data, roles:dict)->tuple:
     "Check the table against the roles; return arrays (x, y, Z, W, V) and whether Y is binary."
     if not isinstance(data, pd.DataFrame): raise TypeError(f"data must be a pandas DataFrame, got {describe_input(data)}")
@@ -649,6 +676,7 @@ def _validate(data, roles:dict)->tuple:
     arr = lambda cols: data[cols].to_numpy().astype(float) if cols else np.zeros((len(data), 0))
     return xa, ya, arr(roles['z']), arr(roles['w']), arr(roles['v']), bool(np.isin(np.unique(ya), [0, 1]).all())
 
+# %% ../nbs/11_path_specific_effects.ipynb #08261f5a
 def _check_truth(truth)->dict:
     "Known true values by effect or functional name (empty if None)."
     if truth is None: return {}
@@ -660,6 +688,7 @@ def _check_truth(truth)->dict:
     if unknown: raise ValueError(f"truth has unknown key(s) {unknown[:5]}; known names are {known}")
     return {k: float(check_scalar(val, f"truth[{k!r}]")) for k, val in truth.items()}
 
+# %% ../nbs/11_path_specific_effects.ipynb #003ecd5a
 def _check_estimators(estimators)->tuple:
     "Estimator names: one name or a non-empty list of distinct names from ESTIMATORS."
     ests = (estimators,) if isinstance(estimators, str) else estimators
@@ -670,12 +699,14 @@ def _check_estimators(estimators)->tuple:
     if dup: raise ValueError(f"estimators lists {dup} more than once")
     return tuple(ests)
 
+# %% ../nbs/11_path_specific_effects.ipynb #14b8e41c
 def _check_effects(effects, name:str='effects')->tuple:
     effs = (effects,) if isinstance(effects, str) else effects
     if not isinstance(effs, (list, tuple)) or not effs: raise TypeError(f"{name} must be a non-empty list of effect names from {EFFECT_NAMES}, got {effects!r:.60}")
     for e in effs: check_option(e, name, EFFECT_NAMES)
     return tuple(effs)
 
+# %% ../nbs/11_path_specific_effects.ipynb #1b769571
 def _stage_diagnostics(name, W, a)->list:
     rows = []
     for k in range(W.shape[1]):
@@ -684,6 +715,7 @@ def _stage_diagnostics(name, W, a)->list:
                          ess=w.sum() ** 2 / (w ** 2).sum() if elig else 0.0, eligible=elig))
     return rows
 
+# %% ../nbs/11_path_specific_effects.ipynb #253e81b6
 def _problems(diag:pd.DataFrame, prop:pd.DataFrame, clip:float)->list:
     "Sentences describing weak positivity, from the weight and propensity diagnostics."
     out = []
@@ -699,7 +731,7 @@ def _problems(diag:pd.DataFrame, prop:pd.DataFrame, clip:float)->list:
                        f"max {r.weight_max:.3g} and effective sample size {r.ess:.0f} of {r.eligible:,} units with X={r.a_k}")
     return out
 
-
+# %% ../nbs/11_path_specific_effects.ipynb #a26ddfc8
 def _gformula(x, y, H:list, key:dict, binary_y:bool)->dict:
     "Parametric g-formula of every functional: iterated conditional expectations on main-effects statsmodels GLMs, fitted on all rows."
     K1 = len(H)
@@ -715,6 +747,7 @@ def _gformula(x, y, H:list, key:dict, binary_y:bool)->dict:
         out[name] = float(m.mean())
     return out, converged
 
+# %% ../nbs/11_path_specific_effects.ipynb #885757b7
 def _plugin_draws(x, y, blocks:list, key:dict, star_blocks:list|None, binary_y:bool, n_boot:int, seed:int)->dict:
     "The plug-in estimate of every functional and its bootstrap draws: name -> (estimate, draws)."
     def once(idx):
@@ -778,6 +811,7 @@ class _PSESettings(NamedTuple):
     n_folds:int; clip:float; seed:int; min_group_rows:int; n_jobs:int|None; nested:str; n_repeats:int
     n_boot:int; variance:str; n_subsamples:int; level:float; estimators:tuple; star:bool; warn:bool
 
+# %% ../nbs/11_path_specific_effects.ipynb #7521597c
 _ROLE_KEYWORDS = dict(x='exposure', z='covariates', w='mediators_first', v='mediators_second', y='outcome')  # paper notation -> plain keyword
 
 def _plain_roles(plain:dict, old:dict)->dict:
@@ -791,6 +825,7 @@ def _plain_roles(plain:dict, old:dict)->dict:
         out[new], _ = renamed_parameter(plain[new], val, new, k, 'PathSpecificEffects')   # the one shared warning
     return out
 
+# %% ../nbs/11_path_specific_effects.ipynb #7d3fa13b
 class PathSpecificEffects(BaseEstimator):
     "TE, NDE, NIE, VDE, NIE* and TV of the exposure on the outcome with Wald intervals, from one cross-fitted estimator of psi(a_W, a_V, a_Y)."
     def __init__(self, *,
@@ -826,111 +861,118 @@ class PathSpecificEffects(BaseEstimator):
         self.n_repeats, self.nested, self.n_boot, self.variance, self.n_subsamples = n_repeats, nested, n_boot, variance, n_subsamples
         self.x, self.z, self.w, self.v, self.y = x, z, w, v, y
 
-    def _roles(self)->dict:
-        "Validated roles (keys x, z, w, v, y); a deprecated keyword (x, z, w, v, y) is mapped to its plain name with a FutureWarning."
-        return _check_roles(*_plain_roles(dict(exposure=self.exposure, covariates=self.covariates, mediators_first=self.mediators_first,
-                                                   mediators_second=self.mediators_second, outcome=self.outcome),
-                                              dict(x=self.x, z=self.z, w=self.w, v=self.v, y=self.y)).values())
+# %% ../nbs/11_path_specific_effects.ipynb #342bdf30
+@patch
+def _roles(self:PathSpecificEffects)->dict:
+    "Validated roles (keys x, z, w, v, y); a deprecated keyword (x, z, w, v, y) is mapped to its plain name with a FutureWarning."
+    return _check_roles(*_plain_roles(dict(exposure=self.exposure, covariates=self.covariates, mediators_first=self.mediators_first,
+                                               mediators_second=self.mediators_second, outcome=self.outcome),
+                                          dict(x=self.x, z=self.z, w=self.w, v=self.v, y=self.y)).values())
 
-    def _checked_settings(self)->'_PSESettings':
-        "Every setting validated (roles aside)."
-        n_folds, clip, seed, min_group_rows, n_jobs, nested, n_repeats = _check_crossfit_settings(
-            self.n_folds, self.clip, self.seed, self.min_group_rows, self.n_jobs, self.nested, self.n_repeats)
-        variance = check_option(self.variance, 'variance', VARIANCES)
-        if variance == 'subsample' and n_repeats > 1:
-            raise ValueError(f"variance='subsample' needs n_repeats=1 (got n_repeats={n_repeats}): the half-sample refits already "
-                             "include the spread between fold splits")
-        return _PSESettings(n_folds=n_folds, clip=clip, seed=seed, min_group_rows=min_group_rows, n_jobs=n_jobs, nested=nested, n_repeats=n_repeats,
-                           n_boot=int(check_scalar(self.n_boot, 'n_boot', int, low=2, high=100_000)), variance=variance,
-                           n_subsamples=int(check_scalar(self.n_subsamples, 'n_subsamples', int, low=2, high=10_000)),
-                           level=float(check_scalar(self.level, 'level', low=0, high=1, closed='neither')),
-                           estimators=_check_estimators(self.estimators), star=check_flag(self.star, 'star'), warn=check_flag(self.warn, 'warn'))
+# %% ../nbs/11_path_specific_effects.ipynb #085c6b22
+@patch
+def _checked_settings(self:PathSpecificEffects)->'_PSESettings':
+    "Every setting validated (roles aside)."
+    n_folds, clip, seed, min_group_rows, n_jobs, nested, n_repeats = _check_crossfit_settings(
+        self.n_folds, self.clip, self.seed, self.min_group_rows, self.n_jobs, self.nested, self.n_repeats)
+    variance = check_option(self.variance, 'variance', VARIANCES)
+    if variance == 'subsample' and n_repeats > 1:
+        raise ValueError(f"variance='subsample' needs n_repeats=1 (got n_repeats={n_repeats}): the half-sample refits already "
+                         "include the spread between fold splits")
+    return _PSESettings(n_folds=n_folds, clip=clip, seed=seed, min_group_rows=min_group_rows, n_jobs=n_jobs, nested=nested, n_repeats=n_repeats,
+                       n_boot=int(check_scalar(self.n_boot, 'n_boot', int, low=2, high=100_000)), variance=variance,
+                       n_subsamples=int(check_scalar(self.n_subsamples, 'n_subsamples', int, low=2, high=10_000)),
+                       level=float(check_scalar(self.level, 'level', low=0, high=1, closed='neither')),
+                       estimators=_check_estimators(self.estimators), star=check_flag(self.star, 'star'), warn=check_flag(self.warn, 'warn'))
 
-    def fit(self,
-            data:pd.DataFrame, # one row per unit, with the columns named by exposure, covariates, mediators_first, mediators_second and outcome
-            truth:dict|None=None, # known true effects or functionals (e.g. `SimData.truth_for(y)`), shown next to the estimates
-           ):
-        "Validate, cross-fit the nuisances and estimate every effect; the result is `report_`. Returns self."
-        s = self._checked_settings()
-        roles = self._roles()
-        truth = _check_truth(truth)
-        xa, ya, Z, Wm, V, binary_y = _validate(data, roles)
-        learners = make_learners(self.learners, binary_y, s.seed)
-        n = len(xa)
-        need = 2 * s.n_folds * s.min_group_rows
-        if n < need: raise ValueError(f"data has {n:,} rows: too few for n_folds={s.n_folds} and min_group_rows={s.min_group_rows} (need at least {need:,})")
-        if s.variance == 'subsample' and n // 2 < need:
-            raise ValueError(f"data has {n:,} rows: too few for variance='subsample', whose half-samples of {n // 2:,} rows need at least {need:,} "
-                             f"for n_folds={s.n_folds} and min_group_rows={s.min_group_rows}; use variance='influence'")
-        for g in (0, 1):
-            if (xa == g).sum() < 2 * s.min_group_rows:
-                raise ValueError(f"x column {roles['x']!r} has only {int((xa == g).sum())} row(s) with X={g}: too few for "
-                                 f"min_group_rows={s.min_group_rows} (need at least {2 * s.min_group_rows})")
-        has_w = Wm.shape[1] > 0
-        crossfit = lambda blocks, targets, rows=slice(None): _crossfit(
-            xa[rows], ya[rows], [b[rows] for b in blocks], targets, learners, binary_y, s.n_folds, s.clip, s.seed,
-            s.min_group_rows, s.n_jobs, s.nested, s.n_repeats)
-        if has_w:
-            blocks, targets = [Z, Wm, V], [(1, 1, 1), (0, 0, 0), (0, 0, 1), (1, 0, 1)]
-            key = {t: t for t in targets}
-        else:  # one mediator block: psi(a_V, a_Y); map onto the names of the two-block targets
-            blocks, targets = [Z, V], [(1, 1), (0, 0), (0, 1)]
-            key = {(1, 1, 1): (1, 1), (0, 0, 0): (0, 0), (0, 0, 1): (0, 1)}
-        star = has_w and s.star
-        plugin = None
-        if 'plugin' in s.estimators:
-            plugin = _plugin_draws(xa, ya, blocks, key, [Z, V] if star else None, binary_y, s.n_boot, s.seed)
-        def estimate(rows=slice(None)):   # cross-fit and estimate on these rows: per repeat, the tables and the fits
-            cf_runs = crossfit(blocks, targets, rows)
-            star_runs = crossfit([Z, V], [(0, 1)], rows) if star else [None] * s.n_repeats
-            x_, y_, tables, functional_tables, all_fits = xa[rows], ya[rows], [], [], []
-            for cf, cfs in zip(cf_runs, star_runs):
-                fits = {name3: {e: gmf_estimate(x_, y_, cf.propensities, cf.regressions[t], t, normalize=(e == 'SN')) for e in ('DR', 'SN')}
-                        for name3, t in key.items()}
-                if cfs is not None:
-                    fits['star'] = {e: gmf_estimate(x_, y_, cfs.propensities, cfs.regressions[(0, 1)], (0, 1), normalize=(e == 'SN')) for e in ('DR', 'SN')}
-                t_, f_ = _effects_tables(fits, x_, y_, s.estimators, s.level, truth, plugin)
-                tables.append(t_); functional_tables.append(f_); all_fits.append(fits)
-            return tables, functional_tables, all_fits, cf_runs, star_runs
-        tables, functional_tables, all_fits, cf_runs, star_runs = estimate()
-        table, functionals = _combine_repeats(tables, s.level), _combine_repeats(functional_tables, None)
-        sub_tables = None
-        if s.variance == 'subsample':
-            rng, m, subs = np.random.default_rng([s.seed, 3]), n // 2, []
-            for b in progress(range(s.n_subsamples), desc='half-samples'):
-                rows = np.sort(rng.choice(n, m, replace=False))
-                try: t_, f_ = (r[0] for r in estimate(rows)[:2])
-                except ValueError as e: raise ValueError(f"variance='subsample': half-sample {b} ({m:,} of {n:,} rows) cannot be fitted: {e}") from e
-                subs.append((t_, f_))
-            table = _subsample_intervals(table, [t_ for t_, _ in subs], n, m, s.level)
-            functionals = _subsample_intervals(functionals, [f_ for _, f_ in subs], n, m, None)
-            sub_tables = pd.concat([t_.assign(subsample=b) for b, (t_, _) in enumerate(subs)], ignore_index=True)
-        cf, cfs, fits = cf_runs[0], star_runs[0], all_fits[0]
-        prop_names = ['P(X=1 | Z)'] + (['P(X=1 | Z, W)'] if has_w else []) + ['P(X=1 | Z, W, V)' if has_w else 'P(X=1 | Z, V)']
-        raw_all, names_all = list(cf.raw_propensities), list(prop_names)
-        if cfs is not None: raw_all.append(cfs.raw_propensities[1]); names_all.append('P(X=1 | Z, V)')
-        diag = pd.DataFrame([r for nm, f in fits.items() for r in _stage_diagnostics(FUNCTIONAL_NAMES[nm], f['DR'].weights, key.get(nm, (0, 1)))])
-        prop = pd.DataFrame({'model': names_all, 'clipped_share': [float(np.mean((r < s.clip) | (r > 1 - s.clip))) for r in raw_all],
-                             'min': [float(r.min()) for r in raw_all], 'max': [float(r.max()) for r in raw_all]})
-        problems, notes = _problems(diag, prop, s.clip), []
-        if problems:
-            msg = ("positivity is weak: " + "; ".join(problems[:4]) + ". Estimates lean on few patients: compare DR with SN, "
-                   "check the overlap of the groups, or coarsen the covariates.")
-            notes.append(msg)
-            if s.warn: report_numerical(msg)
-        if cfs is not None: notes.append("NIE* treats v as the only mediator and ignores w, an exposure-induced confounder of v -> y: it is a contrast, not a causal effect under this graph.")
-        first = table[table.estimator == s.estimators[0]].set_index('effect').estimate
-        self.roles_, self.learners_ = roles, learners
-        self.report_ = EffectsReport(
-            table=table, functionals=functionals, weight_diagnostics=diag, propensity_diagnostics=prop, nuisances=cf, star_nuisances=cfs,
-            estimates={FUNCTIONAL_NAMES[k]: v for k, v in fits.items()}, exposure=roles['x'], outcome=roles['y'],
-            outcome_kind='binary' if binary_y else 'continuous', n_rows=n, n_exposed=int(xa.sum()), estimators=s.estimators,
-            learners=self.learners if isinstance(self.learners, str) else 'custom', n_folds=s.n_folds, clip=s.clip, level=s.level,
-            n_repeats=s.n_repeats, repeat_tables=pd.concat([t_.assign(repeat=r) for r, t_ in enumerate(tables)], ignore_index=True),
-            total_effect=float(first['TE']), v_specific_effect=float(first['VDE']) if 'VDE' in first else None, notes=tuple(notes),
-            variance=s.variance, subsample_tables=sub_tables)
-        return self
+# %% ../nbs/11_path_specific_effects.ipynb #55610b0a
+@patch
+def fit(self:PathSpecificEffects,
+        data:pd.DataFrame, # one row per unit, with the columns named by exposure, covariates, mediators_first, mediators_second and outcome
+        truth:dict|None=None, # known true effects or functionals (e.g. `SimData.truth_for(y)`), shown next to the estimates
+       ):
+    "Validate, cross-fit the nuisances and estimate every effect; the result is `report_`. Returns self."
+    s = self._checked_settings()
+    roles = self._roles()
+    truth = _check_truth(truth)
+    xa, ya, Z, Wm, V, binary_y = _validate(data, roles)
+    learners = make_learners(self.learners, binary_y, s.seed)
+    n = len(xa)
+    need = 2 * s.n_folds * s.min_group_rows
+    if n < need: raise ValueError(f"data has {n:,} rows: too few for n_folds={s.n_folds} and min_group_rows={s.min_group_rows} (need at least {need:,})")
+    if s.variance == 'subsample' and n // 2 < need:
+        raise ValueError(f"data has {n:,} rows: too few for variance='subsample', whose half-samples of {n // 2:,} rows need at least {need:,} "
+                         f"for n_folds={s.n_folds} and min_group_rows={s.min_group_rows}; use variance='influence'")
+    for g in (0, 1):
+        if (xa == g).sum() < 2 * s.min_group_rows:
+            raise ValueError(f"x column {roles['x']!r} has only {int((xa == g).sum())} row(s) with X={g}: too few for "
+                             f"min_group_rows={s.min_group_rows} (need at least {2 * s.min_group_rows})")
+    has_w = Wm.shape[1] > 0
+    crossfit = lambda blocks, targets, rows=slice(None): _crossfit(
+        xa[rows], ya[rows], [b[rows] for b in blocks], targets, learners, binary_y, s.n_folds, s.clip, s.seed,
+        s.min_group_rows, s.n_jobs, s.nested, s.n_repeats)
+    if has_w:
+        blocks, targets = [Z, Wm, V], [(1, 1, 1), (0, 0, 0), (0, 0, 1), (1, 0, 1)]
+        key = {t: t for t in targets}
+    else:  # one mediator block: psi(a_V, a_Y); map onto the names of the two-block targets
+        blocks, targets = [Z, V], [(1, 1), (0, 0), (0, 1)]
+        key = {(1, 1, 1): (1, 1), (0, 0, 0): (0, 0), (0, 0, 1): (0, 1)}
+    star = has_w and s.star
+    plugin = None
+    if 'plugin' in s.estimators:
+        plugin = _plugin_draws(xa, ya, blocks, key, [Z, V] if star else None, binary_y, s.n_boot, s.seed)
+    def estimate(rows=slice(None)):   # cross-fit and estimate on these rows: per repeat, the tables and the fits
+        cf_runs = crossfit(blocks, targets, rows)
+        star_runs = crossfit([Z, V], [(0, 1)], rows) if star else [None] * s.n_repeats
+        x_, y_, tables, functional_tables, all_fits = xa[rows], ya[rows], [], [], []
+        for cf, cfs in zip(cf_runs, star_runs):
+            fits = {name3: {e: gmf_estimate(x_, y_, cf.propensities, cf.regressions[t], t, normalize=(e == 'SN')) for e in ('DR', 'SN')}
+                    for name3, t in key.items()}
+            if cfs is not None:
+                fits['star'] = {e: gmf_estimate(x_, y_, cfs.propensities, cfs.regressions[(0, 1)], (0, 1), normalize=(e == 'SN')) for e in ('DR', 'SN')}
+            t_, f_ = _effects_tables(fits, x_, y_, s.estimators, s.level, truth, plugin)
+            tables.append(t_); functional_tables.append(f_); all_fits.append(fits)
+        return tables, functional_tables, all_fits, cf_runs, star_runs
+    tables, functional_tables, all_fits, cf_runs, star_runs = estimate()
+    table, functionals = _combine_repeats(tables, s.level), _combine_repeats(functional_tables, None)
+    sub_tables = None
+    if s.variance == 'subsample':
+        rng, m, subs = np.random.default_rng([s.seed, 3]), n // 2, []
+        for b in progress(range(s.n_subsamples), desc='half-samples'):
+            rows = np.sort(rng.choice(n, m, replace=False))
+            try: t_, f_ = (r[0] for r in estimate(rows)[:2])
+            except ValueError as e: raise ValueError(f"variance='subsample': half-sample {b} ({m:,} of {n:,} rows) cannot be fitted: {e}") from e
+            subs.append((t_, f_))
+        table = _subsample_intervals(table, [t_ for t_, _ in subs], n, m, s.level)
+        functionals = _subsample_intervals(functionals, [f_ for _, f_ in subs], n, m, None)
+        sub_tables = pd.concat([t_.assign(subsample=b) for b, (t_, _) in enumerate(subs)], ignore_index=True)
+    cf, cfs, fits = cf_runs[0], star_runs[0], all_fits[0]
+    prop_names = ['P(X=1 | Z)'] + (['P(X=1 | Z, W)'] if has_w else []) + ['P(X=1 | Z, W, V)' if has_w else 'P(X=1 | Z, V)']
+    raw_all, names_all = list(cf.raw_propensities), list(prop_names)
+    if cfs is not None: raw_all.append(cfs.raw_propensities[1]); names_all.append('P(X=1 | Z, V)')
+    diag = pd.DataFrame([r for nm, f in fits.items() for r in _stage_diagnostics(FUNCTIONAL_NAMES[nm], f['DR'].weights, key.get(nm, (0, 1)))])
+    prop = pd.DataFrame({'model': names_all, 'clipped_share': [float(np.mean((r < s.clip) | (r > 1 - s.clip))) for r in raw_all],
+                         'min': [float(r.min()) for r in raw_all], 'max': [float(r.max()) for r in raw_all]})
+    problems, notes = _problems(diag, prop, s.clip), []
+    if problems:
+        msg = ("positivity is weak: " + "; ".join(problems[:4]) + ". Estimates lean on few patients: compare DR with SN, "
+               "check the overlap of the groups, or coarsen the covariates.")
+        notes.append(msg)
+        if s.warn: report_numerical(msg)
+    if cfs is not None: notes.append("NIE* treats v as the only mediator and ignores w, an exposure-induced confounder of v -> y: it is a contrast, not a causal effect under this graph.")
+    first = table[table.estimator == s.estimators[0]].set_index('effect').estimate
+    self.roles_, self.learners_ = roles, learners
+    self.report_ = EffectsReport(
+        table=table, functionals=functionals, weight_diagnostics=diag, propensity_diagnostics=prop, nuisances=cf, star_nuisances=cfs,
+        estimates={FUNCTIONAL_NAMES[k]: v for k, v in fits.items()}, exposure=roles['x'], outcome=roles['y'],
+        outcome_kind='binary' if binary_y else 'continuous', n_rows=n, n_exposed=int(xa.sum()), estimators=s.estimators,
+        learners=self.learners if isinstance(self.learners, str) else 'custom', n_folds=s.n_folds, clip=s.clip, level=s.level,
+        n_repeats=s.n_repeats, repeat_tables=pd.concat([t_.assign(repeat=r) for r, t_ in enumerate(tables)], ignore_index=True),
+        total_effect=float(first['TE']), v_specific_effect=float(first['VDE']) if 'VDE' in first else None, notes=tuple(notes),
+        variance=s.variance, subsample_tables=sub_tables)
+    return self
 
+# %% ../nbs/11_path_specific_effects.ipynb #3ef5f279
 def _combine_repeats(tables:list, level:float|None)->pd.DataFrame:
     "One table from the tables of several cross-fitting repeats: median estimate, se^2 = median(se_r^2 + (est_r - median)^2) (DoubleML's rule)."
     if len(tables) == 1: return tables[0]
@@ -943,6 +985,7 @@ def _combine_repeats(tables:list, level:float|None)->pd.DataFrame:
         out['ci_low'], out['ci_high'] = out.estimate - zq * out.se, out.estimate + zq * out.se
     return out
 
+# %% ../nbs/11_path_specific_effects.ipynb #d218c4ca
 def _effects_tables(fits:dict, xa, ya, estimators:tuple, level:float, truth:dict, plugin:dict|None=None)->tuple:
     "The effects table and the functionals table from the DR/SN fits of every functional (and the plug-in's bootstrap draws)."
     n = len(xa)
@@ -1003,6 +1046,7 @@ def half_sample_se(
     if len(est) < 1 + ddof: raise ValueError(f"estimates holds {len(est)} value(s): need at least {1 + ddof} for ddof={ddof}")
     return float(np.sqrt(m / (n - m)) * np.std(est, ddof=ddof))
 
+# %% ../nbs/11_path_specific_effects.ipynb #da75f828
 def _subsample_intervals(table:pd.DataFrame, sub_tables:list, n:int, m:int, level:float|None)->pd.DataFrame:
     "The table with half-sample SEs (and, given a level, Wald intervals), except rows whose SEs need no nuisances (TV, 'plugin')."
     out = table.copy()
@@ -1014,7 +1058,6 @@ def _subsample_intervals(table:pd.DataFrame, sub_tables:list, n:int, m:int, leve
         zq = norm.ppf(0.5 + level / 2)
         out['ci_low'], out['ci_high'] = out.estimate - zq * out.se, out.estimate + zq * out.se
     return out
-
 
 # %% ../nbs/11_path_specific_effects.ipynb #04ccc4ab
 def plot_effects(
@@ -1086,6 +1129,7 @@ class PSECoverageReport(Report):
     @property
     def title(self)->str: return f"Coverage of {self.level:.0%} intervals ({self.outcome}, {self.learners}, {self.n_reps} samples of {self.n_rows:,})"
 
+# %% ../nbs/11_path_specific_effects.ipynb #61cbb8b7
 def _coverage_study(
     self, # the estimator: its settings (learners, n_folds, clip, level, estimators); its roles are the simulator's
     n_reps:int=200, # number of simulated data sets
@@ -1140,6 +1184,7 @@ def pse_benchmark_results(
     check_option(file, 'file', PSE_BENCHMARK_FILES)
     return pd.read_csv(benchmark_result(file))
 
+# %% ../nbs/11_path_specific_effects.ipynb #81153377
 def plot_coverage(
     table:pd.DataFrame, # a coverage summary with columns design, n, effect, coverage, coverage_se (the benchmark's pse_coverage_nonlinear.csv)
     level:float=0.95, # nominal coverage, drawn as a dashed line
@@ -1224,6 +1269,7 @@ def explore_effects(
     plot_effects(rep, ax=ax, title=f"{outcome}: estimates vs truth")
     return caption, rep, fig
 
+# %% ../nbs/11_path_specific_effects.ipynb #8fec0ae9
 def pse_explorer(
     n:int=5_000, # initial sample size
     learner:str='glm', # initial learner

@@ -70,6 +70,7 @@ class SimData:
         return (f"SimData(n={len(self.data):,}, x={r['x']!r}, z={r['z']}, w={r['w'][:6]}{'...' if len(r['w']) > 6 else ''}, "
                 f"v={r['v']}, outcomes={r['outcomes']})\n{self.truth.round(4).to_string()}")
 
+# %% ../nbs/10_pse_simulator.ipynb #66a42afb
 def _truth_table(cf:dict, x:np.ndarray, observed:dict)->pd.DataFrame:
     "Truth table from per-unit counterfactual values (outcome -> world -> array) and observed-world values."
     if x.min() == x.max():
@@ -106,6 +107,7 @@ def sim_binary_sfm(
 # %% ../nbs/10_pse_simulator.ipynb #d95e525c
 def _phibar(t): return norm.sf(t)
 
+# %% ../nbs/10_pse_simulator.ipynb #4ad36f61
 def binary_sfm_propensity_z()->dict:
     "Exact P(X=1 | Z=z) of the binary generator, z in {0, 1}, by 1-D quadrature over U_XZ."
     pz1 = _phibar(0.2)
@@ -113,11 +115,19 @@ def binary_sfm_propensity_z()->dict:
     e0 = integrate.quad(lambda u: norm.pdf(u) * norm.cdf(u - 0.2), -np.inf, 0.2)[0] / (1 - pz1)
     return {0: e0, 1: e1}
 
+# %% ../nbs/10_pse_simulator.ipynb #25237ef4
 def _pw(x, z): return _phibar(0.8 - x + z)
+
+# %% ../nbs/10_pse_simulator.ipynb #60d80ba0
 def _pv(x, w, z): return _phibar(0.8 - x + z - w)
+
+# %% ../nbs/10_pse_simulator.ipynb #df3378c4
 def _my(x, w, v, z): return _phibar(0.5 - x + z - 2 * (w - v))
+
+# %% ../nbs/10_pse_simulator.ipynb #0ad4ba76
 def _bern(p, b): return np.where(b == 1, p, 1 - p)
 
+# %% ../nbs/10_pse_simulator.ipynb #f033479d
 def binary_sfm_nuisances(
     df:pd.DataFrame, # data from `sim_binary_sfm` (columns z, w, v)
     a:tuple=(1, 0, 1), # (a_W, a_V, a_Y): the world whose nested regressions are wanted
@@ -141,6 +151,7 @@ def binary_sfm_nuisances(
     mu1 = sum(_bern(_pw(aw, z), ww) * mu2_at(ww) for ww in (0, 1))
     return dict(e1=e1, e2=e2, e3=e3, mu1=mu1, mu2=mu2, mu3=mu3)
 
+# %% ../nbs/10_pse_simulator.ipynb #72e2f865
 def binary_sfm_truth()->dict:
     "Exact population truth of the binary generator (effects and the four counterfactual means)."
     pz = {1: _phibar(0.2), 0: 1 - _phibar(0.2)}
@@ -167,6 +178,7 @@ def continuous_sfm_coefficients()->dict:
     a_y[14:] /= np.sqrt(3)            # Z -> Y
     return dict(xz=a_xz, w=a_w, v=a_v, y=a_y)
 
+# %% ../nbs/10_pse_simulator.ipynb #05a0b041
 def sim_continuous_sfm(
     n:int=10_000, # number of units
     seed=0, # int or numpy Generator
@@ -280,6 +292,7 @@ def _nl_world(d:dict, z1, z2, ew, ev, aw, av, ay)->tuple:
     m = d['my'](z1, z2, w1, w2, v, ay)
     return w1, w2, v, (expit(m) if d['binary'] else m)
 
+# %% ../nbs/10_pse_simulator.ipynb #793d058b
 def sim_nonlinear(
     n:int=5_000, # number of units
     design:str='interact', # 'interact', 'binary' or 'threshold' (see NONLINEAR_DESIGNS)
@@ -301,6 +314,7 @@ def sim_nonlinear(
     roles = dict(x='x', z=['z1', 'z2'], w=['w1', 'w2'], v=['v'], outcomes=['y'])
     return SimData(data, roles, _truth_table(cf, x, {'y': my}), {'y': pd.DataFrame(cf['y'])}, dict(n=n, design=design))
 
+# %% ../nbs/10_pse_simulator.ipynb #3bfa36e5
 def nonlinear_nuisances(
     data:pd.DataFrame, # a `sim_nonlinear` table (columns z1, z2, w1, w2, v)
     design:str='interact', # the design that drew it

@@ -434,6 +434,7 @@ def _probe_inputs(
     if len(items) != len(y): raise ValueError(f"groups_of_rows has {len(items)} entries but y has {len(y)}")
     return out, y, items
 
+# %% ../nbs/96_quere.ipynb #e55e0c33
 def _grouped_split(
     items:np.ndarray, # group label per row
     test_fraction:float, # share of the distinct groups held out

@@ -49,6 +49,7 @@ class NotebookFigure(Figure):
         buf = io.BytesIO(); self.savefig(buf, format='png', bbox_inches='tight')
         return buf.getvalue()
 
+# %% ../nbs/03_viz.ipynb #bc8dbdb8
 def new_figure(
     nrows:int=1, ncols:int=1, # grid of axes
     figsize:tuple=(6, 3.6), # inches
@@ -65,6 +66,7 @@ def new_figure(
 def _axis(ax, figsize=(6, 3.6)):
     return new_figure(figsize=figsize)[1] if ax is None else ax
 
+# %% ../nbs/03_viz.ipynb #c5f9a49a
 def _numeric_columns(
     df:pd.DataFrame, # the table being drawn
     columns:dict, # argument name -> column name, for the columns that must hold numbers (None: not used)
@@ -88,6 +90,7 @@ def _numeric_columns(
         out[arg] = v
     return out
 
+# %% ../nbs/03_viz.ipynb #1107a996
 def legend_outside(
     ax:Axes, # axis whose labelled artists go in the legend
     title:str|None=None, # legend title
@@ -103,6 +106,7 @@ def legend_outside(
     return ax.legend(handles, labels, title=title, loc='upper left', bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
                      frameon=False, fontsize='small', title_fontsize='small', **kwargs)
 
+# %% ../nbs/03_viz.ipynb #6ac13479
 def plot_estimates(
     df:pd.DataFrame, # one row per estimate
     estimate:str='estimate', # column with point estimates
@@ -173,6 +177,7 @@ def _point_label(v)->str:
     "A short label for a point: numbers compactly, anything else as text."
     return f"{v:g}" if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) else str(v)
 
+# %% ../nbs/03_viz.ipynb #5b43551e
 def plot_tradeoff(
     df:pd.DataFrame, # one row per operating point
     x:str, # column on the x axis (e.g. unfairness)
@@ -207,6 +212,7 @@ class Readability(Report):
     legend_overlaps: tuple # one 'legend over <artist>' entry per legend that covers data
     ok: bool # no text under the floor and no legend over data
 
+# %% ../nbs/03_viz.ipynb #aad9757d
 def _covers(box, artist, renderer)->bool:
     "Does `artist` (a line, patch, collection or text drawn in data) touch the display-space `box`?"
     if not artist.get_visible(): return False
@@ -224,6 +230,7 @@ def _covers(box, artist, renderer)->bool:
         return ext.width > 0 and ext.height > 0 and Bbox.intersection(box, ext) is not None
     return False
 
+# %% ../nbs/03_viz.ipynb #4ee26cd7
 def readability(
     fig:Figure, # the figure as it will be shown (call after all drawing)
     display_width:float=850, # pixels available to it (JupyterLab's output area at 1280 x 800 with the file browser open: 848, measured)
@@ -262,11 +269,13 @@ def _show(obj):
     elif isinstance(obj, str): display(HTML(f"<pre>{obj}</pre>"))
     elif obj is not None: display(obj)
 
+# %% ../nbs/03_viz.ipynb #dd6404f0
 def _reading_order(outs:tuple)->list:
     "Headline text first, then figures, then reports (their tables are the detail behind the picture)."
     rank = lambda o: 2 if isinstance(o, Report) else 1 if isinstance(o, (Figure, Axes)) else 0
     return sorted(outs, key=rank)   # stable: the order within each kind is render's
 
+# %% ../nbs/03_viz.ipynb #a9ced35b
 class Explorer(widgets.VBox):
     "Controls, a status line and an output area; re-renders on change or on Run, and keeps the last report."
     def __init__(self,
