@@ -134,16 +134,16 @@ bench: install $(VENV)/.installed-bench
 	@set -e; for f in benchmarks/bench_*.py; do [ -e "$$f" ] || continue; echo ">>> $$f"; $(BIN)/python "$$f"; done
 	$(BIN)/python benchmarks/ship.py
 
-# The course for instructors (nbgrader, tools/course.py): tutorials/ stay the single source. No install step here: it uses
+# The course for instructors (nbgrader, tools/nbgrader_course.py): tutorials/ stay the single source. No install step here: it uses
 # .venv when present, else the python3 on PATH (which needs nbgrader: `pip install -c constraints.txt '.[course]'`).
 COURSE_DIR ?= course
 COURSE_PY = $(if $(wildcard $(BIN)/python),$(BIN)/python,python3)
 .PHONY: course grade
 course:
 	@echo ">>> nbgrader: the instructor key ($(COURSE_DIR)/source/) and the student release ($(COURSE_DIR)/release/) of every lesson"
-	$(COURSE_PY) tools/course.py build --course $(COURSE_DIR)
+	$(COURSE_PY) tools/nbgrader_course.py build --course $(COURSE_DIR)
 
 grade:
 	@if [ -z "$(SUBMISSIONS)" ]; then echo "usage: make grade SUBMISSIONS=folder   (folder/<student>/<lesson>.ipynb; run make course first)"; exit 2; fi
 	@echo ">>> nbgrader autograde: every submission in $(SUBMISSIONS) (each lesson runs in full); table in $(COURSE_DIR)/grades.csv and .md"
-	$(COURSE_PY) tools/course.py grade "$(SUBMISSIONS)" --course $(COURSE_DIR)
+	$(COURSE_PY) tools/nbgrader_course.py grade "$(SUBMISSIONS)" --course $(COURSE_DIR)

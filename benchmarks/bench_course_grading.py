@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_course_grading.py [LESSON ...]
 
-Builds the nbgrader course (tools/course.py) in a scratch folder, grades three submissions per lesson with
+Builds the nbgrader course (tools/nbgrader_course.py) in a scratch folder, grades three submissions per lesson with
 `nbgrader autograde` (every cell of the lesson runs) and writes benchmarks/results/course_grading.{csv,md}. Naming
 lessons re-runs only those and replaces their rows; the other lessons' rows stay.
 The load average is recorded beside the timings: on the shared 2-core machine they are upper bounds.
@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / 'tools'))
-import course  # noqa: E402
+import nbgrader_course as course  # noqa: E402 (tools/nbgrader_course.py: named apart from trustml_nb.course)
 import course_checks  # noqa: E402
 
 OUT = ROOT / 'benchmarks' / 'results'

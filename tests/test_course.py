@@ -1,4 +1,4 @@
-"""Student and instructor copies (nbgrader) built from tutorials/, and autograding (tools/course.py).
+"""Student and instructor copies (nbgrader) built from tutorials/, and autograding (tools/nbgrader_course.py).
 
 The default suite builds every lesson's instructor key and student release and checks what each contains, then
 autogrades two representative lessons (00 and 90, the fastest) three ways: the reference solutions must score full
@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / 'tools'))
-import course  # noqa: E402
+import nbgrader_course as course  # noqa: E402 (tools/nbgrader_course.py: named apart from trustml_nb.course)
 import course_checks  # noqa: E402
 
 LESSONS = course.lesson_names()

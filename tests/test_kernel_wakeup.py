@@ -98,7 +98,7 @@ for name, load in [('tools/run_tour.py', lambda: runpy.run_path(str(root / 'tool
                    ('tools/serve_apps.py', lambda: runpy.run_path(str(root / 'tools/serve_apps.py'))),
                    ('benchmarks/bench_lesson_times.py', lambda: runpy.run_path(str(root / 'benchmarks/bench_lesson_times.py'))),
                    ('docs/conf.py', lambda: runpy.run_path(str(root / 'docs/conf.py'))),
-                   ('tools/course.py', lambda: runpy.run_path(str(root / 'tools/course.py'))['_api'](Path(tempfile.mkdtemp())))]:
+                   ('tools/nbgrader_course.py', lambda: runpy.run_path(str(root / 'tools/nbgrader_course.py'))['_api'](Path(tempfile.mkdtemp())))]:
     kernel_wakeup.uninstall(); load(); out[name] = fixed()
 print(out)
 """

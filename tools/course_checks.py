@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import course  # noqa: E402
+import nbgrader_course as course  # noqa: E402
 
 # lesson -> (exercise number, the code a student might plausibly write instead of the solution)
 WRONG_ANSWERS = {

@@ -17,7 +17,7 @@ full cell timeout); with the fix, 0 of 40 (benchmarks/results/kernel_wakeup.md, 
 The fix: after each send on an asyncio channel, ask pyzmq to re-check the socket's events (what pyzmq's own asyncio
 `send` does), so a pending poll wakes for a message that is already there. `install()` applies it to
 `jupyter_client.channels.AsyncZMQSocketChannel.send`; every headless runner here calls it first (tools/run_tour.py,
-tools/course.py, tools/serve_apps.py, docs/conf.py, benchmarks/bench_lesson_times.py).
+tools/nbgrader_course.py, tools/serve_apps.py, docs/conf.py, benchmarks/bench_lesson_times.py).
 """
 from jupyter_client.channels import AsyncZMQSocketChannel
 

@@ -1,7 +1,7 @@
 """Student and instructor copies of the lessons, and autograding, with nbgrader.
 
-    python tools/course.py build [--course DIR] [LESSON ...]     # `make course`
-    python tools/course.py grade SUBMISSIONS [--course DIR]      # `make grade SUBMISSIONS=dir`
+    python tools/nbgrader_course.py build [--course DIR] [LESSON ...]     # `make course`
+    python tools/nbgrader_course.py grade SUBMISSIONS [--course DIR]      # `make grade SUBMISSIONS=dir`
 
 The lessons in tutorials/ are the single source. Inside them, exercise cells carry plain-text markers that run as
 ordinary comments in JupyterLab and in the notebook tests:
