@@ -22,7 +22,7 @@ from torch import nn
 from .core import (Estimator, Report, check_array, check_flag, check_numbers, check_option, check_scalar, check_seed,
                              check_show_progress, isolated_seed, optional, progress, report, report_numerical, require,
                              summarised_warnings)
-from .momdp import (OfflineDataset, TabularMOMDP, check_mdp, dangling_states, collect_dataset,
+from .momdp import (OfflineDataset, TabularMOMDP, check_dataset, check_mdp, dangling_states, collect_dataset,
                               empirical_mdp, four_room, optimal_policy, plot_grid_policy, preference_dataset, random_momdp,
                               spibb_policy, uniform_policy)
 from .viz import PALETTE, explorer, legend_outside, new_figure
@@ -215,6 +215,10 @@ class Divergence:
     def __repr__(self): return f"Divergence({self.kind})"
 
 # %% ../nbs/41_fairdice.ipynb #bcfb782e
+def _flow_matrix(mdp, pairs, live_idx)->np.ndarray:
+    "M[(s, a), s'] = gamma T(s' | s, a) - [s = s'] over `pairs` and the live states: the flow constraints read M^T d + (1 - gamma) p0 = 0."
+    return mdp.gamma * mdp.T[pairs[:, 0], pairs[:, 1]][:, live_idx] - (pairs[:, :1] == live_idx[None, :]).astype(float)
+
 def _supported_pairs(T, dD, terminal, p0, states_without_data:str)->np.ndarray:
     "Boolean (S, A) mask of the data pairs an occupancy may use: with 'no_flow', drop (until none is left) every pair that can move into a non-terminal state no kept pair leaves."
     keep = dD > 0
@@ -268,7 +272,6 @@ class _Problem:
         self.c = 1 / kD.max() if kD.max() > 0 else 1.0
         self.R = self.c * R
         self.live_idx = np.flatnonzero(self.live)
-        Tl = mdp.T[ps, pa][:, self.live_idx]
         self.T_pairs = mdp.T[ps, pa]
         leak = self.T_pairs[:, self.without_data].sum()
         if leak > 1e-12:
@@ -277,7 +280,7 @@ class _Problem:
                                                "occupancy that flows into them is reported as occupancy_without_data"))
         if mdp.p0[self.without_data].sum() > 1e-12:
             self.notes.append(f"{mdp.p0[self.without_data].sum():.3g} of the start distribution lies on states without data (value 0 there)")
-        self.M = mdp.gamma * Tl - (ps[:, None] == self.live_idx[None, :]).astype(float)
+        self.M = _flow_matrix(mdp, self.pairs, self.live_idx)
         self.p0 = mdp.p0[self.live_idx]
         self.p0_all = mdp.p0
         self.gamma = mdp.gamma
@@ -359,17 +362,10 @@ def _policy_from_d(d, dD, tol=1e-12):
     pi[fb] = dD[fb] / bs[fb, None]
     return pi
 
-# %% ../nbs/41_fairdice.ipynb #e333cd4f
-def _check_data(data)->OfflineDataset:
-    "Check that `data` is a valid OfflineDataset (again: its arrays may have been edited)."
-    if not isinstance(data, OfflineDataset): raise TypeError(f"data must be an OfflineDataset, got {type(data).__name__}")
-    return data.validate()
-
 # %% ../nbs/41_fairdice.ipynb #e0365370
 def behaviour_cloning(data:OfflineDataset)->np.ndarray:
     "The tabular behaviour-cloning baseline: the data's action frequencies per state (uniform where unseen)."
-    _check_data(data)
-    N = np.zeros((data.n_states, data.n_actions)); np.add.at(N, (data.states, data.actions), 1)
+    N = check_dataset(data).pair_counts()
     return _policy_from_d(N, N)
 
 # %% ../nbs/41_fairdice.ipynb #54e5a675
@@ -380,7 +376,7 @@ def _prepare(data, dD, gamma, data_distribution, states_without_data='no_flow')-
             raise ValueError("state_action_distribution is only for a TabularMOMDP; with an OfflineDataset d_D comes from the data "
                              "(see data_distribution)")
         if gamma is None: raise ValueError("gamma is required when fitting on an OfflineDataset (the problem's discount factor)")
-        mdp, dD = empirical_mdp(_check_data(data), gamma, warn=False)
+        mdp, dD = empirical_mdp(check_dataset(data), gamma, warn=False)
         dangling = dangling_states(data)
         notes = []
         if len(dangling):
@@ -771,8 +767,7 @@ def solve_unregularised(
     live = np.flatnonzero(~mdp.absorbing)
     if len(live) == 0: raise ValueError("mdp has only absorbing states: there is nothing to decide")
     pairs = np.array([(s, a) for s in live for a in range(A)])
-    Tl = mdp.T[pairs[:, 0], pairs[:, 1]][:, live]
-    M = mdp.gamma * Tl - (pairs[:, :1] == live[None, :]).astype(float)
+    M = _flow_matrix(mdp, pairs, live)
     R = mdp.R[pairs[:, 0], pairs[:, 1]]
     if objective_weights is not None:
         lin = check_array(objective_weights, 'objective_weights', shape=(mdp.n_objectives,)).astype(float)
@@ -1077,7 +1072,7 @@ def fit(self:NeuralFairDICE,
        )->NeuralFairDICE:
     "Train on `data`; sets `report_`, `policy_`, `objective_weights_` and `network_` (the trained FairDICENetwork)."
     settings = self._validate_params()
-    data = _check_data(data)
+    data = check_dataset(data)
     W = settings.welfare
     _check_welfare_size(W, data.n_objectives)
     mu_fixed = _fixed_weights(settings.objective_weights, W, data.n_objectives) if settings.objective_weights is not None else None
@@ -1236,7 +1231,7 @@ def linear_scalarisation_sweep(
     show_progress:bool|None=None, # progress bar (None: follow TRUSTML_NB_PROGRESS)
 )->pd.DataFrame: # two rows per weight vector ('linear, unregularised' and 'linear, regularised'): weights, kind, the `policy_metrics` columns, regularised_nsw_objective (regularised rows; NaN in the others)
     "Linear-scalarisation baselines over a grid of weights: unregularised (empirical-MDP optimum) and regularised (FairDICE-fixed)."
-    _check_data(data); check_mdp(mdp_true, 'mdp_true')
+    check_dataset(data); check_mdp(mdp_true, 'mdp_true')
     if (data.n_states, data.n_actions, data.n_objectives) != (mdp_true.n_states, mdp_true.n_actions, mdp_true.n_objectives):
         raise ValueError(f"mdp_true has {mdp_true.n_states} states, {mdp_true.n_actions} actions and {mdp_true.n_objectives} objectives "
                          f"but data has {data.n_states}, {data.n_actions} and {data.n_objectives}")
