@@ -219,6 +219,7 @@ def _flow_matrix(mdp, pairs, live_idx)->np.ndarray:
     "M[(s, a), s'] = gamma T(s' | s, a) - [s = s'] over `pairs` and the live states: the flow constraints read M^T d + (1 - gamma) p0 = 0."
     return mdp.gamma * mdp.T[pairs[:, 0], pairs[:, 1]][:, live_idx] - (pairs[:, :1] == live_idx[None, :]).astype(float)
 
+# %% ../nbs/41_fairdice.ipynb #a10bb785
 def _supported_pairs(T, dD, terminal, p0, states_without_data:str)->np.ndarray:
     "Boolean (S, A) mask of the data pairs an occupancy may use: with 'no_flow', drop (until none is left) every pair that can move into a non-terminal state no kept pair leaves."
     keep = dD > 0
@@ -318,6 +319,7 @@ def _check_welfare(x, name:str)->Welfare:
     "A welfare setting as a `Welfare` (see `get_welfare`)."
     return get_welfare(x)
 
+# %% ../nbs/41_fairdice.ipynb #6f994be4
 def _check_gamma_required(x, name:str)->float:
     "A discount factor in [0, 1) that must be given."
     if x is None: raise ValueError(f"{name} is required: the discount factor of the problem the data come from")
@@ -342,6 +344,7 @@ def _check_objective_weights(x, name:str)->np.ndarray:
         raise ValueError(f"{name} must be positive (mu_i > 0), got {mu.tolist()}; drop an objective instead of giving it weight 0")
     return mu
 
+# %% ../nbs/41_fairdice.ipynb #a6b4df4d
 def _fixed_weights(objective_weights, W, n_objectives):
     "The fixed weights mu (FairDICE-fixed; all ones for utilitarian welfare), or None when they are learned."
     if objective_weights is None: return np.ones(n_objectives) if W.mu_param == 'fixed' else None
@@ -674,6 +677,7 @@ def _check_text(x, name:str)->str:
     if not isinstance(x, str): raise TypeError(f"{name} must be a string, got {type(x).__name__}")
     return x
 
+# %% ../nbs/41_fairdice.ipynb #8dc84a34
 class FairDICE(Estimator):
     "Exact tabular FairDICE: the policy maximising welfare of the returns minus beta D_f(d || d_D), by its convex dual or cvxpy primal."
     parameters = dict(welfare=_check_welfare, divergence=_check_divergence, beta=_check_beta,
