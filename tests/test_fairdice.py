@@ -304,10 +304,12 @@ def test_warnings_that_matter_stay_visible(rm_data):
 
 # ---------------------------------------------------------------- the estimator contract
 def test_summarised_warnings_point_at_the_users_line():
-    "The summary a sweep re-issues is warned at the caller's line, not at a line inside the package or contextlib."
-    from trustml_nb.fairdice import _summarised_warnings
+    "The summary a sweep re-issues (core's one helper, no local copy) is warned at the caller's line, with its count of fits."
+    import trustml_nb.fairdice as fairdice
+    from trustml_nb.core import summarised_warnings
+    assert fairdice.summarised_warnings is summarised_warnings and not hasattr(fairdice, "_summarised_warnings")
     with pytest.warns(NumericalWarning) as caught:
-        with _summarised_warnings("sweep"):
+        with summarised_warnings("sweep"):
             for _ in range(3): warnings.warn("stalled", NumericalWarning)
     assert [str(w.message) for w in caught] == ["sweep: stalled (3 fits)"] and caught[0].filename == __file__
 

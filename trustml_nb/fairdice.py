@@ -9,25 +9,24 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections import Counter
+from functools import partial
 
 import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 import torch
 from scipy.optimize import minimize
-from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 from torch import nn
 
-from .core import (Report, warn_at_user, check_array, check_flag, check_numbers, check_option, check_scalar, progress,
-                             isolated_seed, report, report_numerical, require)
-from .momdp import (OfflineDataset, TabularMOMDP, check_mdp, dangling_states, collect_dataset,
+from .core import (Estimator, Report, check_array, check_flag, check_numbers, check_option, check_scalar, check_seed,
+                             check_show_progress, isolated_seed, optional, progress, report, report_numerical, require,
+                             summarised_warnings)
+from .momdp import (OfflineDataset, TabularMOMDP, check_dataset, check_mdp, dangling_states, collect_dataset,
                               empirical_mdp, four_room, optimal_policy, plot_grid_policy, preference_dataset, random_momdp,
                               spibb_policy, uniform_policy)
 from .viz import PALETTE, explorer, legend_outside, new_figure
 from fastcore.basics import patch
-
 
 # %% auto #0
 __all__ = ['Welfare', 'get_welfare', 'jain_index', 'policy_metrics', 'Divergence', 'behaviour_cloning', 'FairDICEReport',
@@ -216,6 +215,11 @@ class Divergence:
     def __repr__(self): return f"Divergence({self.kind})"
 
 # %% ../nbs/41_fairdice.ipynb #bcfb782e
+def _flow_matrix(mdp, pairs, live_idx)->np.ndarray:
+    "M[(s, a), s'] = gamma T(s' | s, a) - [s = s'] over `pairs` and the live states: the flow constraints read M^T d + (1 - gamma) p0 = 0."
+    return mdp.gamma * mdp.T[pairs[:, 0], pairs[:, 1]][:, live_idx] - (pairs[:, :1] == live_idx[None, :]).astype(float)
+
+# %% ../nbs/41_fairdice.ipynb #a10bb785
 def _supported_pairs(T, dD, terminal, p0, states_without_data:str)->np.ndarray:
     "Boolean (S, A) mask of the data pairs an occupancy may use: with 'no_flow', drop (until none is left) every pair that can move into a non-terminal state no kept pair leaves."
     keep = dD > 0
@@ -269,7 +273,6 @@ class _Problem:
         self.c = 1 / kD.max() if kD.max() > 0 else 1.0
         self.R = self.c * R
         self.live_idx = np.flatnonzero(self.live)
-        Tl = mdp.T[ps, pa][:, self.live_idx]
         self.T_pairs = mdp.T[ps, pa]
         leak = self.T_pairs[:, self.without_data].sum()
         if leak > 1e-12:
@@ -278,7 +281,7 @@ class _Problem:
                                                "occupancy that flows into them is reported as occupancy_without_data"))
         if mdp.p0[self.without_data].sum() > 1e-12:
             self.notes.append(f"{mdp.p0[self.without_data].sum():.3g} of the start distribution lies on states without data (value 0 there)")
-        self.M = mdp.gamma * Tl - (ps[:, None] == self.live_idx[None, :]).astype(float)
+        self.M = _flow_matrix(mdp, self.pairs, self.live_idx)
         self.p0 = mdp.p0[self.live_idx]
         self.p0_all = mdp.p0
         self.gamma = mdp.gamma
@@ -312,12 +315,20 @@ def _check_positivity(rewards, welfare):
 # %% ../nbs/41_fairdice.ipynb #ece6e3fd
 _BETA_MAX = 1e8  # larger betas are behaviour cloning to double precision, and the solvers' scaling breaks down
 
-def _check_common(welfare, divergence, beta, gamma)->tuple:
-    "Validate the settings both estimators share; return (Welfare, Divergence)."
-    W, div = get_welfare(welfare), Divergence(divergence)
-    check_scalar(beta, 'beta', low=0, high=_BETA_MAX, closed='right')
-    if gamma is not None: check_scalar(gamma, 'gamma', low=0, high=1, closed='left')
-    return W, div
+def _check_welfare(x, name:str)->Welfare:
+    "A welfare setting as a `Welfare` (see `get_welfare`)."
+    return get_welfare(x)
+
+# %% ../nbs/41_fairdice.ipynb #6f994be4
+def _check_gamma_required(x, name:str)->float:
+    "A discount factor in [0, 1) that must be given."
+    if x is None: raise ValueError(f"{name} is required: the discount factor of the problem the data come from")
+    return check_scalar(x, name, low=0, high=1, closed='left')
+
+# the settings both estimators declare alike
+_check_divergence = partial(check_option, options=('chi2', 'kl', 'softchi'))
+_check_beta = partial(check_scalar, low=0, high=_BETA_MAX, closed='right')
+_check_states_without_data = partial(check_option, options=('no_flow', 'absorbing'))
 
 # %% ../nbs/41_fairdice.ipynb #b26e8e31
 def _check_welfare_size(W, n_objectives:int):
@@ -326,14 +337,20 @@ def _check_welfare_size(W, n_objectives:int):
         raise ValueError(f"welfare has {len(W.weights)} weights for {n_objectives} objectives")
 
 # %% ../nbs/41_fairdice.ipynb #251d433c
+def _check_objective_weights(x, name:str)->np.ndarray:
+    "Fixed objective weights: a vector of positive numbers (their number is checked against the data's objectives)."
+    mu = check_array(x, name, ndim=1).astype(float)
+    if (mu <= 0).any():
+        raise ValueError(f"{name} must be positive (mu_i > 0), got {mu.tolist()}; drop an objective instead of giving it weight 0")
+    return mu
+
+# %% ../nbs/41_fairdice.ipynb #a6b4df4d
 def _fixed_weights(objective_weights, W, n_objectives):
     "The fixed weights mu (FairDICE-fixed; all ones for utilitarian welfare), or None when they are learned."
     if objective_weights is None: return np.ones(n_objectives) if W.mu_param == 'fixed' else None
-    mu = check_array(objective_weights, 'objective_weights', ndim=1).astype(float)
+    mu = _check_objective_weights(objective_weights, 'objective_weights')
     if len(mu) != n_objectives:
         raise ValueError(f"objective_weights must have one weight per objective ({n_objectives}), got {len(mu)}")
-    if (mu <= 0).any():
-        raise ValueError(f"objective_weights must be positive (mu_i > 0), got {mu.tolist()}; drop an objective instead of giving it weight 0")
     return mu
 
 # %% ../nbs/41_fairdice.ipynb #b3f1689e
@@ -348,17 +365,10 @@ def _policy_from_d(d, dD, tol=1e-12):
     pi[fb] = dD[fb] / bs[fb, None]
     return pi
 
-# %% ../nbs/41_fairdice.ipynb #e333cd4f
-def _check_data(data)->OfflineDataset:
-    "Check that `data` is a valid OfflineDataset (again: its arrays may have been edited)."
-    if not isinstance(data, OfflineDataset): raise TypeError(f"data must be an OfflineDataset, got {type(data).__name__}")
-    return data.validate()
-
 # %% ../nbs/41_fairdice.ipynb #e0365370
 def behaviour_cloning(data:OfflineDataset)->np.ndarray:
     "The tabular behaviour-cloning baseline: the data's action frequencies per state (uniform where unseen)."
-    _check_data(data)
-    N = np.zeros((data.n_states, data.n_actions)); np.add.at(N, (data.states, data.actions), 1)
+    N = check_dataset(data).pair_counts()
     return _policy_from_d(N, N)
 
 # %% ../nbs/41_fairdice.ipynb #54e5a675
@@ -369,7 +379,7 @@ def _prepare(data, dD, gamma, data_distribution, states_without_data='no_flow')-
             raise ValueError("state_action_distribution is only for a TabularMOMDP; with an OfflineDataset d_D comes from the data "
                              "(see data_distribution)")
         if gamma is None: raise ValueError("gamma is required when fitting on an OfflineDataset (the problem's discount factor)")
-        mdp, dD = empirical_mdp(_check_data(data), gamma, warn=False)
+        mdp, dD = empirical_mdp(check_dataset(data), gamma, warn=False)
         dangling = dangling_states(data)
         notes = []
         if len(dangling):
@@ -663,8 +673,20 @@ def _finish(P, W, div, beta, sol, fixed, notes, welfare_label)->FairDICEReport:
         data_distribution=P.dD, model=mdp, notes=tuple(notes))
 
 # %% ../nbs/41_fairdice.ipynb #c12c65f1
-class FairDICE(BaseEstimator):
+def _check_text(x, name:str)->str:
+    if not isinstance(x, str): raise TypeError(f"{name} must be a string, got {type(x).__name__}")
+    return x
+
+# %% ../nbs/41_fairdice.ipynb #8dc84a34
+class FairDICE(Estimator):
     "Exact tabular FairDICE: the policy maximising welfare of the returns minus beta D_f(d || d_D), by its convex dual or cvxpy primal."
+    parameters = dict(welfare=_check_welfare, divergence=_check_divergence, beta=_check_beta,
+                      gamma=optional(partial(check_scalar, low=0, high=1, closed='left')),
+                      solver=partial(check_option, options=('dual', 'primal')), method=partial(check_option, options=('newton', 'lbfgs')),
+                      data_distribution=partial(check_option, options=('empirical', 'occupancy')),
+                      states_without_data=_check_states_without_data, tol=partial(check_scalar, low=0, closed='neither'),
+                      max_iter=partial(check_scalar, kind=int, low=1), newton_polish=check_flag, cvxpy_solver=_check_text,
+                      objective_weights=optional(_check_objective_weights))
     def __init__(self, *,
                  welfare='nsw', # 'nsw', 'utilitarian', 'maxmin', an alpha >= 0 (0: utilitarian, 1: Nash, inf: max-min), or a Welfare
                  divergence:str='softchi', # 'chi2', 'kl' or 'softchi'
@@ -685,32 +707,36 @@ class FairDICE(BaseEstimator):
         self.states_without_data = states_without_data
         self.tol, self.max_iter, self.newton_polish, self.cvxpy_solver = tol, max_iter, newton_polish, cvxpy_solver
 
-    def fit(self,
-            data, # an OfflineDataset (solved on its empirical MDP), or a TabularMOMDP with `state_action_distribution`
-            state_action_distribution=None, # d_D(s, a), shape (S, A), when `data` is a TabularMOMDP
-           )->'FairDICE':
-        "Solve FairDICE exactly; sets `report_`, `policy_`, `objective_weights_`, `returns_`, `occupancy_` and `model_`."
-        W, div = _check_common(self.welfare, self.divergence, self.beta, self.gamma)
-        check_option(self.solver, 'solver', ('dual', 'primal')); check_option(self.method, 'method', ('newton', 'lbfgs'))
-        check_option(self.data_distribution, 'data_distribution', ('empirical', 'occupancy'))
-        check_option(self.states_without_data, 'states_without_data', ('no_flow', 'absorbing'))
-        check_scalar(self.tol, 'tol', low=0, closed='neither'); check_scalar(self.max_iter, 'max_iter', int, low=1)
-        check_flag(self.newton_polish, 'newton_polish')
-        if self.solver == 'primal': _cvxpy(self.cvxpy_solver, "FairDICE(solver='primal')")
-        elif not isinstance(self.cvxpy_solver, str): raise TypeError(f"cvxpy_solver must be a string, got {type(self.cvxpy_solver).__name__}")
-        mdp, dD, notes, without = _prepare(data, state_action_distribution, self.gamma, self.data_distribution, self.states_without_data)
-        _check_welfare_size(W, mdp.n_objectives)
-        mu_fixed = _fixed_weights(self.objective_weights, W, mdp.n_objectives)
-        P = _Problem(mdp, dD, normalise=self.data_distribution == 'empirical', notes=notes, without_data=without,
-                     states_without_data=self.states_without_data)
-        if mu_fixed is None: _check_positivity(P.R, W)
-        if self.solver == 'dual': sol, more = _solve_dual(P, W, div, self.beta, mu_fixed, self.method, self.tol, self.max_iter, self.newton_polish)
-        else: sol, more = _solve_primal(P, W, div, self.beta, mu_fixed, self.cvxpy_solver)
-        label = W.name if self.objective_weights is None else 'linear (fixed weights)'
-        rep = _finish(P, W, div, self.beta, sol, mu_fixed is not None, P.notes + more, label)
-        self.report_, self.policy_, self.objective_weights_ = rep, rep.policy, rep.objective_weights
-        self.returns_, self.occupancy_, self.model_ = rep.returns, rep.occupancy, rep.model
-        return self
+# %% ../nbs/41_fairdice.ipynb #e9e7532a
+@patch
+def fit(self:FairDICE,
+        data, # an OfflineDataset (solved on its empirical MDP), or a TabularMOMDP with `state_action_distribution`
+        state_action_distribution=None, # d_D(s, a), shape (S, A), when `data` is a TabularMOMDP
+       )->FairDICE:
+    "Solve FairDICE exactly; sets `report_`, `policy_`, `objective_weights_`, `returns_`, `occupancy_` and `model_`."
+    settings = self._validate_params()
+    if settings.solver == 'primal': _cvxpy(settings.cvxpy_solver, "FairDICE(solver='primal')")
+    mdp, dD, notes, without = _prepare(data, state_action_distribution, settings.gamma, settings.data_distribution,
+                                       settings.states_without_data)
+    _check_welfare_size(settings.welfare, mdp.n_objectives)
+    mu_fixed = _fixed_weights(settings.objective_weights, settings.welfare, mdp.n_objectives)
+    return self._fit(settings, mdp, dD, notes, without, mu_fixed)
+
+# %% ../nbs/41_fairdice.ipynb #692d2a40
+@patch
+def _fit(self:FairDICE, s, mdp, dD, notes, without, mu_fixed)->FairDICE:
+    "Solve on the checked settings `s` and the model; sets `report_` and the fitted attributes."
+    W, div = s.welfare, Divergence(s.divergence)
+    P = _Problem(mdp, dD, normalise=s.data_distribution == 'empirical', notes=notes, without_data=without,
+                 states_without_data=s.states_without_data)
+    if mu_fixed is None: _check_positivity(P.R, W)
+    if s.solver == 'dual': sol, more = _solve_dual(P, W, div, s.beta, mu_fixed, s.method, s.tol, s.max_iter, s.newton_polish)
+    else: sol, more = _solve_primal(P, W, div, s.beta, mu_fixed, s.cvxpy_solver)
+    label = W.name if s.objective_weights is None else 'linear (fixed weights)'
+    rep = _finish(P, W, div, s.beta, sol, mu_fixed is not None, P.notes + more, label)
+    self.report_, self.policy_, self.objective_weights_ = rep, rep.policy, rep.objective_weights
+    self.returns_, self.occupancy_, self.model_ = rep.returns, rep.occupancy, rep.model
+    return self
 
 # %% ../nbs/41_fairdice.ipynb #0a609f98
 @report
@@ -745,8 +771,7 @@ def solve_unregularised(
     live = np.flatnonzero(~mdp.absorbing)
     if len(live) == 0: raise ValueError("mdp has only absorbing states: there is nothing to decide")
     pairs = np.array([(s, a) for s in live for a in range(A)])
-    Tl = mdp.T[pairs[:, 0], pairs[:, 1]][:, live]
-    M = mdp.gamma * Tl - (pairs[:, :1] == live[None, :]).astype(float)
+    M = _flow_matrix(mdp, pairs, live)
     R = mdp.R[pairs[:, 0], pairs[:, 1]]
     if objective_weights is not None:
         lin = check_array(objective_weights, 'objective_weights', shape=(mdp.n_objectives,)).astype(float)
@@ -999,8 +1024,20 @@ class NeuralFairDICEReport(Report):
     def title(self)->str: return f"Neural FairDICE: {self.welfare}, {self.divergence}, beta={self.beta:g}, {self.completed_steps} steps"
 
 # %% ../nbs/41_fairdice.ipynb #76b3be44
-class NeuralFairDICE(BaseEstimator):
+class NeuralFairDICE(Estimator):
     "Neural FairDICE in PyTorch: the dual loss (4) on minibatches of transitions, then weighted behaviour cloning."
+    parameters = dict(welfare=_check_welfare, divergence=_check_divergence, beta=_check_beta, gamma=_check_gamma_required,
+                      steps=partial(check_scalar, kind=int, low=1), batch_size=optional(partial(check_scalar, kind=int, low=1)),
+                      lr=partial(check_scalar, low=0, closed='neither'), policy_lr=partial(check_scalar, low=0, closed='neither'),
+                      hidden=partial(check_scalar, kind=int, low=1), value_model=partial(check_option, options=('mlp', 'tabular')),
+                      weight_parametrisation=partial(check_option, options=(None, 'exp', 'softmax', 'raw')),
+                      objective_weights=optional(_check_objective_weights), terminal=partial(check_option, options=('mask', 'official')),
+                      bc_weights=partial(check_option, options=('paper', 'code')),
+                      initial_states=partial(check_option, options=('trajectory', 'transition')),
+                      states_without_data=_check_states_without_data, value_init=partial(check_option, options=('behaviour', 'zero')),
+                      gradient_penalty=partial(check_scalar, low=0), seed=check_seed,
+                      log_every=partial(check_scalar, kind=int, low=1), refit_steps=partial(check_scalar, kind=int, low=0),
+                      show_progress=check_show_progress)
     def __init__(self, *,
                  welfare='nsw', # welfare spec (see `get_welfare`)
                  divergence:str='softchi', # 'chi2', 'kl' or 'softchi'
@@ -1034,38 +1071,31 @@ class NeuralFairDICE(BaseEstimator):
 
 # %% ../nbs/41_fairdice.ipynb #e7aa8047
 @patch
-def _check_settings(self:NeuralFairDICE)->tuple:
-    W, div = _check_common(self.welfare, self.divergence, self.beta, self.gamma)
-    if self.gamma is None: raise ValueError("gamma is required: the discount factor of the problem the data come from")
-    for name, low in (('steps', 1), ('hidden', 1), ('log_every', 1), ('refit_steps', 0), ('seed', 0)):
-        check_scalar(getattr(self, name), name, int, low=low)
-    if self.batch_size is not None: check_scalar(self.batch_size, 'batch_size', int, low=1)
-    check_scalar(self.lr, 'lr', low=0, closed='neither'); check_scalar(self.policy_lr, 'policy_lr', low=0, closed='neither')
-    check_option(self.initial_states, 'initial_states', ('trajectory', 'transition'))
-    check_option(self.states_without_data, 'states_without_data', ('no_flow', 'absorbing'))
-    check_option(self.value_init, 'value_init', ('behaviour', 'zero'))
-    check_flag(self.show_progress, 'show_progress', allow_none=True)
-    return W, div
+def fit(self:NeuralFairDICE,
+        data:OfflineDataset, # offline transitions
+       )->NeuralFairDICE:
+    "Train on `data`; sets `report_`, `policy_`, `objective_weights_` and `network_` (the trained FairDICENetwork)."
+    settings = self._validate_params()
+    data = check_dataset(data)
+    W = settings.welfare
+    _check_welfare_size(W, data.n_objectives)
+    mu_fixed = _fixed_weights(settings.objective_weights, W, data.n_objectives) if settings.objective_weights is not None else None
+    param = _weight_param(W, settings.weight_parametrisation, mu_fixed is not None)
+    if param in ('exp', 'raw'): _check_positivity(data.rewards, W)
+    return self._fit(settings, data, mu_fixed, param)
 
 # %% ../nbs/41_fairdice.ipynb #39bc43df
 @patch
-def fit(self:NeuralFairDICE,
-        data:OfflineDataset, # offline transitions
-       )->'NeuralFairDICE':
-    "Train on `data`; sets `report_`, `policy_`, `objective_weights_` and `network_` (the trained FairDICENetwork)."
-    W, div = self._check_settings()
-    data = _check_data(data)
-    _check_welfare_size(W, data.n_objectives)
-    mu_fixed = _fixed_weights(self.objective_weights, W, data.n_objectives) if self.objective_weights is not None else None
-    param = _weight_param(W, self.weight_parametrisation, mu_fixed is not None)
-    if param in ('exp', 'raw'): _check_positivity(data.rewards, W)
+def _fit(self:NeuralFairDICE, s, data, mu_fixed, param:str)->NeuralFairDICE:
+    "Train on the checked settings `s`; sets `report_` and the fitted attributes."
+    W = s.welfare
     # rescale rewards so the data's mean reward vector is O(1) (same law as the exact solver); mu is mapped back
     # (the official code, weight_parametrisation='raw', works on the raw rewards: c = 1)
     kD = np.abs(data.rewards.mean(0)); c = 1 / kD.max() if kD.max() > 0 and param != 'raw' else 1.0
     s_obj, mu_back = _scaling(c, W, param == 'fixed')
     n_threads = torch.get_num_threads(); torch.set_num_threads(1)
     try:    # seeded, yet the caller's Python, numpy and torch generators are left as they were
-        with isolated_seed(self.seed): model, hist, last, done_steps, notes, secs = self._train(data, W, c, s_obj, mu_fixed)
+        with isolated_seed(s.seed): model, hist, last, done_steps, notes, secs = self._train(s, data, c, s_obj, mu_fixed)
     finally: torch.set_num_threads(n_threads)
     mu_v = model.mu().detach().double().numpy() * mu_back
     hist = pd.DataFrame(hist)
@@ -1073,8 +1103,8 @@ def fit(self:NeuralFairDICE,
     names = [f'obj{i}' for i in range(data.n_objectives)]
     self.report_ = NeuralFairDICEReport(
         pd.DataFrame({'objective': names, 'objective_weight': mu_v}),
-        welfare='linear (fixed weights)' if self.objective_weights is not None else W.name, divergence=div.kind,
-        beta=float(self.beta), steps=int(self.steps), completed_steps=done_steps, final_loss=last['loss'],
+        welfare='linear (fixed weights)' if s.objective_weights is not None else W.name, divergence=s.divergence,
+        beta=float(s.beta), steps=int(s.steps), completed_steps=done_steps, final_loss=last['loss'],
         mean_density_ratio=last['mean_density_ratio'], reward_scale=float(c), seconds=secs, objective_weights=mu_v,
         policy=model.policy(), history=hist, notes=tuple(notes))
     self.policy_, self.objective_weights_, self.network_ = self.report_.policy, mu_v, model
@@ -1082,31 +1112,31 @@ def fit(self:NeuralFairDICE,
 
 # %% ../nbs/41_fairdice.ipynb #5356508f
 @patch
-def _train(self:NeuralFairDICE, data, W, c, s_obj, mu_fixed)->tuple:
+def _train(self:NeuralFairDICE, s, data, c, s_obj, mu_fixed)->tuple:
     "The training loop; returns (network, history rows, last finite diagnostics, completed steps, notes, seconds)."
-    model = FairDICENetwork(data.n_states, data.n_actions, data.n_objectives, W, self.divergence, self.beta * s_obj, self.gamma,
-                            self.hidden, self.value_model, self.weight_parametrisation, mu_fixed, self.terminal,
-                            self.bc_weights, self.gradient_penalty)
+    W = s.welfare
+    model = FairDICENetwork(data.n_states, data.n_actions, data.n_objectives, W, s.divergence, s.beta * s_obj, s.gamma,
+                            s.hidden, s.value_model, s.weight_parametrisation, mu_fixed, s.terminal, s.bc_weights, s.gradient_penalty)
     X = _tensors(data); X['r'] = X['r'] * c
     if model.weight_parametrisation in ('exp', 'softmax') and W.kind not in ('maxmin', 'utilitarian'):
         with torch.no_grad():                           # start mu at u'(mean scaled reward), as the exact solver does
             k0 = X['r'].mean(0).clamp(min=1e-3).double().numpy()
             model.mu_raw.copy_(torch.as_tensor(np.log(W.marginal(k0)), dtype=torch.float32))
-    usable = self._start_values(data, model, c)
+    usable = self._start_values(s, data, model, c)
     if usable is not None: X['usable'] = usable
-    N, steps, notes = len(data), self.steps, []
+    N, steps, notes = len(data), s.steps, []
     s0_states, s0_counts = np.unique(data.initial_states(), return_counts=True)
     s0_t = torch.as_tensor(s0_states); p0_w = torch.as_tensor(s0_counts / s0_counts.sum(), dtype=torch.float32)
-    opt = torch.optim.Adam([p for n, p in model.named_parameters() if not n.startswith('pi_net')], lr=self.lr)
-    opt_pi = torch.optim.Adam(model.pi_net.parameters(), lr=self.policy_lr)
+    opt = torch.optim.Adam([p for n, p in model.named_parameters() if not n.startswith('pi_net')], lr=s.lr)
+    opt_pi = torch.optim.Adam(model.pi_net.parameters(), lr=s.policy_lr)
     sched = [torch.optim.lr_scheduler.CosineAnnealingLR(o, steps) for o in (opt, opt_pi)]
-    gen = torch.Generator().manual_seed(self.seed)
+    gen = torch.Generator().manual_seed(s.seed)
     hist, last, done_steps, t0 = [], None, 0, time.perf_counter()
-    for step in progress(range(steps), desc='FairDICE', show=self.show_progress):
-        idx = torch.randint(0, N, (self.batch_size,), generator=gen) if self.batch_size else slice(None)
+    for step in progress(range(steps), desc='FairDICE', show=s.show_progress):
+        idx = torch.randint(0, N, (s.batch_size,), generator=gen) if s.batch_size else slice(None)
         b = {k: v[idx] for k, v in X.items()}
         u = b.get('usable')
-        if self.initial_states == 'trajectory': loss, diag = model.nu_mu_loss(b['s'], b['r'], b['s2'], b['done'], s0_t, p0_w, u)
+        if s.initial_states == 'trajectory': loss, diag = model.nu_mu_loss(b['s'], b['r'], b['s2'], b['done'], s0_t, p0_w, u)
         else: loss, diag = model.nu_mu_loss(b['s'], b['r'], b['s2'], b['done'], b['s0'], usable=u)
         if not np.isfinite(diag['loss']):                 # stop before a non-finite step spoils the networks
             hist.append({**diag, 'step': step, 'policy_loss': np.nan})
@@ -1120,50 +1150,33 @@ def _train(self:NeuralFairDICE, data, W, c, s_obj, mu_fixed)->tuple:
         opt_pi.zero_grad(); lp.backward(); opt_pi.step()
         for sc in sched: sc.step()
         last, done_steps = diag, step + 1
-        if step % self.log_every == 0 or step == steps - 1: hist.append({**diag, 'step': step, 'policy_loss': float(lp.detach())})
+        if step % s.log_every == 0 or step == steps - 1: hist.append({**diag, 'step': step, 'policy_loss': float(lp.detach())})
     if last is None:
-        raise ValueError(f"NeuralFairDICE: the loss is not finite at the first step (beta={self.beta:g}); "
+        raise ValueError(f"NeuralFairDICE: the loss is not finite at the first step (beta={s.beta:g}); "
                          "choose a beta nearer 1e-3..1e3 or rescale the rewards")
-    if self.refit_steps > 0 and done_steps == steps:    # polish the policy on the final weights (full batch)
-        opt_pi = torch.optim.Adam(model.pi_net.parameters(), lr=self.policy_lr)
-        sc = torch.optim.lr_scheduler.CosineAnnealingLR(opt_pi, self.refit_steps)
-        for _ in range(self.refit_steps):
+    if s.refit_steps > 0 and done_steps == steps:    # polish the policy on the final weights (full batch)
+        opt_pi = torch.optim.Adam(model.pi_net.parameters(), lr=s.policy_lr)
+        sc = torch.optim.lr_scheduler.CosineAnnealingLR(opt_pi, s.refit_steps)
+        for _ in range(s.refit_steps):
             lp = model.policy_loss(X['s'], X['a'], X['r'], X['s2'], X['done'], X.get('usable'))
             opt_pi.zero_grad(); lp.backward(); opt_pi.step(); sc.step()
-    elif self.refit_steps > 0: notes.append("the final policy refit was skipped because training stopped early")
+    elif s.refit_steps > 0: notes.append("the final policy refit was skipped because training stopped early")
     return model, hist, last, done_steps, notes, time.perf_counter() - t0
 
 # %% ../nbs/41_fairdice.ipynb #8661e7f3
 @patch
-def _start_values(self:NeuralFairDICE, data, model, c)->torch.Tensor|None:
+def _start_values(self:NeuralFairDICE, s, data, model, c)->torch.Tensor|None:
     "Set nu's starting values (value_init='behaviour'); return the 0/1 usable-row mask of states_without_data='no_flow' (None: every row)."
-    mdp, dD, _, without = _prepare(data, None, self.gamma, 'empirical', self.states_without_data)
-    P = _Problem(mdp, dD, without_data=without, states_without_data=self.states_without_data)   # raises if no occupancy fits the data
-    if self.value_init == 'behaviour':               # exact policy evaluation of the data's behaviour for the starting mu . r
+    mdp, dD, _, without = _prepare(data, None, s.gamma, 'empirical', s.states_without_data)
+    P = _Problem(mdp, dD, without_data=without, states_without_data=s.states_without_data)   # raises if no occupancy fits the data
+    if s.value_init == 'behaviour':               # exact policy evaluation of the data's behaviour for the starting mu . r
         with torch.no_grad():
             mu0 = model.mu().double().numpy()
             nu0 = _behaviour_values(P, (c * P.R / P.c) @ mu0)
             model.nu_start[torch.as_tensor(P.live_idx)] = torch.as_tensor(nu0, dtype=torch.float32)
-    if self.states_without_data == 'absorbing': return None
+    if s.states_without_data == 'absorbing': return None
     keep = np.zeros(dD.shape, bool); keep[P.pairs[:, 0], P.pairs[:, 1]] = True
     return torch.as_tensor(keep[data.states, data.actions], dtype=torch.float32)
-
-# %% ../nbs/41_fairdice.ipynb #1fc9d6ef
-class _summarised_warnings:
-    "Record the warnings of many fits, then warn each distinct one once, with how often it came (nothing is dropped)."
-    # a class, not @contextlib.contextmanager: the summary is warned from __exit__, a frame of this package, so that
-    # warn_at_user skips to the user's line (from a generator it would stop at contextlib's own frame)
-    def __init__(self, source:str): self.source = source
-    def __enter__(self):
-        self._recorder = warnings.catch_warnings(record=True)
-        self._caught = self._recorder.__enter__()
-        warnings.simplefilter('always')      # record every occurrence, so the counts are right
-        return self
-    def __exit__(self, *exc_info):
-        self._recorder.__exit__(*exc_info)
-        for (category, msg), n in Counter((w.category, str(w.message)) for w in self._caught).items():
-            warn_at_user(f"{self.source}: {msg}" + (f" ({n} fits)" if n > 1 else ''), category, every_time=True)
-        return False
 
 # %% ../nbs/41_fairdice.ipynb #e6deb973
 def welfare_beta_sweep(
@@ -1182,7 +1195,7 @@ def welfare_beta_sweep(
     check_scalar(n_trajectories, 'n_trajectories', int, low=1); check_scalar(optimality, 'optimality', low=0, high=1)
     check_flag(show_progress, 'show_progress', allow_none=True)
     frames = []
-    with _summarised_warnings('welfare_beta_sweep'):
+    with summarised_warnings('welfare_beta_sweep'):
         for seed in progress(seeds, desc='seeds', show=show_progress):
             m_ = random_momdp(n_states=n_states, seed=seed)
             data = collect_dataset(m_, spibb_policy(m_, optimality, seed=seed), n_trajectories, 50, seed=seed)
@@ -1222,7 +1235,7 @@ def linear_scalarisation_sweep(
     show_progress:bool|None=None, # progress bar (None: follow TRUSTML_NB_PROGRESS)
 )->pd.DataFrame: # two rows per weight vector ('linear, unregularised' and 'linear, regularised'): weights, kind, the `policy_metrics` columns, regularised_nsw_objective (regularised rows; NaN in the others)
     "Linear-scalarisation baselines over a grid of weights: unregularised (empirical-MDP optimum) and regularised (FairDICE-fixed)."
-    _check_data(data); check_mdp(mdp_true, 'mdp_true')
+    check_dataset(data); check_mdp(mdp_true, 'mdp_true')
     if (data.n_states, data.n_actions, data.n_objectives) != (mdp_true.n_states, mdp_true.n_actions, mdp_true.n_objectives):
         raise ValueError(f"mdp_true has {mdp_true.n_states} states, {mdp_true.n_actions} actions and {mdp_true.n_objectives} objectives "
                          f"but data has {data.n_states}, {data.n_actions} and {data.n_objectives}")
@@ -1232,7 +1245,7 @@ def linear_scalarisation_sweep(
     check_flag(show_progress, 'show_progress', allow_none=True)
     mdp_hat, _ = empirical_mdp(data, mdp_true.gamma, warn=False)
     pols, labels, reg_obj = {}, [], []
-    with _summarised_warnings('linear_scalarisation_sweep'):
+    with summarised_warnings('linear_scalarisation_sweep'):
         for j, w in enumerate(progress(W, desc='weights', show=show_progress)):
             fx = FairDICE(divergence=divergence, beta=beta, gamma=mdp_true.gamma, objective_weights=np.maximum(w, 1e-9) * mu_scale).fit(data)
             pols[f'{j} unregularised'], pols[f'{j} regularised'] = optimal_policy(mdp_hat, w)[0], fx.policy_

@@ -23,8 +23,8 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['FOUR_ROOM_WALLS', 'ACTIONS_2D', 'TabularMOMDP', 'check_mdp', 'counterexample_momdp', 'uniform_policy',
            'optimal_policy', 'spibb_policy', 'random_momdp', 'four_room', 'plot_grid_policy', 'OfflineDataset',
-           'collect_dataset', 'preference_dataset', 'dangling_states', 'empirical_mdp', 'unmapped_room',
-           'from_mo_gymnasium']
+           'check_dataset', 'collect_dataset', 'preference_dataset', 'dangling_states', 'empirical_mdp',
+           'unmapped_room', 'from_mo_gymnasium']
 
 # %% ../nbs/40_momdp.ipynb #89851ce7
 @dataclass
@@ -416,6 +416,22 @@ def to_frame(self:OfflineDataset)->pd.DataFrame:
     for i in range(self.n_objectives): df[f'r{i}'] = self.rewards[:, i]
     return df
 
+# %% ../nbs/40_momdp.ipynb #3917e5d8
+@patch
+def pair_counts(self:OfflineDataset)->np.ndarray:
+    "N(s, a): how many transitions leave each state by each action, shape (S, A)."
+    N = np.zeros((self.n_states, self.n_actions)); np.add.at(N, (self.states, self.actions), 1)
+    return N
+
+# %% ../nbs/40_momdp.ipynb #e3380676
+def check_dataset(
+    data, # the value that must be an OfflineDataset
+    name:str='data', # argument name, used in error messages
+)->OfflineDataset:
+    "Check that `data` is an OfflineDataset whose arrays are still valid (they may have been edited); return it."
+    if not isinstance(data, OfflineDataset): raise TypeError(f"{name} must be an OfflineDataset, got {type(data).__name__}")
+    return data.validate()
+
 # %% ../nbs/40_momdp.ipynb #abed8b9d
 def collect_dataset(
     mdp:TabularMOMDP, # the environment
@@ -496,10 +512,9 @@ def empirical_mdp(
     warn:bool=True, # warn about states with no outgoing data (treated as absorbing)
 )->tuple: # (TabularMOMDP on the same state indices, d_D of shape (S, A))
     "Maximum-likelihood tabular model of an offline dataset, and its state-action distribution d_D."
-    if not isinstance(data, OfflineDataset): raise TypeError(f"data must be an OfflineDataset, got {type(data).__name__}")
-    data.validate(); check_scalar(gamma, 'gamma', low=0, high=1, closed='left'); check_flag(warn, 'warn')
+    check_dataset(data); check_scalar(gamma, 'gamma', low=0, high=1, closed='left'); check_flag(warn, 'warn')
     S, A, I = data.n_states, data.n_actions, data.n_objectives
-    N = np.zeros((S, A)); np.add.at(N, (data.states, data.actions), 1)
+    N = data.pair_counts()
     Nsas = np.zeros((S, A, S)); np.add.at(Nsas, (data.states, data.actions, data.next_states), 1)
     Rsum = np.zeros((S, A, I)); np.add.at(Rsum, (data.states, data.actions), data.rewards)
     seen = N.sum(1) > 0
