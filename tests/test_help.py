@@ -1,5 +1,6 @@
 """`help()` on every public function and class of every module lists each parameter with its meaning (core.document_parameters),
-read from the comments beside the parameters; the reader agrees with fastcore's docments wherever docments finds a comment."""
+read from the comments beside the parameters by fastcore's docments (core.param_docs), which adds only the shared-line rule
+`lo, hi, # bounds`; it agrees with docments wherever docments finds a comment."""
 import importlib
 import inspect
 import linecache
@@ -107,7 +108,7 @@ def test_the_reader_on_the_layouts_docments_allows(tmp_path, monkeypatch):
         )->float: # the result
             "Demo."
             return 1.0
-        def g(x): return x  # a body on the def line, not a parameter's comment
+        def g(x): return x
         def h(y:int)->int: # what h returns
             "No parameter comment."
             return y

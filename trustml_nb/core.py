@@ -7,6 +7,7 @@ Docs: https://trustml-nb.github.io/trustml_nb/core.html.md"""
 # %% ../nbs/00_core.ipynb #b337e804
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import importlib
@@ -16,6 +17,7 @@ import os
 import random
 import re
 import sys
+import textwrap
 import warnings
 from collections import Counter
 from dataclasses import dataclass, fields, is_dataclass
@@ -25,6 +27,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+from fastcore.docments import docments, get_source
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 from tqdm.auto import tqdm
@@ -762,114 +765,58 @@ def progress(
     return tqdm(iterable, total=total, desc=desc, disable=not (progress_enabled() if show is None else show), **kwargs)
 
 # %% ../nbs/00_core.ipynb #539707e8
-import io as _io
-import tokenize as _tokenize
-
 _PARAMS_HEADING = '\n\nParameters\n----------\n'
 
-def _tokens(lines:list, start:int):
-    "Tokens of the source from line index `start` on (stops quietly at the end of what it was given)."
-    it = iter(lines[start:])
-    try: yield from _tokenize.generate_tokens(lambda: next(it, ''))
-    except (_tokenize.TokenError, IndentationError, SyntaxError): return
+def _shared_line(fn, docs:dict)->dict:
+    "`lo, hi, # bounds`: docments gives a line's comment to the last parameter on it; the others on that line share it."
+    if all(v for k, v in docs.items() if k != 'return'): return docs     # nothing missing: no second parse
+    try: node = ast.parse(textwrap.dedent(get_source(fn) or '')).body[0]
+    except (SyntaxError, IndexError, OSError, TypeError): return docs
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)): return docs
+    a = node.args
+    args = [*a.posonlyargs, *a.args, *filter(None, [a.vararg]), *a.kwonlyargs, *filter(None, [a.kwarg])]
+    for k, x in enumerate(args):
+        later = [y.arg for y in args[k + 1:] if y.lineno == x.lineno and docs.get(y.arg)]
+        if later and not docs.get(x.arg): docs[x.arg] = docs[later[-1]]
+    return docs
 
-# %% ../nbs/00_core.ipynb #d909bf88
-def _signature_docs(lines:list, first:int)->dict:
-    "Parameter name -> comment for the `def` at or after line index `first` (decorators skipped), plus 'return'."
-    while first < len(lines) and not lines[first].lstrip().startswith(('def ', 'async def ')): first += 1
-    comments, only, params = {}, set(), []            # params: [name, line where it ends]
-    depth, expect_name, last_line, colon_line, returns, seen_open = 0, False, 0, None, False, False
-    for tok in _tokens(lines, first):
-        line = tok.start[0]
-        if tok.type == _tokenize.COMMENT:
-            comments[line] = tok.string.lstrip('#').strip()
-            if tok.line.strip().startswith('#'): only.add(line)
-            continue
-        if tok.type in (_tokenize.NL, _tokenize.INDENT, _tokenize.DEDENT): continue
-        if colon_line is not None:
-            if tok.type == _tokenize.NEWLINE or line != colon_line: break
-            colon_line = -colon_line                  # a body on the def line: its comment is not a parameter's
-            break
-        s = tok.string
-        if tok.type == _tokenize.OP and s in '([{':
-            depth += 1
-            if depth == 1 and s == '(' and not seen_open: seen_open, expect_name = True, True
-        elif tok.type == _tokenize.OP and s in ')]}':
-            if depth == 1 and params and params[-1][1] is None: params[-1][1] = last_line
-            depth -= 1
-        elif depth == 1 and tok.type == _tokenize.OP and s == ',':
-            if params and params[-1][1] is None: params[-1][1] = last_line
-            expect_name = True
-        elif depth == 1 and expect_name and tok.type == _tokenize.NAME:
-            params.append([s, None]); expect_name = False
-        elif depth == 0 and seen_open and s == '->': returns = True
-        elif depth == 0 and seen_open and s == ':': colon_line = line
-        if not (tok.type == _tokenize.OP and s in ('*', '**') and expect_name): last_line = tok.end[0]
-    body_line = -colon_line if colon_line is not None and colon_line < 0 else None
-    def near(line):
-        if line in comments and line not in only and line != body_line and not (returns and line == abs(colon_line or 0)): return comments[line]
-        above, j = [], line - 1
-        while j in only: above.insert(0, comments[j]); j -= 1
-        return ' '.join(above)
-    docs = {name: near(end) for name, end in params if end is not None}
-    for k, (name, end) in enumerate(params):   # `lo, hi, # bounds`: parameters sharing a line share its comment
-        if not docs.get(name):
-            later = [q for q, e in params[k + 1:] if e == end and docs.get(q)]
-            if later: docs[name] = docs[later[-1]]
-    if returns and colon_line is not None: docs['return'] = comments.get(abs(colon_line), '') if body_line is None else ''
+# %% ../nbs/00_core.ipynb #9f9df5e8
+def _dataclass_docs(cls)->dict:
+    "Field name -> the comment beside it, read from the class bodies of dataclass `cls` and its dataclass bases."
+    names, docs = {f.name for f in fields(cls)}, {}
+    for klass in reversed(cls.__mro__):
+        if not is_dataclass(klass): continue
+        lines = linecache.getlines(getattr(sys.modules.get(klass.__module__), '__file__', None) or '')
+        start = next((k for k, l in enumerate(lines) if re.match(rf"class\s+{klass.__name__}\b", l)), len(lines))
+        for line in lines[start + 1:]:
+            if line.strip() and not line[0].isspace(): break          # the class body ends at the next unindented line
+            if (m := _FIELD_DOC.match(line)) and m.group(1) in names: docs[m.group(1)] = m.group(2)
     return docs
 
 # %% ../nbs/00_core.ipynb #b69e20fb
-def _function_docs(fn)->dict:
-    "Parameter name -> its comment (and 'return' -> the return comment), read from the source of function `fn`."
-    code = getattr(fn, '__code__', None)
-    if code is None: return {}
-    lines = linecache.getlines(code.co_filename)
-    if not lines: return {}
-    return _signature_docs(lines, code.co_firstlineno - 1)
-
-# %% ../nbs/00_core.ipynb #9f9df5e8
-def _field_comments(klass)->dict:
-    "Field name -> the comment beside it, for the annotated fields in the body of class `klass` (a dataclass)."
-    mod = sys.modules.get(getattr(klass, '__module__', ''))
-    lines = linecache.getlines(getattr(mod, '__file__', None) or '')
-    head = re.compile(rf"^class\s+{re.escape(klass.__name__)}\b")
-    start = next((k for k, l in enumerate(lines) if head.match(l)), None)
-    if start is None: return {}
-    docs, indent = {}, None
-    for k in range(start + 1, len(lines)):
-        l = lines[k]
-        if not l.strip() or l.lstrip().startswith('#'): continue
-        ind = len(l) - len(l.lstrip())
-        if ind == 0: break
-        indent = ind if indent is None else indent
-        m = re.match(r"^\s+([A-Za-z_]\w*)\s*:", l)
-        if ind != indent or not m: continue
-        found = [t.string.lstrip('#').strip() for t in _tokens(lines[k:k + 1], 0) if t.type == _tokenize.COMMENT]
-        docs[m.group(1)] = found[0] if found else ''
-    return docs
+def _documented(cls):
+    "What documents class `cls`'s parameters: its `__init__` written in a class body, the dataclass itself, or None."
+    owner = next(k for k in cls.__mro__ if '__init__' in vars(k))
+    init = vars(owner)['__init__']
+    if owner is object or not inspect.isfunction(init): return None
+    if init.__code__.co_filename != '<string>': return init
+    return cls if is_dataclass(owner) else None     # an __init__ generated from the fields
 
 # %% ../nbs/00_core.ipynb #e52f02f6
 def param_docs(
     obj, # a function, method or class of a trustml_nb module
-)->dict: # parameter name -> description ('' where the source has none)
-    "The documentation of each parameter of `obj`, read from the comments beside them in its module's source."
+)->dict: # parameter name -> description ('' where the source has none); 'return' -> the return comment, if any
+    "The documentation of each parameter of `obj`, read by fastcore's docments from the comments beside them."
     if not callable(obj): raise TypeError(f"obj must be a function, method or class, got {describe_input(obj)}")
-    if isinstance(obj, type):
-        if issubclass(obj, Report) and is_dataclass(obj):
-            docs = obj.field_docs()
-            return {n: docs.get(n, '') for n in inspect.signature(obj).parameters}
-        for klass in obj.__mro__:
-            init = vars(klass).get('__init__')
-            if init is None or klass is object: continue
-            code = getattr(init, '__code__', None)
-            if code is not None and code.co_filename != '<string>':     # an __init__ written in the class body
-                return {k: v for k, v in _function_docs(init).items() if k not in ('self', 'return')}
-            if is_dataclass(klass):                                      # generated from the fields: their comments
-                return {n: d for k in reversed(obj.__mro__) if is_dataclass(k) for n, d in _field_comments(k).items()}
-            return {}                                                    # another library's class: its own docs apply
-        return {}
-    return _function_docs(inspect.unwrap(getattr(obj, '__func__', obj)))   # unwrap: e.g. a @contextmanager's own function
+    if isinstance(obj, type) and is_dataclass(obj) and (issubclass(obj, Report) or _documented(obj) is obj):
+        docs = obj.field_docs() if issubclass(obj, Report) else _dataclass_docs(obj)
+        return {n: docs.get(n, '') for n in inspect.signature(obj).parameters}
+    fn = _documented(obj) if isinstance(obj, type) else inspect.unwrap(getattr(obj, '__func__', obj))  # unwrap: a @contextmanager
+    if fn is None: return {}                                                   # another library's constructor: its own docs apply
+    docs = {k: (v or '').replace('\n', ' ') for k, v in docments(fn, args_kwargs=True).items() if k not in ('self', 'cls')}
+    docs = _shared_line(fn, docs)
+    if isinstance(obj, type) or not docs.get('return'): docs.pop('return', None)
+    return docs
 
 # %% ../nbs/00_core.ipynb #bf95be93
 def _params_section(docs:dict, names:list)->str:

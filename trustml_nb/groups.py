@@ -8,7 +8,6 @@ Docs: https://trustml-nb.github.io/trustml_nb/groups.html.md"""
 from __future__ import annotations
 
 import itertools
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -91,6 +90,21 @@ def _as_frame(groups, name:str)->pd.DataFrame:
     if arr.ndim == 1: return pd.DataFrame({'group': arr})
     return pd.DataFrame(arr, columns=[f"g{j}" for j in range(arr.shape[1])]).infer_objects()
 
+# %% ../nbs/01_groups.ipynb #0578aec7
+def _fitted_columns(g:pd.DataFrame, columns, label_cols:set, name:str)->pd.DataFrame:
+    "The membership table `g` with exactly the groups seen in fit (`columns`), in their order; missing or unexpected ones are an error."
+    out = list(g.columns)
+    want = [str(c) for c in columns]
+    # a level of a label column absent from these rows (a few new rows, say) is a group with no members here
+    absent = [c for c in want if c not in out and '=' in c and c.split('=', 1)[0] in label_cols]
+    if absent: g = pd.concat([g, pd.DataFrame(False, index=g.index, columns=absent)], axis=1); out = list(g.columns)
+    missing, extra = [c for c in want if c not in out], [c for c in out if c not in want]
+    if missing or extra:
+        raise ValueError(f"{name} must have the group columns seen in fit {want[:8]}{' ...' if len(want) > 8 else ''}; "
+                         f"missing {missing[:5]}, unexpected {extra[:5]}"
+                         + (" (an unnamed array gets the names g0, g1, ...: pass a DataFrame with the fitted names)" if any(c.startswith('g') and c[1:].isdigit() for c in extra) else ''))
+    return g[want]
+
 # %% ../nbs/01_groups.ipynb #855592ae
 def check_groups(
     groups, # memberships: DataFrame (boolean/0-1 or categorical columns), dict of masks, Series, or 2-D 0/1 array
@@ -114,17 +128,7 @@ def check_groups(
     if dup: raise ValueError(f"{name} gives the group name(s) {dup} twice (a column and a level of another column); rename one")
     if n is not None and len(g) != n:
         raise ValueError(f"{name} has {len(g):,} rows, expected {n:,} (one per example)")
-    if columns is not None:
-        want = [str(c) for c in columns]
-        # a level of a label column absent from these rows (a few new rows, say) is a group with no members here
-        absent = [c for c in want if c not in out and '=' in c and c.split('=', 1)[0] in label_cols]
-        if absent: g = pd.concat([g, pd.DataFrame(False, index=g.index, columns=absent)], axis=1); out = list(g.columns)
-        missing, extra = [c for c in want if c not in out], [c for c in out if c not in want]
-        if missing or extra:
-            raise ValueError(f"{name} must have the group columns seen in fit {want[:8]}{' ...' if len(want) > 8 else ''}; "
-                             f"missing {missing[:5]}, unexpected {extra[:5]}"
-                             + (" (an unnamed array gets the names g0, g1, ...: pass a DataFrame with the fitted names)" if any(c.startswith('g') and c[1:].isdigit() for c in extra) else ''))
-        g = g[want]
+    if columns is not None: g = _fitted_columns(g, columns, label_cols, name)
     check_scalar(min_size, 'min_size', int, low=0)
     sizes = g.sum(axis=0)
     small = sizes[sizes < min_size]
@@ -133,6 +137,19 @@ def check_groups(
         raise ValueError(f"every group in {name} needs at least {min_size} member(s); {len(small)} {what}: "
                          f"{ {k: int(v) for k, v in small.head(5).items()} }{' ...' if len(small) > 5 else ''}")
     return g.reset_index(drop=True)
+
+# %% ../nbs/01_groups.ipynb #8efdc99e
+def _check_attributes(attributes)->pd.DataFrame:
+    "Refuse an attribute table `intersect` cannot use (no DataFrame, no columns or rows, duplicate names, missing values)."
+    if not isinstance(attributes, pd.DataFrame) or attributes.shape[1] == 0:
+        raise TypeError(f"attributes must be a DataFrame with at least one column, got {describe_input(attributes)}")
+    names = [str(c) for c in attributes.columns]
+    dup = sorted({c for c in names if names.count(c) > 1})
+    if dup: raise ValueError(f"attributes has duplicate column name(s) {dup}")
+    if len(attributes) == 0: raise ValueError("attributes must have at least 1 row, got 0")
+    for c in attributes.columns:
+        if attributes[c].isna().any(): raise ValueError(f"attributes column {c!r} has {int(attributes[c].isna().sum())} missing value(s)")
+    return attributes.reset_index(drop=True)
 
 # %% ../nbs/01_groups.ipynb #afbf8482
 def intersect(
@@ -143,18 +160,10 @@ def intersect(
     keep=None, # only these groups, by name, in this order; None: every group
 )->pd.DataFrame: # boolean membership, one column per group, named like 'sex=Female & race=Black'
     "All single-attribute groups and intersections of up to `max_order` attributes, with at least `min_size` members."
-    if not isinstance(attributes, pd.DataFrame) or attributes.shape[1] == 0:
-        raise TypeError(f"attributes must be a DataFrame with at least one column, got {describe_input(attributes)}")
-    names = [str(c) for c in attributes.columns]
-    dup = sorted({c for c in names if names.count(c) > 1})
-    if dup: raise ValueError(f"attributes has duplicate column name(s) {dup}")
-    if len(attributes) == 0: raise ValueError("attributes must have at least 1 row, got 0")
-    for c in attributes.columns:
-        if attributes[c].isna().any(): raise ValueError(f"attributes column {c!r} has {int(attributes[c].isna().sum())} missing value(s)")
+    A = _check_attributes(attributes)
     check_scalar(min_size, 'min_size', int, low=1)
-    cols = list(attributes.columns)
+    cols = list(A.columns)
     max_order = len(cols) if max_order is None else check_scalar(max_order, 'max_order', int, 1, len(cols))
-    A = attributes.reset_index(drop=True)
     out = {'all': np.ones(len(A), bool)} if include_all else {}
     for k in range(1, max_order + 1):
         for combo in itertools.combinations(cols, k):
