@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
 
-from .core import (Report, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_numbers, check_option,
+from .core import (Estimator, Report, check_scored, check_seed, check_show_progress, optional, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_numbers, check_option,
                              check_probabilities, check_same_length, check_scalar, column_names, make_rng, match_columns, progress,
                              report, report_numerical)
 from .groups import check_groups
 from .core import equal_width_bins
 from .viz import PALETTE, explorer, new_figure
 from fastcore.basics import patch
-
 
 # %% auto #0
 __all__ = ['ABSTAIN', 'ACTIONS', 'MAX_BINS', 'EMPTY', 'JITTER', 'TIE_SHIFT', 'ADULT_SENSITIVE', 'ADULT_GROUPS', 'Loss',
@@ -293,9 +292,19 @@ class OmniReport(Report):
         "The residuals and squared error after every round."
         return self.history.copy()
 
+# %% ../nbs/60_selective_omniprediction.ipynb #e971b6d9
+def _check_candidates(values, name:str)->list:
+    "Candidate bin counts: integers in [2, MAX_BINS]."
+    return [int(b) for b in check_numbers(values, name, int, 2, MAX_BINS)]
+
 # %% ../nbs/60_selective_omniprediction.ipynb #730309bf
-class OmniPredictor(BaseEstimator):
+class OmniPredictor(Estimator):
     "A calibrated, multiaccurate post-processor of base probabilities: one predictor for every selective loss."
+    parameters = dict(eps=partial(check_scalar, kind=float, low=0, high=1, closed='right'),
+                      n_bins=optional(partial(check_scalar, kind=int, low=2, high=MAX_BINS)), n_bins_candidates=_check_candidates,
+                      folds=partial(check_scalar, kind=int, low=2), calibration=partial(check_option, options=('patch', 'binning')),
+                      max_rounds=partial(check_scalar, kind=int, low=1), max_steps=partial(check_scalar, kind=int, low=1),
+                      seed=partial(check_seed, allow_none=True), show_progress=check_show_progress)
     def __init__(self, *,
                  eps:float=0.005, # tolerance for the multiaccuracy and calibration residuals, in (0, 1]
                  n_bins:int|None=20, # equal-width calibration bins (>= 2); None: chosen by cross-validation on the fitting rows
@@ -304,36 +313,22 @@ class OmniPredictor(BaseEstimator):
                  calibration:str='patch', # 'patch' (shift each bin by its mean residual) or 'binning' (replace it by the bin's mean label)
                  max_rounds:int=50, # alternations of boosting and calibration (>= 1)
                  max_steps:int=2000, # boosting steps per round (>= 1)
-                 seed=0, # seed (int >= 0) or numpy Generator of the cross-validation folds
+                 seed:int|None=0, # seed (int >= 0) of the cross-validation folds (None: fresh entropy)
                  show_progress:bool|None=None, # progress bar over the cross-validation fits (None: follow TRUSTML_NB_PROGRESS)
                 ):
         self.eps, self.n_bins, self.n_bins_candidates, self.folds = eps, n_bins, n_bins_candidates, folds
         self.calibration, self.max_rounds, self.max_steps, self.seed, self.show_progress = calibration, max_rounds, max_steps, seed, show_progress
 
-# %% ../nbs/60_selective_omniprediction.ipynb #614eb600
-@patch
-def _settings(self:OmniPredictor, n:int)->tuple:
-    "Validate the settings for n fitting rows; return the bin-count candidates."
-    check_scalar(self.eps, 'eps', float, 0, 1, closed='right')
-    if self.n_bins is not None: check_scalar(self.n_bins, 'n_bins', int, 2, MAX_BINS)
-    cands = check_numbers(self.n_bins_candidates, 'n_bins_candidates', int, 2, MAX_BINS)
-    check_scalar(self.folds, 'folds', int, 2, None)
-    if self.n_bins is None and self.folds > n: raise ValueError(f"folds must be at most the number of fitting rows ({n:,}), got {self.folds}")
-    check_option(self.calibration, 'calibration', ('patch', 'binning'))
-    check_scalar(self.max_rounds, 'max_rounds', int, 1, None); check_scalar(self.max_steps, 'max_steps', int, 1, None)
-    check_flag(self.show_progress, 'show_progress', allow_none=True)
-    return [int(b) for b in cands]
-
 # %% ../nbs/60_selective_omniprediction.ipynb #81a07cec
 @patch
-def _cross_validate(self:OmniPredictor, p0, y, G, C, cands, rng)->tuple:
+def _cross_validate(self:OmniPredictor, settings, p0, y, G, C, rng)->tuple:
     "Held-out loss (averaged over `loss_grid()`) and squared error of every candidate bin count."
-    losses, folds = loss_grid(), self.folds
+    losses, folds, cands = loss_grid(), settings.folds, settings.n_bins_candidates
     fold = rng.permutation(len(y)) % folds
     loss_sum, se_sum, not_converged = np.zeros(len(cands)), np.zeros(len(cands)), 0
-    for k, (ci, nb) in progress([(k, c) for k in range(folds) for c in enumerate(cands)], desc='cross-validating n_bins', show=self.show_progress):
+    for k, (ci, nb) in progress([(k, c) for k in range(folds) for c in enumerate(cands)], desc='cross-validating n_bins', show=settings.show_progress):
         tr, va = fold != k, fold == k
-        steps, _, conv, _, _ = _fit_steps(p0[tr], y[tr], G[tr], C[tr], self.eps, nb, self.calibration, self.max_rounds, self.max_steps)
+        steps, _, conv, _, _ = _fit_steps(p0[tr], y[tr], G[tr], C[tr], settings.eps, nb, settings.calibration, settings.max_rounds, settings.max_steps)
         not_converged += not conv
         p = _replay(p0[va], G[va], C[va], steps)
         loss_sum[ci] += sum(realized_loss(y[va], bayes_action(p, L), L).sum() for L in losses) / len(losses)
@@ -350,29 +345,37 @@ def fit(self:OmniPredictor,
         tests=None, # test functions in [-1, 1]: DataFrame (named columns) or array; None: the constant 1
        ):
     "Alternate multiaccuracy boosting and calibration until neither residual exceeds eps; return self."
+    settings = self._validate_params()
     names_in = column_names(X, 'X')      # a one-column DataFrame's name, matched by name at predict
-    p0 = check_probabilities(X, 'X', one_per_row=True); y = check_binary(y, 'y'); check_same_length(X=p0, y=y)
+    y, p0 = check_scored(y, X, names=('y', 'X'))
     g = check_groups(_everyone(len(y)) if groups is None else groups, len(y)); C, names = _check_tests(tests, len(y))
-    cands = self._settings(len(y)); rng = make_rng(self.seed)
-    G, notes, cv = g.to_numpy(float), [], None
-    if self.n_bins is None:
-        cv, n_bins, n_losses, nc = self._cross_validate(p0, y, G, C, cands, rng)
-        notes.append(f"n_bins={n_bins} chosen by {self.folds}-fold cross-validation on the fitting rows (cv_loss: the loss of the "
+    if settings.n_bins is None and settings.folds > len(y):
+        raise ValueError(f"folds must be at most the number of fitting rows ({len(y):,}), got {settings.folds}")
+    return self._fit(settings, p0, y, g, C, names, names_in)
+
+# %% ../nbs/60_selective_omniprediction.ipynb #234f1751
+@patch
+def _fit(self:OmniPredictor, settings, p0, y, g, C, names, names_in)->OmniPredictor:
+    "The learning loop on checked settings and data (after choosing the bin count by cross-validation when n_bins is None)."
+    G, notes, cv, eps = g.to_numpy(float), [], None, settings.eps
+    if settings.n_bins is None:
+        cv, n_bins, n_losses, nc = self._cross_validate(settings, p0, y, G, C, make_rng(settings.seed))
+        notes.append(f"n_bins={n_bins} chosen by {settings.folds}-fold cross-validation on the fitting rows (cv_loss: the loss of the "
                      f"Bayes action averaged over the {n_losses} losses of loss_grid() and all held-out rows)")
-        if nc: notes.append(report_numerical(f"OmniPredictor: {nc} of {self.folds * len(cands)} cross-validation fits did not converge "
-                                             f"within max_rounds={self.max_rounds}; raise max_rounds or eps"))
-    else: n_bins = int(self.n_bins)
-    steps, history, converged, ma, cal = _fit_steps(p0, y, G, C, self.eps, n_bins, self.calibration, self.max_rounds, self.max_steps)
+        if nc: notes.append(report_numerical(f"OmniPredictor: {nc} of {settings.folds * len(settings.n_bins_candidates)} cross-validation fits did not converge "
+                                             f"within max_rounds={settings.max_rounds}; raise max_rounds or eps"))
+    else: n_bins = int(settings.n_bins)
+    steps, history, converged, ma, cal = _fit_steps(p0, y, G, C, eps, n_bins, settings.calibration, settings.max_rounds, settings.max_steps)
     if not converged:
-        notes.append(report_numerical(f"OmniPredictor: not converged after {self.max_rounds} rounds (multiaccuracy residual {ma:.4f}, "
-                                      f"calibration residual {cal:.4f}, eps {self.eps}); raise max_rounds or eps"))
+        notes.append(report_numerical(f"OmniPredictor: not converged after {settings.max_rounds} rounds (multiaccuracy residual {ma:.4f}, "
+                                      f"calibration residual {cal:.4f}, eps {eps}); raise max_rounds or eps"))
     history = pd.DataFrame(history)
     self.groups_, self.tests_, self.steps_, self.n_bins_ = list(g.columns), names, steps, n_bins
     self.feature_names_in_ = names_in
     self.report_ = OmniReport(history, converged=converged, rounds=len(history), boosting_steps=int(history['boosting_steps'].sum()),
                               multiaccuracy_residual=ma, calibration_residual=cal, base_squared_error=float(np.mean((y - p0)**2)),
-                              squared_error=float(history['squared_error'].iloc[-1]), eps=float(self.eps), n_bins=n_bins,
-                              calibration=self.calibration, n_rows=len(y), cv_table=cv, notes=tuple(notes))
+                              squared_error=float(history['squared_error'].iloc[-1]), eps=float(eps), n_bins=n_bins,
+                              calibration=settings.calibration, n_rows=len(y), cv_table=cv, notes=tuple(notes))
     return self
 
 # %% ../nbs/60_selective_omniprediction.ipynb #33db164b
@@ -621,13 +624,16 @@ class ConformalReport(Report):
     def title(self)->str: return f"Group-conditional conformal calibration ({self.method}, alpha={self.alpha:.2f})"
 
 # %% ../nbs/60_selective_omniprediction.ipynb #405fc5c4
-class GroupConformal(BaseEstimator):
+class GroupConformal(Estimator):
     "Split-conformal prediction sets for binary labels with coverage 1 - alpha in every (intersecting) group."
+    parameters = dict(alpha=partial(check_scalar, kind=float, low=0, high=1, closed='neither'),
+                      method=partial(check_option, options=('max', 'qr', 'conditional')), allow_empty=check_flag,
+                      seed=partial(check_seed, allow_none=True), show_progress=check_show_progress)
     def __init__(self, *,
                  alpha:float=0.1, # miscoverage level, in (0, 1)
                  method:str='max', # 'max' (guaranteed, conservative), 'qr' (quantile regression, close to exact) or 'conditional' (guaranteed, close to exact)
                  allow_empty:bool=True, # False: always keep the more likely label (sets are {0}, {1} or {0, 1})
-                 seed=0, # seed (int >= 0) or numpy Generator of the tie-breaking jitter
+                 seed:int|None=0, # seed (int >= 0) of the tie-breaking jitter (None: fresh entropy)
                  show_progress:bool|None=None, # 'conditional': progress bar over the membership patterns (None: follow TRUSTML_NB_PROGRESS)
                 ):
         self.alpha, self.method, self.allow_empty, self.seed, self.show_progress = alpha, method, allow_empty, seed, show_progress
@@ -638,28 +644,32 @@ class GroupConformal(BaseEstimator):
             groups=None, # calibration group memberships (anything `groups.check_groups` accepts); None: everyone
            ):
         "Compute the non-conformity scores of the calibration rows and the thresholds the method needs; return self."
+        settings = self._validate_params()
         names_in = column_names(X, 'X')      # a one-column DataFrame's name, matched by name at predict
-        p = check_probabilities(X, 'X', one_per_row=True); y = check_binary(y, 'y'); check_same_length(X=p, y=y)
+        y, p = check_scored(y, X, names=('y', 'X'))
         g = check_groups(_everyone(len(y)) if groups is None else groups, len(y))
-        alpha = check_scalar(self.alpha, 'alpha', float, 0, 1, closed='neither'); check_option(self.method, 'method', ('max', 'qr', 'conditional'))
-        check_flag(self.allow_empty, 'allow_empty'); check_flag(self.show_progress, 'show_progress', allow_none=True)
-        rng = make_rng(self.seed)
+        return self._fit(settings, p, y, g, names_in)
+
+    def _fit(self, settings, p, y, g, names_in)->GroupConformal:
+        "Scores, every group's own quantile, and what the method needs at predict, on checked settings and data."
+        alpha, method = settings.alpha, settings.method
+        rng = make_rng(settings.seed)
         sc = np.where(y == 1, 1 - p, p) + JITTER * rng.uniform(size=len(p))
         Phi, qg = g.to_numpy(float), {}
         for c in g.columns:
             s = np.sort(sc[g[c].to_numpy()]); k = int(np.ceil((len(s) + 1) * (1 - alpha)))
             qg[c] = s[k - 1] if k <= len(s) else np.inf
         table = pd.DataFrame(dict(group=list(g.columns), n_calibration=g.sum(axis=0).to_numpy(int), group_quantile=list(qg.values())))
-        self.alpha_, self.method_, self.allow_empty_ = float(alpha), self.method, bool(self.allow_empty)
+        self.alpha_, self.method_, self.allow_empty_ = float(alpha), method, settings.allow_empty
         self.groups_, self.group_quantiles_, self.feature_names_in_ = list(g.columns), np.array(list(qg.values())), names_in
-        if self.method == 'qr':
+        if method == 'qr':
             self.coef_ = quantile_fit(Phi, sc, 1 - alpha); table['coefficient'] = self.coef_
-        if self.method == 'conditional': self.scores_, self.design_ = sc, Phi
+        if method == 'conditional': self.scores_, self.design_ = sc, Phi
         self.jitter_rng_ = copy.deepcopy(rng)        # the test jitter continues this stream: the same sets on every predict
         small = list(table.loc[~np.isfinite(table['group_quantile']), 'group'])
         notes = (f"{len(small)} group(s) have fewer than {int(np.ceil(1 / alpha)) - 1} calibration rows, too few for a finite "
-                 f"threshold at alpha={alpha:g}: {small[:5]}" + (" (their members always get {0, 1} with method='max')" if self.method == 'max' else ''),) if small else ()
-        self.report_ = ConformalReport(table, alpha=float(alpha), method=self.method, allow_empty=bool(self.allow_empty), n_calibration=len(y), notes=notes)
+                 f"threshold at alpha={alpha:g}: {small[:5]}" + (" (their members always get {0, 1} with method='max')" if method == 'max' else ''),) if small else ()
+        self.report_ = ConformalReport(table, alpha=float(alpha), method=method, allow_empty=settings.allow_empty, n_calibration=len(y), notes=notes)
         return self
 
     def predict(self,
