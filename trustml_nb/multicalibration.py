@@ -19,7 +19,7 @@ from scipy.optimize import minimize
 from scipy.special import expit, logit
 
 from .core import equal_width_bins
-from .core import (Estimator, Report, check_scored, check_seed, check_show_progress, optional, check_binary, check_flag, check_is_fitted, check_numbers, check_option, check_probabilities,
+from .core import (Estimator, Report, check_scored, check_seed, check_show_progress, optional, check_flag, check_is_fitted, check_numbers, check_option, check_probabilities,
                              check_same_length, check_scalar, column_names, make_rng, match_columns, progress, report, report_numerical,
                              require)
 from .data import Task, adult_task
@@ -32,20 +32,6 @@ __all__ = ['LOSSES', 'GROUP_FAMILIES', 'mc_table', 'mc_error', 'mc_error_to_trut
            'make_mc_synthetic', 'MulticalibrationReport', 'SaturationReport', 'Multicalibrator', 'MCBoostReport',
            'MCBoost', 'reliability_table', 'plot_group_reliability', 'adult_mc_task', 'MulticalibrationStudy',
            'multicalibration_study', 'mc_explorer']
-
-# %% ../nbs/50_multicalibration.ipynb #93475df6
-def _check_scored(y, p, yname:str='y_true', pname:str='y_prob', both_classes:bool=False)->tuple:
-    "Check 0/1 labels and probabilities (one per row) of the same length; return them."
-    p = check_probabilities(p, pname, one_per_row=True)
-    y = check_binary(y, yname, both_classes=both_classes)
-    check_same_length(**{yname: y, pname: p})
-    return y, p
-
-# %% ../nbs/50_multicalibration.ipynb #8d6a5dc5
-def _check_labelled(y, p, groups, yname:str='y_true', pname:str='y_prob', both_classes:bool=False, columns=None)->tuple:
-    "Check 0/1 labels, probabilities and group memberships of the same length; return them (groups as a boolean table)."
-    y, p = _check_scored(y, p, yname, pname, both_classes)
-    return y, p, check_groups(groups, len(p), columns=columns)
 
 # %% ../nbs/50_multicalibration.ipynb #f4632258
 def _same_name(est, X):
@@ -75,7 +61,7 @@ def mc_table(
 )->pd.DataFrame: # one row per group: size, share, calibration error inside the group, weighted error
     "Per-group binned calibration error; `weighted` = P(g) x (error inside g), whose max is the MC error."
     check_scalar(n_bins, 'n_bins', int, 1, 100_000)
-    y, p, G = _check_labelled(y_true, y_prob, groups)
+    y, p = check_scored(y_true, y_prob); G = check_groups(groups, len(p))
     n, M = len(y), G.to_numpy(bool)
     weighted, size = _weighted_errors(y - p, p, M, n_bins), M.sum(0)
     return pd.DataFrame({'group': list(G.columns), 'size': size, 'share': size / n,
@@ -131,7 +117,7 @@ def smooth_ece(
 )->float:
     "Smooth calibration error (kernel smoothing with the fixed-point bandwidth of Blasiok & Nakkiran)."
     check_scalar(n_grid, 'n_grid', int, 2, 100_000); check_scalar(resolution, 'resolution', int, 1, 100_000)
-    y, p = _check_scored(y_true, y_prob)
+    y, p = check_scored(y_true, y_prob)
     return _smooth_ece(y, p, n_grid, resolution)
 
 # %% ../nbs/50_multicalibration.ipynb #1c2889ef
@@ -141,7 +127,7 @@ def weighted_smooth_ece(
     groups, # group memberships (no empty group)
 )->float:
     "Group-size-weighted mean of the per-group smooth calibration errors."
-    y, p, G = _check_labelled(y_true, y_prob, groups)
+    y, p = check_scored(y_true, y_prob); G = check_groups(groups, len(p))
     M = G.to_numpy(bool)
     vals = [_smooth_ece(y[m], p[m], 101, 250) for m in M.T]
     return float(np.average(vals, weights=M.sum(0)))
@@ -399,7 +385,8 @@ def saturation_check(self:Multicalibrator,
                     )->SaturationReport:
     "Run the same fit a second time (same folds and setting) from the post-processed score; report the relative drop of the held-out loss."
     check_is_fitted(self)
-    y, p0, G = _check_labelled(y, _same_name(self, X), groups, 'y', 'X', both_classes=True, columns=self.groups_)
+    y, p0 = check_scored(y, _same_name(self, X), names=('y', 'X'), both_classes=True)
+    G = check_groups(groups, len(p0), columns=self.groups_)
     if self._digest(p0, y, G) != self.data_digest_:
         raise ValueError("X, y and groups must be the data this Multicalibrator was fitted on (the check reuses its folds of fitting and validation rows)")
     max_rounds = self.fit_settings_['max_rounds'] if max_rounds is None else check_scalar(max_rounds, 'max_rounds', int, 1, 1_000_000)
@@ -501,7 +488,7 @@ def _check_predictors(y_true, y_prob, groups, min_size:int=1)->tuple:
     "Checked labels, a dict name -> checked probabilities (one predictor or several) and group memberships."
     named, preds = isinstance(y_prob, dict), {}
     for name, p in _prob_dict(y_prob).items():
-        y, preds[name] = _check_scored(y_true, p, pname=f"y_prob[{name!r}]" if named else 'y_prob')
+        y, preds[name] = check_scored(y_true, p, names=('y_true', f"y_prob[{name!r}]" if named else 'y_prob'))
     return y, preds, check_groups(groups, len(y), min_size=min_size)
 
 # %% ../nbs/50_multicalibration.ipynb #443b8a31

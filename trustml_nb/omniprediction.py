@@ -194,7 +194,7 @@ def multiaccuracy_violations(
     tests=None, # (n, k) test functions with values in [-1, 1] (DataFrame or array); None: the constant 1
 )->pd.DataFrame: # groups x tests: E[1_g c (y - p)]
     "The multiaccuracy residuals E[1_g(x) c(x) (y - p(x))] for every group and test function."
-    y = check_binary(y_true, 'y_true'); p = check_probabilities(y_prob, 'y_prob', one_per_row=True); check_same_length(y_true=y, y_prob=p)
+    y, p = check_scored(y_true, y_prob)
     g = check_groups(_everyone(len(y)) if groups is None else groups, len(y)); C, names = _check_tests(tests, len(y))
     M = (g.to_numpy(float) * (y - p)[:, None]).T @ C / len(y)
     return pd.DataFrame(M, index=g.columns, columns=names)
@@ -212,7 +212,7 @@ def calibration_violation(
     n_bins:int=20, # equal-width bins on [0, 1]
 )->float: # max over bins of |E[1{p in bin}(y - p)]|
     "The largest calibration residual over equal-width bins of the predicted probabilities."
-    y = check_binary(y_true, 'y_true'); p = check_probabilities(y_prob, 'y_prob', one_per_row=True); check_same_length(y_true=y, y_prob=p)
+    y, p = check_scored(y_true, y_prob)
     check_scalar(n_bins, 'n_bins', int, 1, MAX_BINS)
     return _calibration_residual(y, p, n_bins)
 
@@ -478,11 +478,18 @@ class _ComparisonInputs(NamedTuple):
 # %% ../nbs/60_selective_omniprediction.ipynb #599a64d2
 def _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)->_ComparisonInputs:
     "Validated test labels, probabilities, groups and competitor score, the competitor's tuning rows, and the losses."
-    yt = check_binary(y_true, 'y_true'); p = check_probabilities(y_prob, 'y_prob', one_per_row=True); check_same_length(y_true=yt, y_prob=p)
+    yt, p = check_scored(y_true, y_prob)
     gt = check_groups(_everyone(len(yt)) if groups is None else groups, len(yt))
     st = check_array(score, 'score', ndim=1).astype(float); check_same_length(y_true=yt, score=st)
     yf = check_binary(y_fit, 'y_fit'); sf = check_array(score_fit, 'score_fit', ndim=1).astype(float); check_same_length(y_fit=yf, score_fit=sf)
     return _ComparisonInputs(yt, p, gt, st, yf, sf, _check_losses(losses))
+
+# %% ../nbs/60_selective_omniprediction.ipynb #5d3fcade
+def _row_losses(inputs:_ComparisonInputs, loss:Loss)->tuple:
+    "For one loss: the omnipredictor's Bayes actions on the test rows, their losses, and the losses of the competitor tuned for it."
+    act = bayes_action(inputs.p_test, loss)
+    tuned = threshold_action(inputs.score_test, *tune_selective(inputs.score_fit, inputs.y_fit, loss))
+    return act, realized_loss(inputs.y_test, act, loss), realized_loss(inputs.y_test, tuned, loss)
 
 # %% ../nbs/60_selective_omniprediction.ipynb #b4ef0637
 def compare_omniprediction(
@@ -498,7 +505,8 @@ def compare_omniprediction(
     per_group_tuning:bool=False, # also tune the competitor separately inside every group (needs groups_fit)
 )->OmniComparison:
     "Loss of the post-processed omnipredictor vs two-threshold selective classifiers tuned separately for each loss."
-    yt, p, gt, st, yf, sf, losses = _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)
+    inputs = _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)
+    yt, p, gt, st, yf, sf, losses = inputs
     if not check_flag(per_group_tuning, 'per_group_tuning') and groups_fit is not None:
         raise ValueError("groups_fit is used only with per_group_tuning=True (tuning the competitor inside every group); "
                          "pass per_group_tuning=True, or leave groups_fit out")
@@ -507,9 +515,7 @@ def compare_omniprediction(
         gf = check_groups(groups_fit, len(yf), 'groups_fit', columns=list(gt.columns))
     rows, glob = [], []
     for k, L in enumerate(losses):
-        act = bayes_action(p, L)
-        omni = realized_loss(yt, act, L)
-        tuned = realized_loss(yt, threshold_action(st, *tune_selective(sf, yf, L)), L)
+        act, omni, tuned = _row_losses(inputs, L)
         glob.append((omni.mean(), tuned.mean()))
         for c in gt.columns:
             m = gt[c].to_numpy()
@@ -806,10 +812,10 @@ def group_ratio_sd(
     seed=0, # seed (int >= 0) or numpy Generator of the resampling
 )->pd.Series: # per group: bootstrap sd of the ratio of grid-averaged losses
     "Bootstrap standard deviation (over test rows) of each group's omni / tuned loss ratio."
-    yt, p, g, st, yf, sf, losses = _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)
+    inputs = _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)
+    g, losses = inputs.groups_test, inputs.losses
     check_scalar(n_boot, 'n_boot', int, 2, None); rng = make_rng(seed)
-    omni = np.mean([realized_loss(yt, bayes_action(p, L), L) for L in losses], 0)
-    tuned = np.mean([realized_loss(yt, threshold_action(st, *tune_selective(sf, yf, L)), L) for L in losses], 0)
+    omni, tuned = np.mean([_row_losses(inputs, L)[1:] for L in losses], 0)
     out = {}
     for c in sorted(g.columns, key=str):   # groups draw in the order of their names, so reordered columns give the same draws
         m = np.nonzero(g[c].to_numpy())[0]; idx = m[rng.integers(0, len(m), (n_boot, len(m)))]
@@ -845,7 +851,7 @@ def omni_explorer(
 ):
     "Explorer with three loss sliders (fp first) that re-post-processes y_prob live; `.report` is the last SelectiveReport."
     import ipywidgets as W
-    y, p = check_binary(y_true, 'y_true'), check_probabilities(y_prob, 'y_prob', one_per_row=True); check_same_length(y_true=y, y_prob=p)
+    y, p = check_scored(y_true, y_prob)
     g = check_groups(_everyone(len(y)) if groups is None else groups, len(y))
     sl = lambda v, lo, hi, d: W.FloatSlider(value=v, min=lo, max=hi, step=0.05, description=d, continuous_update=False)
     return explorer(lambda fp, fn, abstain: explore_losses(y, p, g, fp, fn, abstain),
@@ -859,8 +865,8 @@ def coverage_explorer(
 ):
     "Explorer: alpha slider and method, per-group conformal coverage on test data; `.report` is the last CoverageReport."
     import ipywidgets as W
-    yc, pc = check_binary(y_cal, 'y_cal'), check_probabilities(p_cal, 'p_cal', one_per_row=True); check_same_length(y_cal=yc, p_cal=pc)
-    yt, pt = check_binary(y_test, 'y_test'), check_probabilities(p_test, 'p_test', one_per_row=True); check_same_length(y_test=yt, p_test=pt)
+    yc, pc = check_scored(y_cal, p_cal, names=('y_cal', 'p_cal'))
+    yt, pt = check_scored(y_test, p_test, names=('y_test', 'p_test'))
     gc = check_groups(_everyone(len(yc)) if groups_cal is None else groups_cal, len(yc), 'groups_cal')
     gt = check_groups(_everyone(len(yt)) if groups_test is None else groups_test, len(yt), 'groups_test', columns=list(gc.columns))
     def render(alpha, method):
