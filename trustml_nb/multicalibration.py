@@ -19,7 +19,7 @@ from scipy.optimize import minimize
 from scipy.special import expit, logit
 
 from .core import equal_width_bins
-from .core import (Estimator, Report, check_scored, check_seed, check_show_progress, optional, check_flag, check_is_fitted, check_numbers, check_option, check_probabilities,
+from .core import (DEPRECATED, Estimator, Renamed, Report, renamed_keywords, check_scored, check_seed, check_show_progress, optional, check_flag, check_is_fitted, check_numbers, check_option, check_probabilities,
                              check_same_length, check_scalar, column_names, make_rng, match_columns, progress, report, report_numerical,
                              require)
 from .data import Task, adult_task
@@ -133,14 +133,16 @@ def weighted_smooth_ece(
     return float(np.average(vals, weights=M.sum(0)))
 
 # %% ../nbs/50_multicalibration.ipynb #fb1a47f8
+@renamed_keywords(n='n_rows', delta='group_shift', gamma='intersection_shift')
 def make_mc_synthetic(
-    n:int=20000, # rows
-    delta:float=0.15, # size of the group x level-set miscalibration in group a
-    gamma:float=0.10, # size of the offset on the intersection b & c
+    n_rows:int=20000, # rows
+    group_shift:float=0.15, # size (delta) of the group x level-set miscalibration in group a: its scores are pushed away from 1/2
+    intersection_shift:float=0.10, # size (gamma) of the offset on the intersection b & c: its true probabilities are lower
     seed=0, # seed (int >= 0) or numpy Generator
 )->dict: # y, p_true, p0 (base score), groups (boolean membership table)
     "Synthetic multicalibration data with known true probabilities and intersecting groups."
-    check_scalar(n, 'n', int, low=10); check_scalar(delta, 'delta', float, 0, 0.4); check_scalar(gamma, 'gamma', float, 0, 0.4)
+    n = check_scalar(n_rows, 'n_rows', int, low=10)
+    delta, gamma = check_scalar(group_shift, 'group_shift', float, 0, 0.4), check_scalar(intersection_shift, 'intersection_shift', float, 0, 0.4)
     rng = make_rng(seed)
     p0 = rng.uniform(0.05, 0.95, n)
     a, b, c = (rng.random((3, n)) < np.array([[0.5], [0.4], [0.6]])).astype(int)
@@ -409,37 +411,38 @@ class MCBoostReport(Report):
     title = 'MCBoost-style multicalibration'
     n_updates: int # (group, level set) patches applied
     sweeps: int # passes over every group and level set
-    converged: bool # True: the last sweep found no cell whose weighted residual exceeds alpha
+    converged: bool # True: the last sweep found no cell whose weighted residual exceeds the tolerance
     n_levels: int # level sets: equal-width bins of [0, 1]; predictions are rounded to their midpoints
-    alpha: float # tolerance on P(group, level set) x |mean residual|
+    tolerance: float # largest P(group, level set) x |mean residual| accepted (MCBoost's alpha)
     table: pd.DataFrame # one row per patch, in order: group, level, shift
     notes: tuple = () # sentences a reader must see (no convergence within max_iter)
 
 # %% ../nbs/50_multicalibration.ipynb #b9486103
 class MCBoost(Estimator):
     "Discretised MCBoost-style multicalibration (written here, after Hebert-Johnson et al. 2018)."
-    parameters = dict(n_levels=partial(check_scalar, kind=int, low=1, high=10_000), alpha=partial(check_scalar, kind=float, low=0, high=1, closed='neither'),
-                      max_iter=partial(check_scalar, kind=int, low=1, high=100_000))
+    parameters = dict(n_levels=partial(check_scalar, kind=int, low=1, high=10_000), tolerance=partial(check_scalar, kind=float, low=0, high=1, closed='neither'),
+                      max_iter=partial(check_scalar, kind=int, low=1, high=100_000), alpha=Renamed('tolerance'))
     def __init__(self, *,
                  n_levels:int=10, # level sets: equal-width bins of [0, 1]
-                 alpha:float=0.002, # tolerance on P(g, B_v) x |mean residual| (MCBoost's alpha), in (0, 1)
+                 tolerance:float=0.002, # largest P(g, B_v) x |mean residual| accepted (MCBoost's alpha), in (0, 1)
                  max_iter:int=200, # sweeps over (group, level set) at most
+                 alpha=DEPRECATED, # old name of `tolerance` (deprecated: a FutureWarning, removed in the next release)
                 ):
-        self.n_levels, self.alpha, self.max_iter = n_levels, alpha, max_iter
+        self.n_levels, self.tolerance, self.max_iter, self.alpha = n_levels, tolerance, max_iter, alpha
 
     def fit(self,
             X, # base scores in [0, 1], one per row
             y, # 0/1 labels (both classes)
             groups=None, # group memberships, required (None is an error): anything `groups.check_groups` accepts (no empty group)
            ):
-        "Patch every (group, level set) cell whose weighted mean residual exceeds alpha, sweep after sweep, until none does."
+        "Patch every (group, level set) cell whose weighted mean residual exceeds the tolerance, sweep after sweep, until none does."
         settings = self._validate_params()
         y, f = check_scored(y, X, names=('y', 'X'), both_classes=True)
         return self._fit(settings, y, f, check_groups(groups, len(f)), column_names(X))
 
     def _fit(self, settings, y, f, G, names_in)->MCBoost:
         "The sweeps on checked settings and data."
-        n_levels, alpha, max_iter = settings.n_levels, settings.alpha, settings.max_iter
+        n_levels, tol, max_iter = settings.n_levels, settings.tolerance, settings.max_iter
         f, M = f.copy(), G.to_numpy(bool)
         n, updates, converged, sweeps = len(y), [], False, 0
         for sweeps in range(1, max_iter + 1):
@@ -451,14 +454,14 @@ class MCBoost(Estimator):
                     m = cell.sum()
                     if m == 0: continue
                     r = (y[cell] - f[cell]).mean()
-                    if m / n * abs(r) > alpha:
+                    if m / n * abs(r) > tol:
                         f[cell] = np.clip(f[cell] + r, 0, 1); updates.append((j, v, float(r))); changed = True
                         b = equal_width_bins(f, n_levels)
             if not changed: converged = True; break
         notes = [] if converged else [report_numerical(
-            f"MCBoost: cells above alpha={alpha:g} remain after max_iter={max_iter} sweeps; raise max_iter or alpha")]
+            f"MCBoost: cells above tolerance={tol:g} remain after max_iter={max_iter} sweeps; raise max_iter or tolerance")]
         self.groups_, self.updates_, self.n_levels_, self.feature_names_in_ = list(G.columns), updates, int(n_levels), names_in
-        self.report_ = MCBoostReport(n_updates=len(updates), sweeps=sweeps, converged=converged, n_levels=int(n_levels), alpha=float(alpha),
+        self.report_ = MCBoostReport(n_updates=len(updates), sweeps=sweeps, converged=converged, n_levels=int(n_levels), tolerance=float(tol),
                                      table=pd.DataFrame([dict(group=self.groups_[j], level=v, shift=s) for j, v, s in updates],
                                                         columns=['group', 'level', 'shift']), notes=tuple(notes))
         return self

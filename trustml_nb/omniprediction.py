@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from .core import (Estimator, Report, check_scored, check_seed, check_show_progress, optional, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_numbers, check_option,
+from .core import (DEPRECATED, Estimator, Renamed, Report, renamed_keywords, check_scored, check_seed, check_show_progress, optional, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_numbers, check_option,
                              check_probabilities, check_same_length, check_scalar, column_names, make_rng, match_columns, progress,
                              report, report_numerical)
 from .groups import check_groups
@@ -272,14 +272,14 @@ def _replay(p, G, C, steps)->np.ndarray:
 class OmniReport(Report):
     "How the omnipredictor's fit went: convergence, the residuals after every round, and how the bin count was chosen."
     history: pd.DataFrame # one row per round: boosting_steps, multiaccuracy and calibration residuals, squared_error (fitting rows)
-    converged: bool # both residuals within eps when the loop stopped
+    converged: bool # both residuals within the tolerance when the loop stopped
     rounds: int # alternations of boosting and calibration
     boosting_steps: int # multiaccuracy updates over all rounds
     multiaccuracy_residual: float # largest |E[1_g c (y - p)]| over groups and test functions after the last round
     calibration_residual: float # largest calibration residual after the last round (over bins for 'patch', level sets for 'binning')
     base_squared_error: float # mean (y - X)^2 of the base probabilities on the fitting rows
     squared_error: float # mean (y - p)^2 of the learned probabilities on the fitting rows
-    eps: float # the tolerance both residuals had to meet
+    tolerance: float # the tolerance (the paper's epsilon) both residuals had to meet
     n_bins: int # calibration bins used (chosen by cross-validation when n_bins=None)
     calibration: str # 'patch' or 'binning'
     n_rows: int # fitting rows
@@ -300,13 +300,13 @@ def _check_candidates(values, name:str)->list:
 # %% ../nbs/60_selective_omniprediction.ipynb #730309bf
 class OmniPredictor(Estimator):
     "A calibrated, multiaccurate post-processor of base probabilities: one predictor for every selective loss."
-    parameters = dict(eps=partial(check_scalar, kind=float, low=0, high=1, closed='right'),
+    parameters = dict(tolerance=partial(check_scalar, kind=float, low=0, high=1, closed='right'), eps=Renamed('tolerance'),
                       n_bins=optional(partial(check_scalar, kind=int, low=2, high=MAX_BINS)), n_bins_candidates=_check_candidates,
                       folds=partial(check_scalar, kind=int, low=2), calibration=partial(check_option, options=('patch', 'binning')),
                       max_rounds=partial(check_scalar, kind=int, low=1), max_steps=partial(check_scalar, kind=int, low=1),
                       seed=partial(check_seed, allow_none=True), show_progress=check_show_progress)
     def __init__(self, *,
-                 eps:float=0.005, # tolerance for the multiaccuracy and calibration residuals, in (0, 1]
+                 tolerance:float=0.005, # largest multiaccuracy and calibration residual accepted (the paper's epsilon), in (0, 1]
                  n_bins:int|None=20, # equal-width calibration bins (>= 2); None: chosen by cross-validation on the fitting rows
                  n_bins_candidates=(10, 15, 20, 30, 50), # bin counts tried when n_bins is None
                  folds:int=5, # cross-validation folds when n_bins is None (>= 2)
@@ -315,8 +315,9 @@ class OmniPredictor(Estimator):
                  max_steps:int=2000, # boosting steps per round (>= 1)
                  seed:int|None=0, # seed (int >= 0) of the cross-validation folds (None: fresh entropy)
                  show_progress:bool|None=None, # progress bar over the cross-validation fits (None: follow TRUSTML_NB_PROGRESS)
+                 eps=DEPRECATED, # old name of `tolerance` (deprecated: a FutureWarning, removed in the next release)
                 ):
-        self.eps, self.n_bins, self.n_bins_candidates, self.folds = eps, n_bins, n_bins_candidates, folds
+        self.tolerance, self.n_bins, self.n_bins_candidates, self.folds, self.eps = tolerance, n_bins, n_bins_candidates, folds, eps
         self.calibration, self.max_rounds, self.max_steps, self.seed, self.show_progress = calibration, max_rounds, max_steps, seed, show_progress
 
 # %% ../nbs/60_selective_omniprediction.ipynb #81a07cec
@@ -328,7 +329,7 @@ def _cross_validate(self:OmniPredictor, settings, p0, y, G, C, rng)->tuple:
     loss_sum, se_sum, not_converged = np.zeros(len(cands)), np.zeros(len(cands)), 0
     for k, (ci, nb) in progress([(k, c) for k in range(folds) for c in enumerate(cands)], desc='cross-validating n_bins', show=settings.show_progress):
         tr, va = fold != k, fold == k
-        steps, _, conv, _, _ = _fit_steps(p0[tr], y[tr], G[tr], C[tr], settings.eps, nb, settings.calibration, settings.max_rounds, settings.max_steps)
+        steps, _, conv, _, _ = _fit_steps(p0[tr], y[tr], G[tr], C[tr], settings.tolerance, nb, settings.calibration, settings.max_rounds, settings.max_steps)
         not_converged += not conv
         p = _replay(p0[va], G[va], C[va], steps)
         loss_sum[ci] += sum(realized_loss(y[va], bayes_action(p, L), L).sum() for L in losses) / len(losses)
@@ -344,7 +345,7 @@ def fit(self:OmniPredictor,
         groups=None, # group memberships (anything `groups.check_groups` accepts); None: everyone
         tests=None, # test functions in [-1, 1]: DataFrame (named columns) or array; None: the constant 1
        ):
-    "Alternate multiaccuracy boosting and calibration until neither residual exceeds eps; return self."
+    "Alternate multiaccuracy boosting and calibration until neither residual exceeds the tolerance; return self."
     settings = self._validate_params()
     names_in = column_names(X, 'X')      # a one-column DataFrame's name, matched by name at predict
     y, p0 = check_scored(y, X, names=('y', 'X'))
@@ -357,24 +358,24 @@ def fit(self:OmniPredictor,
 @patch
 def _fit(self:OmniPredictor, settings, p0, y, g, C, names, names_in)->OmniPredictor:
     "The learning loop on checked settings and data (after choosing the bin count by cross-validation when n_bins is None)."
-    G, notes, cv, eps = g.to_numpy(float), [], None, settings.eps
+    G, notes, cv, tol = g.to_numpy(float), [], None, settings.tolerance
     if settings.n_bins is None:
         cv, n_bins, n_losses, nc = self._cross_validate(settings, p0, y, G, C, make_rng(settings.seed))
         notes.append(f"n_bins={n_bins} chosen by {settings.folds}-fold cross-validation on the fitting rows (cv_loss: the loss of the "
                      f"Bayes action averaged over the {n_losses} losses of loss_grid() and all held-out rows)")
         if nc: notes.append(report_numerical(f"OmniPredictor: {nc} of {settings.folds * len(settings.n_bins_candidates)} cross-validation fits did not converge "
-                                             f"within max_rounds={settings.max_rounds}; raise max_rounds or eps"))
+                                             f"within max_rounds={settings.max_rounds}; raise max_rounds or tolerance"))
     else: n_bins = int(settings.n_bins)
-    steps, history, converged, ma, cal = _fit_steps(p0, y, G, C, eps, n_bins, settings.calibration, settings.max_rounds, settings.max_steps)
+    steps, history, converged, ma, cal = _fit_steps(p0, y, G, C, tol, n_bins, settings.calibration, settings.max_rounds, settings.max_steps)
     if not converged:
         notes.append(report_numerical(f"OmniPredictor: not converged after {settings.max_rounds} rounds (multiaccuracy residual {ma:.4f}, "
-                                      f"calibration residual {cal:.4f}, eps {eps}); raise max_rounds or eps"))
+                                      f"calibration residual {cal:.4f}, tolerance {tol}); raise max_rounds or tolerance"))
     history = pd.DataFrame(history)
     self.groups_, self.tests_, self.steps_, self.n_bins_ = list(g.columns), names, steps, n_bins
     self.feature_names_in_ = names_in
     self.report_ = OmniReport(history, converged=converged, rounds=len(history), boosting_steps=int(history['boosting_steps'].sum()),
                               multiaccuracy_residual=ma, calibration_residual=cal, base_squared_error=float(np.mean((y - p0)**2)),
-                              squared_error=float(history['squared_error'].iloc[-1]), eps=float(eps), n_bins=n_bins,
+                              squared_error=float(history['squared_error'].iloc[-1]), tolerance=float(tol), n_bins=n_bins,
                               calibration=settings.calibration, n_rows=len(y), cv_table=cv, notes=tuple(notes))
     return self
 
@@ -394,7 +395,7 @@ def predict(self:OmniPredictor,
 
 # %% ../nbs/60_selective_omniprediction.ipynb #70c3fcbd
 class SelectiveThresholds(NamedTuple):
-    "Two thresholds on a score: predict 0 at or below `low`, abstain between, predict 1 above `high` (unpacks as `t0, t1`)."
+    "Two thresholds on a score: predict 0 at or below `low`, abstain between, predict 1 above `high` (unpacks as `low, high`, the paper's t0, t1)."
     low: float # t0: predict 0 if score <= low (-inf: never predict 0)
     high: float # t1: predict 1 if score > high; low < score <= high abstains
 
@@ -403,7 +404,7 @@ def tune_selective(
     score, # any score, larger = more likely 1
     y, # labels 0/1
     loss:Loss, # the loss to tune for
-)->SelectiveThresholds: # (t0, t1): predict 0 if s <= t0, abstain if t0 < s <= t1, predict 1 if s > t1
+)->SelectiveThresholds: # (low, high): predict 0 if score <= low, abstain if low < score <= high, predict 1 if score > high
     "The two thresholds on `score` minimising the empirical loss (exact, over all cut points)."
     s = check_array(score, 'score', ndim=1).astype(float); y = check_binary(y, 'y'); check_same_length(score=s, y=y); _check_loss(loss)
     cuts = np.concatenate([[-np.inf], np.unique(s)])
@@ -420,16 +421,17 @@ def tune_selective(
     return SelectiveThresholds(float(cuts[best_lo[j]]), float(cuts[j]))
 
 # %% ../nbs/60_selective_omniprediction.ipynb #345b2a6e
+@renamed_keywords(t0='low', t1='high')
 def threshold_action(
     score, # scores
-    t0:float, # predict 0 at or below
-    t1:float, # predict 1 above
+    low:float, # predict 0 at or below (the paper's t0)
+    high:float, # predict 1 above (the paper's t1); in between: abstain
 )->np.ndarray: # actions 1, 0 or ABSTAIN
     "Apply a two-threshold selective classifier."
     s = check_array(score, 'score', ndim=1)
-    check_scalar(t0, 't0', float, allow_inf=True); check_scalar(t1, 't1', float, allow_inf=True)
-    if t0 > t1: raise ValueError(f"t0 must be <= t1, got t0={t0} > t1={t1}")
-    return np.where(s <= t0, 0, np.where(s > t1, 1, ABSTAIN))
+    check_scalar(low, 'low', float, allow_inf=True); check_scalar(high, 'high', float, allow_inf=True)
+    if low > high: raise ValueError(f"low must be <= high, got low={low} > high={high}")
+    return np.where(s <= low, 0, np.where(s > high, 1, ABSTAIN))
 
 # %% ../nbs/60_selective_omniprediction.ipynb #dd8452b6
 @report
@@ -538,12 +540,13 @@ def compare_omniprediction(
                           worst_group=str(agg['ratio'].idxmax()), notes=tuple(notes))
 
 # %% ../nbs/60_selective_omniprediction.ipynb #4ba8e79f
+@renamed_keywords(n='n_rows')
 def synthetic_selective(
-    n:int=5000, # rows
+    n_rows:int=5000, # rows
     seed=0, # random seed
 )->pd.DataFrame: # columns x1, x2, female, young, p_true, y
     "Synthetic data with two intersecting binary groups and known P(y = 1 | x)."
-    check_scalar(n, 'n', int, 10, None); rng = make_rng(seed)
+    n = check_scalar(n_rows, 'n_rows', int, 10, None); rng = make_rng(seed)
     x1, x2 = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
     female, young = rng.uniform(size=n) < 0.45, rng.uniform(size=n) < 0.35
     logit = 2.2 * x1 - 1.0 * x2 + 0.8 * female - 1.0 * young + 1.2 * female * young * x2 - 0.3
@@ -563,15 +566,17 @@ def synthetic_groups(
 EMPTY = -2 # the action code of an empty prediction set
 JITTER = 1e-3 # largest random jitter added to the non-conformity scores to break ties
 
+@renamed_keywords(Phi='features', s='scores', tau='quantile')
 def quantile_fit(
-    Phi, # (n, d) design (here: group indicators)
-    s, # (n,) responses (scores)
-    tau:float, # quantile level in (0, 1)
+    features, # (n, d) design matrix Phi (here: group indicators)
+    scores, # (n,) responses s (here: non-conformity scores)
+    quantile:float, # quantile level tau, in (0, 1)
 )->np.ndarray: # (d,) coefficients theta of the tau-quantile regression without intercept
     "Linear quantile regression through its dual LP: max s'l s.t. Phi'l = 0, tau - 1 <= l <= tau; theta are the multipliers."
     from scipy.optimize import linprog
-    Phi = check_array(Phi, 'Phi', ndim=2).astype(float); s = check_array(s, 's', ndim=1).astype(float); check_same_length(Phi=Phi, s=s)
-    check_scalar(tau, 'tau', float, 0, 1, closed='neither')
+    Phi = check_array(features, 'features', ndim=2).astype(float); s = check_array(scores, 'scores', ndim=1).astype(float)
+    check_same_length(features=Phi, scores=s)
+    tau = check_scalar(quantile, 'quantile', float, 0, 1, closed='neither')
     r = linprog(-s, A_eq=Phi.T, b_eq=np.zeros(Phi.shape[1]), bounds=(tau - 1, tau), method='highs')
     if r.status != 0: raise RuntimeError(f"quantile_fit: the LP solver failed ({r.message})")
     return -r.eqlin.marginals
