@@ -683,35 +683,37 @@ class GroupConformal(Estimator):
         self.report_ = ConformalReport(table, alpha=float(alpha), method=method, allow_empty=settings.allow_empty, n_calibration=len(y), notes=notes)
         return self
 
-    def predict(self,
-                X, # probabilities P(y = 1) on the test rows
-                groups=None, # test group memberships with the fitted group names (matched by name); None: everyone (if fitted with groups=None)
-               )->pd.DataFrame: # columns has0, has1 (booleans), action (0, 1, ABSTAIN for {0, 1}, EMPTY), q (the threshold)
-        "The prediction set of every test row: the labels whose non-conformity score is at most the row's threshold."
-        check_is_fitted(self)
-        pt = check_probabilities(match_columns(X, self.feature_names_in_, 'X'), 'X', one_per_row=True)
-        gt = check_groups(_everyone(len(pt)) if groups is None else groups, len(pt), columns=self.groups_, min_size=0)
-        M = gt.to_numpy(float)
-        lost = int((M.sum(axis=1) == 0).sum())
-        if lost: raise ValueError(f"groups: {lost:,} row(s) belong to none of the fitted groups, so no conformal threshold applies to them; "
-                                  f"add a group that holds them (e.g. 'all')")
-        if self.method_ == 'max':
-            q = np.full(len(pt), -np.inf)
-            for j in range(M.shape[1]): q = np.where(M[:, j] > 0, np.maximum(q, self.group_quantiles_[j]), q)
-        elif self.method_ == 'qr': q = M @ self.coef_
-        else:   # the test point joins the regression with its score imputed at +inf: one fit per membership pattern
-            pats, inv = np.unique(M, axis=0, return_inverse=True); big = self.scores_.max() + 1
-            show = (None if len(pats) > 20 else False) if self.show_progress is None else self.show_progress   # a few patterns: no bar
-            bar = lambda it: progress(it, desc='conditional conformal: one fit per group pattern', show=show)
-            q = _augmented_quantiles(self.design_, self.scores_, pats, 1 - self.alpha_, big, bar)[inv.ravel()]
-        rng = copy.deepcopy(self.jitter_rng_)
-        u = JITTER * rng.uniform(size=len(pt))
-        has1, has0 = (1 - pt) + u <= q, pt + u <= q
-        if not self.allow_empty_:
-            top1 = pt >= 0.5
-            has1, has0 = has1 | top1, has0 | ~top1
-        action = np.where(has0 & has1, ABSTAIN, np.where(has1, 1, np.where(has0, 0, EMPTY)))
-        return pd.DataFrame(dict(has0=has0, has1=has1, action=action, q=q))
+# %% ../nbs/60_selective_omniprediction.ipynb #70fc5dc0
+@patch
+def predict(self:GroupConformal,
+            X, # probabilities P(y = 1) on the test rows
+            groups=None, # test group memberships with the fitted group names (matched by name); None: everyone (if fitted with groups=None)
+           )->pd.DataFrame: # columns has0, has1 (booleans), action (0, 1, ABSTAIN for {0, 1}, EMPTY), q (the threshold)
+    "The prediction set of every test row: the labels whose non-conformity score is at most the row's threshold."
+    check_is_fitted(self)
+    pt = check_probabilities(match_columns(X, self.feature_names_in_, 'X'), 'X', one_per_row=True)
+    gt = check_groups(_everyone(len(pt)) if groups is None else groups, len(pt), columns=self.groups_, min_size=0)
+    M = gt.to_numpy(float)
+    lost = int((M.sum(axis=1) == 0).sum())
+    if lost: raise ValueError(f"groups: {lost:,} row(s) belong to none of the fitted groups, so no conformal threshold applies to them; "
+                              f"add a group that holds them (e.g. 'all')")
+    if self.method_ == 'max':
+        q = np.full(len(pt), -np.inf)
+        for j in range(M.shape[1]): q = np.where(M[:, j] > 0, np.maximum(q, self.group_quantiles_[j]), q)
+    elif self.method_ == 'qr': q = M @ self.coef_
+    else:   # the test point joins the regression with its score imputed at +inf: one fit per membership pattern
+        pats, inv = np.unique(M, axis=0, return_inverse=True); big = self.scores_.max() + 1
+        show = (None if len(pats) > 20 else False) if self.show_progress is None else self.show_progress   # a few patterns: no bar
+        bar = lambda it: progress(it, desc='conditional conformal: one fit per group pattern', show=show)
+        q = _augmented_quantiles(self.design_, self.scores_, pats, 1 - self.alpha_, big, bar)[inv.ravel()]
+    rng = copy.deepcopy(self.jitter_rng_)
+    u = JITTER * rng.uniform(size=len(pt))
+    has1, has0 = (1 - pt) + u <= q, pt + u <= q
+    if not self.allow_empty_:
+        top1 = pt >= 0.5
+        has1, has0 = has1 | top1, has0 | ~top1
+    action = np.where(has0 & has1, ABSTAIN, np.where(has1, 1, np.where(has0, 0, EMPTY)))
+    return pd.DataFrame(dict(has0=has0, has1=has1, action=action, q=q))
 
 # %% ../nbs/60_selective_omniprediction.ipynb #ba6d3e94
 @report
