@@ -8,7 +8,7 @@ divided by that of two-threshold classifiers tuned per loss on the base score (o
 worst over the groups with >= 500 test rows. The bin count is chosen by 5-fold cross-validation inside the fitting rows
 (`OmniPredictor(n_bins=None)`); the test file is used only for the final measurement. Calibration by per-bin patches (the default)
 and by histogram binning. `worst_group_boot_sd`: bootstrap sd over test rows of that group's ratio (the sampling noise
-of the measurement itself). `converged`: the final fit met eps = 0.002 within max_rounds = 50 (histogram binning can
+of the measurement itself). `converged`: the final fit met tolerance = 0.002 within max_rounds = 50 (histogram binning can
 raise the squared error, so its loop is not guaranteed to end; a NumericalWarning says so when it does not).
 Targets: global ratio <= 1.01, worst group ratio <= 1.02.
 Part 2 (coverage): per-group coverage and set size at alpha = 0.1 for ours ('max' guaranteed, 'qr' quantile
@@ -69,7 +69,7 @@ def fit_predict(seed, calibration='patch'):
     if (seed, calibration) in _FITS: return _FITS[seed, calibration]
     task, T = task_for(seed); f = task.fit
     t0 = time.perf_counter()
-    om = OmniPredictor(eps=0.002, n_bins=None, calibration=calibration, seed=seed).fit(f.score, f.y, groups=f.groups, tests=T['fit'])
+    om = OmniPredictor(tolerance=0.002, n_bins=None, calibration=calibration, seed=seed).fit(f.score, f.y, groups=f.groups, tests=T['fit'])
     P = {k: om.predict(s.score, groups=s.groups, tests=T[k]) for k, s in task.splits.items()}
     _FITS[seed, calibration] = om, P, time.perf_counter() - t0
     return _FITS[seed, calibration]

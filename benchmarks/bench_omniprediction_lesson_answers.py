@@ -21,7 +21,7 @@ if __name__ == '__main__':
         task = adult_task({'base': 12000, 'fit': 10000, 'cal': None}, official_test=True, sensitive=ADULT_SENSITIVE, max_order=2,
                           keep_groups=ADULT_GROUPS, base_model='hgb', seed=0)
     f, c, t = task.fit, task.cal, task.test
-    om = OmniPredictor(eps=0.002, n_bins=None, seed=0).fit(f.score, f.y, groups=f.groups, tests=adult_tests(f.X, f.score))
+    om = OmniPredictor(tolerance=0.002, n_bins=None, seed=0).fit(f.score, f.y, groups=f.groups, tests=adult_tests(f.X, f.score))
     P = {name: om.predict(s.score, groups=s.groups, tests=adult_tests(s.X, s.score)) for name, s in task.splits.items()}
     lines = ['# Lesson 60, exercise 4: the numbers its summary quotes (`benchmarks/bench_omniprediction_lesson_answers.py`)', '',
              f'Adult as in the lesson (seed 0), alpha = 0.1, method qr; load average {load0:.2f} at start.', '',

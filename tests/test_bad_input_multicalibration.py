@@ -43,7 +43,7 @@ def fitted():
 
 @pytest.fixture(scope='module')
 def boosted():
-    return MCBoost(alpha=0.01).fit(P, Y, groups=G)
+    return MCBoost(tolerance=0.01).fit(P, Y, groups=G)
 
 
 # ---- metrics -----------------------------------------------------------------------------------------------------
@@ -177,8 +177,8 @@ def test_multicalibrator_bad_settings(kw, arg):
     err(est.fit, P, Y, groups=G, arg=arg, case=f"Multicalibrator({kw})")   # ... refused by fit
 
 
-@pytest.mark.parametrize('kw,arg', [(dict(n_levels=0), 'n_levels'), (dict(n_levels=2.5), 'n_levels'), (dict(alpha=0), 'alpha'),
-                                    (dict(alpha=-1), 'alpha'), (dict(alpha=np.nan), 'alpha'), (dict(alpha=1.5), 'alpha'),
+@pytest.mark.parametrize('kw,arg', [(dict(n_levels=0), 'n_levels'), (dict(n_levels=2.5), 'n_levels'), (dict(tolerance=0), 'tolerance'),
+                                    (dict(tolerance=-1), 'tolerance'), (dict(tolerance=np.nan), 'tolerance'), (dict(alpha=1.5), 'alpha'),
                                     (dict(max_iter=0), 'max_iter'), (dict(max_iter='10'), 'max_iter')])
 def test_mcboost_bad_settings(kw, arg):
     err(MCBoost(**kw).fit, P, Y, groups=G, arg=arg, case=f"MCBoost({kw})")
@@ -202,9 +202,9 @@ def test_fit_correct_on_edge_cases():
         m = Multicalibrator(**FAST).fit(sep_p, sep_y, groups={'x': np.ones(40, bool)})
     assert (m.report_.recalibration_slope, m.report_.recalibration_intercept) == (1.0, 0.0) and 'did not converge' in m.report_.notes[0]
     cat = pd.DataFrame({'sex': pd.Categorical(np.where(G['a=1'], 'F', 'M'))})
-    ok(lambda: MCBoost(alpha=0.01).fit(P, Y, groups=cat).groups_, check=lambda g: g == ['sex=F', 'sex=M'], case='MCBoost: categorical groups')
+    ok(lambda: MCBoost(tolerance=0.01).fit(P, Y, groups=cat).groups_, check=lambda g: g == ['sex=F', 'sex=M'], case='MCBoost: categorical groups')
     # MCBoost on one group with a big alpha makes no patch: the prediction is the base score rounded to the level midpoints
-    ok(lambda: MCBoost(alpha=0.99).fit(P, Y, groups=one_group).predict(P, groups=one_group),
+    ok(lambda: MCBoost(tolerance=0.99).fit(P, Y, groups=one_group).predict(P, groups=one_group),
        check=lambda p: np.allclose(p, (np.minimum((P * 10).astype(int), 9) + 0.5) / 10), case='MCBoost: no patch')
 
 
@@ -265,8 +265,8 @@ _FITTED = Multicalibrator(**FAST).fit(P, Y, groups=G)
 
 # ---- data builders, the study and the explorer --------------------------------------------------------------------
 
-@pytest.mark.parametrize('kw,arg', [(dict(n=5), 'n'), (dict(n=100.0), 'n'), (dict(delta=0.5), 'delta'), (dict(delta=np.nan), 'delta'),
-                                    (dict(gamma=-0.1), 'gamma'), (dict(seed=-1), 'seed'), (dict(seed='0'), 'seed')])
+@pytest.mark.parametrize('kw,arg', [(dict(n_rows=5), 'n_rows'), (dict(n_rows=100.0), 'n_rows'), (dict(group_shift=0.5), 'group_shift'), (dict(delta=np.nan), 'group_shift'),
+                                    (dict(intersection_shift=-0.1), 'intersection_shift'), (dict(seed=-1), 'seed'), (dict(seed='0'), 'seed')])
 def test_make_mc_synthetic(kw, arg):
     err(make_mc_synthetic, arg=arg, **kw)
 

@@ -23,7 +23,7 @@ Y = (rng.uniform(size=N) < P0).astype(int)
 G = pd.DataFrame({'all': np.ones(N, bool), 'a': np.arange(N) < 30, 'b': np.arange(N) % 3 == 0})
 T = pd.DataFrame({'one': np.ones(N), 'x': np.linspace(-1, 1, N)})
 L = Loss(1, 2, 0.3)
-FAST = dict(eps=0.02, max_rounds=5, max_steps=50)
+FAST = dict(tolerance=0.02, max_rounds=5, max_steps=50)
 OM = OmniPredictor(**FAST).fit(P0, Y, groups=G, tests=T)
 P1 = OM.predict(P0, groups=G, tests=T)
 GC = GroupConformal(alpha=0.2).fit(P0, Y, groups=G)
@@ -131,8 +131,8 @@ def test_metrics():
 
 
 # ---------------------------------------------------------------- OmniPredictor
-@pytest.mark.parametrize('kw, arg', [(dict(eps=0), 'eps'), (dict(eps=-0.1), 'eps'), (dict(eps=1.5), 'eps'), (dict(eps=np.nan), 'eps'),
-                                     (dict(eps='0.1'), 'eps'), (dict(n_bins=1), 'n_bins'), (dict(n_bins=2.5), 'n_bins'), (dict(n_bins=True), 'n_bins'),
+@pytest.mark.parametrize('kw, arg', [(dict(tolerance=0), 'tolerance'), (dict(tolerance=-0.1), 'tolerance'), (dict(tolerance=1.5), 'tolerance'), (dict(eps=np.nan), 'eps'),
+                                     (dict(tolerance='0.1'), 'tolerance'), (dict(n_bins=1), 'n_bins'), (dict(n_bins=2.5), 'n_bins'), (dict(n_bins=True), 'n_bins'),
                                      (dict(n_bins=10**9), 'n_bins'), (dict(n_bins=None, n_bins_candidates=()), 'n_bins_candidates'),
                                      (dict(n_bins=None, n_bins_candidates=(1, 10)), 'n_bins_candidates'),
                                      (dict(n_bins=None, n_bins_candidates=10), 'n_bins_candidates'),
@@ -166,10 +166,10 @@ def test_omnipredictor_data():
     ok(fit(), pd.DataFrame({'p': P0}), Y, groups=G, tests=T, check=lambda e: np.allclose(e.predict(P0, groups=G, tests=T), P1), case='fit X DataFrame')
     ok(fit(), P0, Y.astype(bool), groups=G, tests=T, check=lambda e: np.array_equal(e.predict(P0, groups=G, tests=T), P1), case='fit bool labels')
     # a single class: the residuals y - p are all -p, so the learner drives the probabilities of every group down
-    ok(fit(eps=0.01, max_rounds=50, max_steps=2000), P0, np.zeros(N, int), groups=G, tests=T, case='fit single class',
+    ok(fit(tolerance=0.01, max_rounds=50, max_steps=2000), P0, np.zeros(N, int), groups=G, tests=T, case='fit single class',
        check=lambda e: e.report_.converged and abs(np.mean(e.predict(P0, groups=G, tests=T))) <= 0.01)
     # a single group and no test functions: the constant shift that makes the mean right
-    ok(fit(eps=1e-3, max_rounds=50), P0, Y, case='fit single group, no tests',
+    ok(fit(tolerance=1e-3, max_rounds=50), P0, Y, case='fit single group, no tests',
        check=lambda e: e.groups_ == ['all'] and e.tests_ == ['one'] and abs(np.mean(Y - e.predict(P0))) <= 1e-3)
     one = G.assign(one=np.arange(N) == 5)
     ok(fit(), P0, Y, groups=one, tests=T, case='fit one-row group', check=lambda e: finite(e.predict(P0, groups=one, tests=T)))
@@ -204,9 +204,9 @@ def test_tuning_and_comparison():
     err(tune_selective, P0, Y[:-1], L, arg='y', case='tune_selective length')
     err(tune_selective, P0, Y, 0.3, arg='loss', case='tune_selective loss=float')
     ok(tune_selective, np.linspace(-5, 5, N), Y, L, check=lambda t: t[0] <= t[1], case='tune_selective unbounded score')
-    err(threshold_action, P0, 0.6, 0.4, arg='t0', case='threshold_action t0 > t1')
-    err(threshold_action, P0, 'a', 0.4, arg='t0', case='threshold_action t0=str')
-    err(threshold_action, P0, 0.2, np.nan, arg='t1', case='threshold_action t1 NaN')
+    err(threshold_action, P0, 0.6, 0.4, arg='low', case='threshold_action low > high')
+    err(threshold_action, P0, 'a', 0.4, arg='low', case='threshold_action low=str')
+    err(threshold_action, P0, 0.2, np.nan, arg='high', case='threshold_action high NaN')
     ok(threshold_action, P0, -np.inf, np.inf, check=lambda a: (a == ABSTAIN).all(), case='threshold_action -inf, inf')
     kw = dict(score=P0, y_fit=Y, score_fit=P0)
     err(compare_omniprediction, Y, P1, G, **{**kw, 'score': P0[:-1]}, arg='score', case='compare score length')
@@ -287,15 +287,15 @@ def test_coverage_report():
 
 # ---------------------------------------------------------------- helpers, plots and explorers
 def test_helpers():
-    err(synthetic_selective, 5, arg='n', case='synthetic_selective n=5')
-    err(synthetic_selective, 100.5, arg='n', case='synthetic_selective n=100.5')
+    err(synthetic_selective, 5, arg='n_rows', case='synthetic_selective n_rows=5')
+    err(synthetic_selective, 100.5, arg='n_rows', case='synthetic_selective n_rows=100.5')
     err(synthetic_selective, 100, seed=-1, arg='seed', case='synthetic_selective seed=-1')
     err(synthetic_groups, pd.DataFrame({'x': [1]}), arg='df', case='synthetic_groups missing columns')
     err(synthetic_groups, pd.DataFrame({'female': [0.5], 'young': [1]}), arg="df['female']", case='synthetic_groups not boolean')
     err(quantile_fit, np.ones((5, 1)), with_nan(np.ones(5)), 0.5, arg='s', case='quantile_fit NaN')
     err(quantile_fit, np.ones((5, 1)), np.ones(4), 0.5, arg='s', case='quantile_fit length')
-    err(quantile_fit, np.ones(5), np.ones(5), 0.5, arg='Phi', case='quantile_fit 1-D Phi')
-    for tau in (0.0, 1.0): err(quantile_fit, np.ones((5, 1)), np.arange(5.0), tau, arg='tau', case=f'quantile_fit tau={tau}')
+    err(quantile_fit, np.ones(5), np.ones(5), 0.5, arg='features', case='quantile_fit 1-D features')
+    for tau in (0.0, 1.0): err(quantile_fit, np.ones((5, 1)), np.arange(5.0), tau, arg='quantile', case=f'quantile_fit quantile={tau}')
     ok(quantile_fit, np.ones((5, 1)), np.arange(5.0), 0.5, check=lambda th: np.isclose(th[0], 2.0), case='quantile_fit median')
     X = pd.DataFrame({'age': [30, 40], 'education_num': [9, 13], 'hours_per_week': [40, 50]})
     err(adult_tests, X.drop(columns='age'), [0.2, 0.4], arg='X', case='adult_tests missing age')

@@ -178,13 +178,13 @@ def test_group_columns_are_matched_by_name(synth, fitted):
 
 def test_depth_one_cannot_fix_group_by_level_set_error_depth_two_can():
     # only the group x level-set error: no intersection offset
-    tr1, te1 = make_mc_synthetic(20000, gamma=0.0, seed=5), make_mc_synthetic(20000, gamma=0.0, seed=6)
+    tr1, te1 = make_mc_synthetic(20000, intersection_shift=0.0, seed=5), make_mc_synthetic(20000, intersection_shift=0.0, seed=6)
     errs = {}
     for depth in (1, 2):
         m = Multicalibrator(max_depth=depth).fit(tr1['p0'], tr1['y'], groups=tr1['groups'])
         errs[depth] = np.abs(m.predict(te1['p0'], groups=te1['groups']) - te1['p_true']).mean()
     print(errs)
-    assert errs[2] < 0.025 and errs[1] > 0.05 and errs[1] > 3 * errs[2]   # depth 1 is stuck near delta/2 = 0.075 off the truth
+    assert errs[2] < 0.025 and errs[1] > 0.05 and errs[1] > 3 * errs[2]   # depth 1 is stuck near group_shift/2 = 0.075 off the truth
 
 
 def test_loss_saturation_after_fit_and_not_before(synth, fitted):
@@ -320,7 +320,7 @@ def test_set_params_after_fit_does_not_change_predictions(synth):
 def test_mcboost_warns_when_it_does_not_converge(synth):
     tr, _ = synth
     with pytest.warns(NumericalWarning, match='remain after max_iter=1 sweeps'):
-        mb = MCBoost(alpha=1e-5, max_iter=1).fit(tr['p0'][:3000], tr['y'][:3000], groups=tr['groups'][:3000])
+        mb = MCBoost(tolerance=1e-5, max_iter=1).fit(tr['p0'][:3000], tr['y'][:3000], groups=tr['groups'][:3000])
     assert not mb.report_.converged and mb.report_.sweeps == 1 and mb.report_.notes
 
 
@@ -352,7 +352,7 @@ def test_a_named_score_column_is_matched_by_name():
     "Issue 33 item 4: a one-column DataFrame of scores is recorded at fit (feature_names_in_); a renamed column is an error later."
     d = make_mc_synthetic(600, seed=4)
     X = pd.DataFrame({'base_score': d['p0']})
-    for est in (MCBoost(n_levels=8, alpha=0.005), Multicalibrator(learning_rates=(0.3,), max_rounds=20, patience=5, n_folds=2)):
+    for est in (MCBoost(n_levels=8, tolerance=0.005), Multicalibrator(learning_rates=(0.3,), max_rounds=20, patience=5, n_folds=2)):
         est.fit(X, d['y'], groups=d['groups'])
         assert list(est.feature_names_in_) == ['base_score']
         np.testing.assert_array_equal(est.predict(X, groups=d['groups']), est.predict(d['p0'], groups=d['groups']))
@@ -363,7 +363,7 @@ def test_a_named_score_column_is_matched_by_name():
 
 def test_estimator_contract_mcboost():
     d = make_mc_synthetic(600, seed=4)
-    check_estimator_contract(MCBoost(n_levels=8, alpha=0.005), fit=lambda est: est.fit(d['p0'], d['y'], groups=d['groups']),
+    check_estimator_contract(MCBoost(n_levels=8, tolerance=0.005), fit=lambda est: est.fit(d['p0'], d['y'], groups=d['groups']),
                              output=lambda est: est.predict(d['p0'], groups=d['groups']))
 
 
@@ -460,3 +460,17 @@ def test_explorer_controls():
     assert set(np.round(np.unique(r.test_predictions['MCBoost-style']), 12)) <= {round((k + 0.5) / 10, 12) for k in range(10)}
     assert r50.mc_error_mcboost == pytest.approx(r.mc_error_mcboost, abs=1e-12)
     assert r50.mc_error_base >= r.mc_error_base - 1e-12 and r50.mc_error_ours >= r.mc_error_ours - 1e-12
+
+
+def test_old_keywords_warn_and_still_work():
+    "issue 34: MCBoost's alpha and make_mc_synthetic's n/delta/gamma keep working for one release, with a FutureWarning naming the new keyword."
+    d = make_mc_synthetic(600, seed=4)
+    new = MCBoost(tolerance=0.005).fit(d['p0'], d['y'], groups=d['groups'])
+    with pytest.warns(FutureWarning, match="'alpha' is renamed 'tolerance'"):
+        old = MCBoost(alpha=0.005).fit(d['p0'], d['y'], groups=d['groups'])
+    np.testing.assert_array_equal(old.predict(d['p0'], groups=d['groups']), new.predict(d['p0'], groups=d['groups']))
+    assert old.report_.tolerance == 0.005
+    with pytest.warns(FutureWarning, match="'gamma' is renamed 'intersection_shift'"):
+        old_d = make_mc_synthetic(n=600, delta=0.1, gamma=0.0, seed=4)
+    new_d = make_mc_synthetic(n_rows=600, group_shift=0.1, intersection_shift=0.0, seed=4)
+    np.testing.assert_array_equal(old_d['p_true'], new_d['p_true'])

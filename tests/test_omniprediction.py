@@ -117,7 +117,7 @@ def _syn_fit(n=6000, seed=1):
 def test_learner_tolerances_hold():
     syn, G, base, T = _syn_fit()
     eps = 0.003
-    om = OmniPredictor(eps=eps, n_bins=20).fit(base, syn['y'], groups=G, tests=T)
+    om = OmniPredictor(tolerance=eps, n_bins=20).fit(base, syn['y'], groups=G, tests=T)
     p = om.predict(base, groups=G, tests=T)
     r = om.report_
     assert r.converged
@@ -136,7 +136,7 @@ def test_learner_tolerances_hold():
 
 def test_binning_is_calibrated_on_level_sets():
     syn, G, base, T = _syn_fit()
-    om = OmniPredictor(eps=0.003, n_bins=15, calibration='binning').fit(base, syn['y'], groups=G, tests=T)
+    om = OmniPredictor(tolerance=0.003, n_bins=15, calibration='binning').fit(base, syn['y'], groups=G, tests=T)
     p = om.predict(base, groups=G, tests=T)
     assert om.report_.converged and om.report_.calibration_residual <= 1e-9 and om.report_.multiaccuracy_residual <= 0.003
     # level-set calibration by brute force: every distinct value is the mean label of the rows that get it
@@ -146,7 +146,7 @@ def test_binning_is_calibrated_on_level_sets():
 
 def test_n_bins_chosen_by_cross_validation():
     syn, G, base, T = _syn_fit(4000, seed=5)
-    est = OmniPredictor(eps=0.005, n_bins=None, n_bins_candidates=(5, 10, 40), folds=3, seed=1, show_progress=False)
+    est = OmniPredictor(tolerance=0.005, n_bins=None, n_bins_candidates=(5, 10, 40), folds=3, seed=1, show_progress=False)
     r = est.fit(base, syn['y'], groups=G, tests=T).report_
     t = r.cv_table
     assert list(t['n_bins']) == [5, 10, 40] and r.n_bins == est.n_bins_ == int(t.loc[t['cv_loss'].idxmin(), 'n_bins'])
@@ -157,7 +157,7 @@ def test_n_bins_chosen_by_cross_validation():
     fold = np.random.default_rng(1).permutation(len(syn)) % 3; y = syn['y'].to_numpy(); total = 0.0
     for k in range(3):
         tr, va = fold != k, fold == k
-        om = OmniPredictor(eps=0.005, n_bins=10).fit(base[tr], y[tr], groups=G[tr], tests=T[tr])
+        om = OmniPredictor(tolerance=0.005, n_bins=10).fit(base[tr], y[tr], groups=G[tr], tests=T[tr])
         p = om.predict(base[va], groups=G[va], tests=T[va])
         total += np.mean([realized_loss(y[va], bayes_action(p, L), L).sum() for L in loss_grid()])
     assert t.loc[t['n_bins'] == 10, 'cv_loss'].iloc[0] == pytest.approx(total / len(y), rel=1e-12)
@@ -171,7 +171,7 @@ def test_n_bins_chosen_by_cross_validation():
 def test_group_and_test_columns_are_matched_by_name():
     "Issue 12, silent wrong result 5: predict compared only the number of test-function columns, not their names."
     syn, G, base, T = _syn_fit(4000, seed=8)
-    om = OmniPredictor(eps=0.003).fit(base, syn['y'], groups=G, tests=T)
+    om = OmniPredictor(tolerance=0.003).fit(base, syn['y'], groups=G, tests=T)
     p = om.predict(base, groups=G, tests=T)
     rng = np.random.default_rng(0)
     for _ in range(3):
@@ -202,7 +202,7 @@ def test_duplicate_column_names_are_clear_errors():
 def test_estimator_contracts():
     syn, G, base, T = _syn_fit(800, seed=10)
     y = syn['y'].to_numpy()
-    check_estimator_contract(OmniPredictor(eps=0.01, n_bins=None, n_bins_candidates=(5, 10), folds=2, seed=3),
+    check_estimator_contract(OmniPredictor(tolerance=0.01, n_bins=None, n_bins_candidates=(5, 10), folds=2, seed=3),
                              fit=lambda est: est.fit(base, y, groups=G, tests=T),
                              output=lambda est: est.predict(base, groups=G, tests=T))
     cal = np.arange(800) < 400; Gt = G[~cal].reset_index(drop=True)
@@ -230,7 +230,7 @@ def test_group_ratio_sd_matches_binomial_scale():
 def test_omnipredictor_competes_on_synthetic():
     syn, G, base, T = _syn_fit(12000, seed=2)
     fit, test = np.arange(len(syn)) < 6000, np.arange(len(syn)) >= 6000
-    om = OmniPredictor(eps=0.003).fit(base[fit], syn['y'][fit], groups=G[fit], tests=T[fit])
+    om = OmniPredictor(tolerance=0.003).fit(base[fit], syn['y'][fit], groups=G[fit], tests=T[fit])
     Gt = G[test].reset_index(drop=True)
     p = om.predict(base[test], groups=Gt, tests=T[test])
     res = compare_omniprediction(syn['y'][test], p, Gt, score=base[test], y_fit=syn['y'][fit], score_fit=base[fit])
@@ -366,8 +366,8 @@ def test_quantile_fit_matches_sklearn():
         pin = lambda th: np.mean(np.maximum(tau * (s - Phi @ th), (tau - 1) * (s - Phi @ th)))
         sk = QuantileRegressor(quantile=tau, alpha=0, fit_intercept=False, solver='highs').fit(Phi, s).coef_
         assert abs(pin(quantile_fit(Phi, s, tau)) - pin(sk)) <= 1e-9
-    with pytest.raises(ValueError, match='tau'): quantile_fit(Phi, s, 1.0)
-    with pytest.raises(ValueError, match='Phi|s'): quantile_fit(Phi, s[:-1], 0.5)
+    with pytest.raises(ValueError, match='quantile'): quantile_fit(Phi, s, 1.0)
+    with pytest.raises(ValueError, match='features|scores'): quantile_fit(Phi, s[:-1], 0.5)
 
 
 def test_no_empty_sets_when_disallowed():
@@ -429,7 +429,7 @@ def test_bad_inputs():
 def test_not_converged_warns():
     syn, G, base, T = _syn_fit(2000, seed=3)
     with pytest.warns(NumericalWarning, match='not converged'):
-        om = OmniPredictor(eps=1e-4, max_rounds=1, max_steps=2).fit(base, syn['y'], groups=G, tests=T)
+        om = OmniPredictor(tolerance=1e-4, max_rounds=1, max_steps=2).fit(base, syn['y'], groups=G, tests=T)
     assert not om.report_.converged and 'not converged' in om.report_.notes[0]
 
 
@@ -460,7 +460,7 @@ def test_adult_targets():
     task = adult_task({'base': 12000, 'fit': 10000, 'cal': None}, official_test=True, sensitive=ADULT_SENSITIVE, max_order=2,
                       keep_groups=ADULT_GROUPS, base_model='hgb', seed=0)
     f, c, t = task.fit, task.cal, task.test
-    om = OmniPredictor(eps=0.002, n_bins=None, seed=0).fit(f.score, f.y, groups=f.groups, tests=adult_tests(f.X, f.score))
+    om = OmniPredictor(tolerance=0.002, n_bins=None, seed=0).fit(f.score, f.y, groups=f.groups, tests=adult_tests(f.X, f.score))
     P = {k: om.predict(s.score, groups=s.groups, tests=adult_tests(s.X, s.score)) for k, s in task.splits.items()}
     res = compare_omniprediction(t.y, P['test'], t.groups, score=t.score, y_fit=f.y, score_fit=f.score)
     big = (t.groups.sum() >= 500).to_numpy()
@@ -499,7 +499,7 @@ def test_probability_column_is_matched_by_name():
     "Issue 33 item 4: a base score fitted as a named one-column DataFrame was accepted under any other name at predict."
     syn, G, base, T = _syn_fit(1500, seed=11)
     y = syn['y'].to_numpy(); Xs = pd.DataFrame({'base score': base})
-    om = OmniPredictor(eps=0.005).fit(Xs, y, groups=G, tests=T)
+    om = OmniPredictor(tolerance=0.005).fit(Xs, y, groups=G, tests=T)
     with pytest.raises(ValueError, match=r"X is missing column\(s\) \['base score'\] and has column\(s\) \['other score'\]"):
         om.predict(pd.DataFrame({'other score': base}), groups=G, tests=T)
     assert list(om.feature_names_in_) == ['base score']
@@ -513,7 +513,7 @@ def test_probability_column_is_matched_by_name():
         pd.testing.assert_frame_equal(gc.predict(base[~cal], groups=G[~cal][G.columns[::-1]]), ref)
         with pytest.raises(ValueError, match=r"X is missing column\(s\) \['base score'\]"):
             gc.predict(pd.DataFrame({'p': base[~cal]}), groups=G[~cal])
-    assert OmniPredictor(eps=0.01).fit(base, y, groups=G, tests=T).feature_names_in_ is None    # unnamed input: no names recorded
+    assert OmniPredictor(tolerance=0.01).fit(base, y, groups=G, tests=T).feature_names_in_ is None    # unnamed input: no names recorded
 
 
 def test_adult_tests_matches_a_series_score_by_index():
@@ -545,7 +545,7 @@ def _same_states(a, b):
 def test_fit_and_predict_leave_global_generators_alone(seed):
     "Issue 33 item 5: no fit, predict or study function of the module draws from or reseeds Python's or numpy's global generator."
     syn, G, base, T = _syn_fit(1200, seed=12); y = syn['y'].to_numpy(); cal = np.arange(len(y)) < 600
-    calls = [lambda: OmniPredictor(eps=0.01, n_bins=None, n_bins_candidates=(5, 10), folds=2, seed=seed).fit(base, y, groups=G, tests=T).predict(base, groups=G, tests=T),
+    calls = [lambda: OmniPredictor(tolerance=0.01, n_bins=None, n_bins_candidates=(5, 10), folds=2, seed=seed).fit(base, y, groups=G, tests=T).predict(base, groups=G, tests=T),
              lambda: synthetic_selective(300, seed=seed),
              lambda: group_ratio_sd(y, base, G, score=base, y_fit=y, score_fit=base, n_boot=5, seed=seed)]
     calls += [lambda m=m: GroupConformal(method=m, seed=seed).fit(base[cal], y[cal], groups=G[cal]).predict(base[~cal], groups=G[~cal])
@@ -584,3 +584,20 @@ def test_tune_selective_returns_named_thresholds():
     t0, t1 = t
     assert (t0, t1) == (t.low, t.high) == t
     assert np.array_equal(threshold_action(s, *t), threshold_action(s, t.low, t.high))
+
+
+def test_old_keywords_warn_and_still_work():
+    "issue 34: eps, t0/t1, Phi/s/tau and n keep working for one release, with a FutureWarning naming the new keyword, and give the same result."
+    syn, G, base, T = _syn_fit(800, seed=12); y = syn['y'].to_numpy()
+    new = OmniPredictor(tolerance=0.01).fit(base, y, groups=G, tests=T).predict(base, groups=G, tests=T)
+    with pytest.warns(FutureWarning, match="'eps' is renamed 'tolerance'"):
+        old = OmniPredictor(eps=0.01).fit(base, y, groups=G, tests=T).predict(base, groups=G, tests=T)
+    np.testing.assert_array_equal(old, new)
+    with pytest.warns(FutureWarning, match="'t0' is renamed 'low'"):
+        np.testing.assert_array_equal(threshold_action(base, t0=0.3, t1=0.6), threshold_action(base, low=0.3, high=0.6))
+    Phi, s, quantile_fit = G.to_numpy(float), base, omod.quantile_fit
+    with pytest.warns(FutureWarning, match="'tau' is renamed 'quantile'"):
+        np.testing.assert_array_equal(quantile_fit(Phi=Phi, s=s, tau=0.8), quantile_fit(features=Phi, scores=s, quantile=0.8))
+    with pytest.warns(FutureWarning, match="'n' is renamed 'n_rows'"):
+        pd.testing.assert_frame_equal(synthetic_selective(n=50, seed=1), synthetic_selective(n_rows=50, seed=1))
+    with pytest.raises(TypeError, match="both 'low' and its old name 't0'"): threshold_action(base, low=0.3, t0=0.3, high=0.6)

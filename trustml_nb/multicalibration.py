@@ -11,15 +11,15 @@ import hashlib
 import itertools
 import time
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
 from scipy.special import expit, logit
-from sklearn.base import BaseEstimator
 
 from .core import equal_width_bins
-from .core import (Report, check_binary, check_flag, check_is_fitted, check_numbers, check_option, check_probabilities,
+from .core import (DEPRECATED, Estimator, Renamed, Report, renamed_keywords, check_scored, check_seed, check_show_progress, optional, check_flag, check_is_fitted, check_numbers, check_option, check_probabilities,
                              check_same_length, check_scalar, column_names, make_rng, match_columns, progress, report, report_numerical,
                              require)
 from .data import Task, adult_task
@@ -27,26 +27,11 @@ from .groups import check_groups, intersect
 from .viz import PALETTE, explorer, legend_outside, new_figure
 from fastcore.basics import patch
 
-
 # %% auto #0
 __all__ = ['LOSSES', 'GROUP_FAMILIES', 'mc_table', 'mc_error', 'mc_error_to_truth', 'smooth_ece', 'weighted_smooth_ece',
            'make_mc_synthetic', 'MulticalibrationReport', 'SaturationReport', 'Multicalibrator', 'MCBoostReport',
            'MCBoost', 'reliability_table', 'plot_group_reliability', 'adult_mc_task', 'MulticalibrationStudy',
            'multicalibration_study', 'mc_explorer']
-
-# %% ../nbs/50_multicalibration.ipynb #93475df6
-def _check_scored(y, p, yname:str='y_true', pname:str='y_prob', both_classes:bool=False)->tuple:
-    "Check 0/1 labels and probabilities (one per row) of the same length; return them."
-    p = check_probabilities(p, pname, one_per_row=True)
-    y = check_binary(y, yname, both_classes=both_classes)
-    check_same_length(**{yname: y, pname: p})
-    return y, p
-
-# %% ../nbs/50_multicalibration.ipynb #8d6a5dc5
-def _check_labelled(y, p, groups, yname:str='y_true', pname:str='y_prob', both_classes:bool=False, columns=None)->tuple:
-    "Check 0/1 labels, probabilities and group memberships of the same length; return them (groups as a boolean table)."
-    y, p = _check_scored(y, p, yname, pname, both_classes)
-    return y, p, check_groups(groups, len(p), columns=columns)
 
 # %% ../nbs/50_multicalibration.ipynb #f4632258
 def _same_name(est, X):
@@ -76,7 +61,7 @@ def mc_table(
 )->pd.DataFrame: # one row per group: size, share, calibration error inside the group, weighted error
     "Per-group binned calibration error; `weighted` = P(g) x (error inside g), whose max is the MC error."
     check_scalar(n_bins, 'n_bins', int, 1, 100_000)
-    y, p, G = _check_labelled(y_true, y_prob, groups)
+    y, p = check_scored(y_true, y_prob); G = check_groups(groups, len(p))
     n, M = len(y), G.to_numpy(bool)
     weighted, size = _weighted_errors(y - p, p, M, n_bins), M.sum(0)
     return pd.DataFrame({'group': list(G.columns), 'size': size, 'share': size / n,
@@ -132,7 +117,7 @@ def smooth_ece(
 )->float:
     "Smooth calibration error (kernel smoothing with the fixed-point bandwidth of Blasiok & Nakkiran)."
     check_scalar(n_grid, 'n_grid', int, 2, 100_000); check_scalar(resolution, 'resolution', int, 1, 100_000)
-    y, p = _check_scored(y_true, y_prob)
+    y, p = check_scored(y_true, y_prob)
     return _smooth_ece(y, p, n_grid, resolution)
 
 # %% ../nbs/50_multicalibration.ipynb #1c2889ef
@@ -142,20 +127,22 @@ def weighted_smooth_ece(
     groups, # group memberships (no empty group)
 )->float:
     "Group-size-weighted mean of the per-group smooth calibration errors."
-    y, p, G = _check_labelled(y_true, y_prob, groups)
+    y, p = check_scored(y_true, y_prob); G = check_groups(groups, len(p))
     M = G.to_numpy(bool)
     vals = [_smooth_ece(y[m], p[m], 101, 250) for m in M.T]
     return float(np.average(vals, weights=M.sum(0)))
 
 # %% ../nbs/50_multicalibration.ipynb #fb1a47f8
+@renamed_keywords(n='n_rows', delta='group_shift', gamma='intersection_shift')
 def make_mc_synthetic(
-    n:int=20000, # rows
-    delta:float=0.15, # size of the group x level-set miscalibration in group a
-    gamma:float=0.10, # size of the offset on the intersection b & c
+    n_rows:int=20000, # rows
+    group_shift:float=0.15, # size (delta) of the group x level-set miscalibration in group a: its scores are pushed away from 1/2
+    intersection_shift:float=0.10, # size (gamma) of the offset on the intersection b & c: its true probabilities are lower
     seed=0, # seed (int >= 0) or numpy Generator
 )->dict: # y, p_true, p0 (base score), groups (boolean membership table)
     "Synthetic multicalibration data with known true probabilities and intersecting groups."
-    check_scalar(n, 'n', int, low=10); check_scalar(delta, 'delta', float, 0, 0.4); check_scalar(gamma, 'gamma', float, 0, 0.4)
+    n = check_scalar(n_rows, 'n_rows', int, low=10)
+    delta, gamma = check_scalar(group_shift, 'group_shift', float, 0, 0.4), check_scalar(intersection_shift, 'intersection_shift', float, 0, 0.4)
     rng = make_rng(seed)
     p0 = rng.uniform(0.05, 0.95, n)
     a, b, c = (rng.random((3, n)) < np.array([[0.5], [0.4], [0.6]])).astype(int)
@@ -188,7 +175,7 @@ def _lgb_fit(lgb, X, y, init, Xv, yv, initv, lr, depth, bagging, max_rounds, pat
     "One LightGBM fit of the loss from the raw score `init`, early-stopped on the validation rows; (booster, raw validation score)."
     params = dict(objective=LOSSES[loss], max_depth=depth, num_leaves=2 ** depth, learning_rate=lr, min_child_samples=min_leaf_rows,
                   bagging_fraction=bagging, bagging_freq=1 if bagging < 1 else 0, max_bin=max_bins, min_data_in_bin=1,
-                  num_threads=1, verbose=-1, seed=seed, deterministic=True, force_row_wise=True)
+                  num_threads=1, verbose=-1, seed=int(seed) % 2**31, deterministic=True, force_row_wise=True)   # LightGBM seeds are int32
     dtr = lgb.Dataset(X, y, init_score=init, params=dict(max_bin=max_bins, min_data_in_bin=1, verbose=-1))
     dva = lgb.Dataset(Xv, yv, init_score=initv, reference=dtr)
     bst = lgb.train(params, dtr, num_boost_round=max_rounds, valid_sets=[dva],
@@ -256,9 +243,23 @@ class SaturationReport(Report):
     saturated: bool # relative_drop <= tolerance
     notes: tuple = () # sentences a reader must see
 
+# %% ../nbs/50_multicalibration.ipynb #09a7396c
+def _check_grid(values, name:str)->tuple:
+    "A grid of values in (0, 1] (learning rates, bagging fractions), as floats."
+    return tuple(map(float, check_numbers(values, name, float, 0, 1.0, 'right')))
+
 # %% ../nbs/50_multicalibration.ipynb #22d268f3
-class Multicalibrator(BaseEstimator):
+class Multicalibrator(Estimator):
     "Discretization-free multicalibration: depth-limited GBDTs on [groups, base score] started from the base score, cross-fitted and averaged."
+    parameters = dict(loss=partial(check_option, options=tuple(LOSSES)), max_depth=partial(check_scalar, kind=int, low=1, high=8),
+                      learning_rates=_check_grid, bagging_fractions=_check_grid, recalibrate=check_flag,
+                      min_leaf_rows=optional(partial(check_scalar, kind=int, low=1, high=1_000_000)),
+                      n_folds=partial(check_scalar, kind=int, low=1, high=50),
+                      val_fraction=partial(check_scalar, kind=float, low=0, high=1, closed='neither'),
+                      max_bins=partial(check_scalar, kind=int, low=2, high=100_000),
+                      max_rounds=partial(check_scalar, kind=int, low=1, high=1_000_000),
+                      patience=partial(check_scalar, kind=int, low=1, high=1_000_000),
+                      seed=check_seed, show_progress=check_show_progress)
     def __init__(self, *,
                  loss:str='log', # 'log': log loss on the log-odds scale; 'squared': the paper's squared loss on probabilities
                  max_depth:int=2, # depth of every tree (the method: 2)
@@ -282,32 +283,18 @@ class Multicalibrator(BaseEstimator):
     def _digest(p0, y, G)->str:
         return hashlib.sha256(p0.tobytes() + y.astype(np.int8).tobytes() + G.to_numpy(bool).tobytes()).hexdigest()
 
-# %% ../nbs/50_multicalibration.ipynb #82c10286
-@patch
-def _settings(self:Multicalibrator)->dict:
-    "The settings, checked."
-    check_option(self.loss, 'loss', tuple(LOSSES))
-    check_scalar(self.max_depth, 'max_depth', int, 1, 8); check_flag(self.recalibrate, 'recalibrate')
-    if self.min_leaf_rows is not None: check_scalar(self.min_leaf_rows, 'min_leaf_rows', int, 1, 1_000_000)
-    check_scalar(self.n_folds, 'n_folds', int, 1, 50); check_scalar(self.val_fraction, 'val_fraction', float, 0, 1, 'neither')
-    check_scalar(self.max_bins, 'max_bins', int, 2, 100_000)
-    check_scalar(self.max_rounds, 'max_rounds', int, 1, 1_000_000); check_scalar(self.patience, 'patience', int, 1, 1_000_000)
-    check_scalar(self.seed, 'seed', int, 0, 2**31 - 1)
-    check_flag(self.show_progress, 'show_progress', allow_none=True)
-    return dict(learning_rates=tuple(map(float, check_numbers(self.learning_rates, 'learning_rates', float, 0, 1.0, 'right'))),
-                bagging_fractions=tuple(map(float, check_numbers(self.bagging_fractions, 'bagging_fractions', float, 0, 1.0, 'right'))))
-
 # %% ../nbs/50_multicalibration.ipynb #9d36e6cc
 @patch
-def _folds(self:Multicalibrator, n:int)->np.ndarray:
+def _folds(self:Multicalibrator, settings, n:int)->np.ndarray:
     "Fold of every row (0..n_folds-1); with n_folds=1 the held-out rows are fold 0 and the rest -1 (never held out)."
-    perm = make_rng(self.seed).permutation(n)
-    if self.n_folds >= 2:
-        if n < 2 * self.n_folds: raise ValueError(f"X has {n} rows: too few for n_folds={self.n_folds} (at least {2 * self.n_folds})")
-        folds = np.empty(n, int); folds[perm] = np.arange(n) % self.n_folds
+    perm = make_rng(settings.seed).permutation(n)
+    n_folds = settings.n_folds
+    if n_folds >= 2:
+        if n < 2 * n_folds: raise ValueError(f"X has {n} rows: too few for n_folds={n_folds} (at least {2 * n_folds})")
+        folds = np.empty(n, int); folds[perm] = np.arange(n) % n_folds
         return folds
-    n_val = max(1, int(round(self.val_fraction * n)))
-    if n - n_val < 1: raise ValueError(f"X has {n} rows: too few to hold out a share val_fraction={self.val_fraction} and still fit on the rest")
+    n_val = max(1, int(round(settings.val_fraction * n)))
+    if n - n_val < 1: raise ValueError(f"X has {n} rows: too few to hold out a share val_fraction={settings.val_fraction} and still fit on the rest")
     folds = np.full(n, -1); folds[perm[:n_val]] = 0
     return folds
 
@@ -319,42 +306,49 @@ def fit(self:Multicalibrator,
         groups=None, # group memberships, required (None is an error): anything `groups.check_groups` accepts (no empty group)
        ):
     "Fit the post-processor on calibration data: per grid setting one booster per fold, the lowest held-out loss wins."
-    grid = self._settings()
-    y, p0, G = _check_labelled(y, X, groups, 'y', 'X', both_classes=True)
+    settings = self._validate_params()
+    y, p0 = check_scored(y, X, names=('y', 'X'), both_classes=True)
+    G = check_groups(groups, len(p0))
+    return self._fit(settings, p0, y, G, column_names(X))
+
+# %% ../nbs/50_multicalibration.ipynb #55022009
+@patch
+def _fit(self:Multicalibrator, settings, p0, y, G, names_in)->Multicalibrator:
+    "The fit on checked settings and data: start from the (recalibrated) base score, then boost per grid setting and fold."
     lgb = require('lightgbm', 'mc', 'Multicalibrator')
-    folds = self._folds(len(y)); held = folds >= 0
-    self.loss_, self.min_leaf_rows_ = self.loss, max(20, int(0.005 * len(y))) if self.min_leaf_rows is None else self.min_leaf_rows
-    self.fit_settings_ = dict(depth=self.max_depth, max_rounds=self.max_rounds, patience=self.patience, seed=self.seed, loss=self.loss,
-                              min_leaf_rows=self.min_leaf_rows_, max_bins=self.max_bins)   # what saturation_check reuses
-    self.recalibration_, notes = (_platt(y, p0) if self.recalibrate else (1.0, 0.0)), []
+    folds = self._folds(settings, len(y)); held = folds >= 0; loss_name = settings.loss
+    self.loss_, self.min_leaf_rows_ = loss_name, max(20, int(0.005 * len(y))) if settings.min_leaf_rows is None else settings.min_leaf_rows
+    self.fit_settings_ = dict(depth=settings.max_depth, max_rounds=settings.max_rounds, patience=settings.patience, seed=settings.seed,
+                              loss=loss_name, min_leaf_rows=self.min_leaf_rows_, max_bins=settings.max_bins)   # what saturation_check reuses
+    self.recalibration_, notes = (_platt(y, p0) if settings.recalibrate else (1.0, 0.0)), []
     if self.recalibration_ is None:
         self.recalibration_ = (1.0, 0.0)
         notes.append(report_numerical("Multicalibrator: the logistic recalibration of the base score did not converge (labels separable by the score?); "
                                       "boosting starts from the base score itself"))
-    Z, init = np.column_stack([G.to_numpy(float), p0]), _to_raw(self._start(p0), self.loss)
+    Z, init = np.column_stack([G.to_numpy(float), p0]), _to_raw(self._start(p0), loss_name)
     rows, best = [], None
-    settings = list(itertools.product(grid['learning_rates'], grid['bagging_fractions']))
-    for lr, bf in progress(settings, desc='Multicalibrator grid', show=self.show_progress):
+    grid = list(itertools.product(settings.learning_rates, settings.bagging_fractions))
+    for lr, bf in progress(grid, desc='Multicalibrator grid', show=settings.show_progress):
         t0 = time.perf_counter()
-        boosters, oof, rounds = _cross_fit(lgb, Z, y, init, folds, self.n_folds, lr=lr, bagging=bf, **self.fit_settings_)
-        loss = _loss_value(y[held], oof[held], self.loss)
+        boosters, oof, rounds = _cross_fit(lgb, Z, y, init, folds, settings.n_folds, lr=lr, bagging=bf, **self.fit_settings_)
+        loss = _loss_value(y[held], oof[held], loss_name)
         rows.append(dict(learning_rate=lr, bagging_fraction=bf, rounds=int(round(np.mean(rounds))), max_rounds_used=max(rounds), val_loss=loss,
                          val_mse=float(np.mean((y[held] - oof[held]) ** 2)), seconds=time.perf_counter() - t0))
         if best is None or loss < best[1]: best = (boosters, loss, len(rows) - 1)
     boosters, loss, k = best
     table = pd.DataFrame(rows).drop(columns='max_rounds_used').assign(chosen=lambda d: d.index == k)
     chosen = rows[k]
-    if chosen['max_rounds_used'] >= self.max_rounds:
-        notes.append(report_numerical(f"Multicalibrator: the chosen setting (learning rate {chosen['learning_rate']:g}) used all max_rounds={self.max_rounds} "
+    if chosen['max_rounds_used'] >= settings.max_rounds:
+        notes.append(report_numerical(f"Multicalibrator: the chosen setting (learning rate {chosen['learning_rate']:g}) used all max_rounds={settings.max_rounds} "
                                       "rounds and its validation loss was still falling: the fit may not be saturated; raise max_rounds or the learning rate"))
-    self.groups_, self.boosters_, self.folds_, self.feature_names_in_ = list(G.columns), boosters, folds, column_names(X)
+    self.groups_, self.boosters_, self.folds_, self.feature_names_in_ = list(G.columns), boosters, folds, names_in
     self.data_digest_ = self._digest(p0, y, G)
     self.report_ = MulticalibrationReport(
-        loss=self.loss, learning_rate=chosen['learning_rate'], bagging_fraction=chosen['bagging_fraction'], max_depth=self.max_depth,
-        min_leaf_rows=self.min_leaf_rows_, n_folds=self.n_folds, rounds=chosen['rounds'], val_loss=loss,
+        loss=loss_name, learning_rate=chosen['learning_rate'], bagging_fraction=chosen['bagging_fraction'], max_depth=settings.max_depth,
+        min_leaf_rows=self.min_leaf_rows_, n_folds=settings.n_folds, rounds=chosen['rounds'], val_loss=loss,
         recalibration_slope=self.recalibration_[0], recalibration_intercept=self.recalibration_[1],
-        base_val_loss=_loss_value(y[held], p0[held], self.loss), val_mse=chosen['val_mse'], base_val_mse=float(np.mean((y[held] - p0[held]) ** 2)),
-        n_train=int(round(np.mean([(folds != j).sum() for j in range(self.n_folds)]))), n_val=int(held.sum()),
+        base_val_loss=_loss_value(y[held], p0[held], loss_name), val_mse=chosen['val_mse'], base_val_mse=float(np.mean((y[held] - p0[held]) ** 2)),
+        n_train=int(round(np.mean([(folds != j).sum() for j in range(settings.n_folds)]))), n_val=int(held.sum()),
         n_groups=G.shape[1], table=table, notes=tuple(notes))
     return self
 
@@ -393,7 +387,8 @@ def saturation_check(self:Multicalibrator,
                     )->SaturationReport:
     "Run the same fit a second time (same folds and setting) from the post-processed score; report the relative drop of the held-out loss."
     check_is_fitted(self)
-    y, p0, G = _check_labelled(y, _same_name(self, X), groups, 'y', 'X', both_classes=True, columns=self.groups_)
+    y, p0 = check_scored(y, _same_name(self, X), names=('y', 'X'), both_classes=True)
+    G = check_groups(groups, len(p0), columns=self.groups_)
     if self._digest(p0, y, G) != self.data_digest_:
         raise ValueError("X, y and groups must be the data this Multicalibrator was fitted on (the check reuses its folds of fitting and validation rows)")
     max_rounds = self.fit_settings_['max_rounds'] if max_rounds is None else check_scalar(max_rounds, 'max_rounds', int, 1, 1_000_000)
@@ -416,34 +411,41 @@ class MCBoostReport(Report):
     title = 'MCBoost-style multicalibration'
     n_updates: int # (group, level set) patches applied
     sweeps: int # passes over every group and level set
-    converged: bool # True: the last sweep found no cell whose weighted residual exceeds alpha
+    converged: bool # True: the last sweep found no cell whose weighted residual exceeds the tolerance
     n_levels: int # level sets: equal-width bins of [0, 1]; predictions are rounded to their midpoints
-    alpha: float # tolerance on P(group, level set) x |mean residual|
+    tolerance: float # largest P(group, level set) x |mean residual| accepted (MCBoost's alpha)
     table: pd.DataFrame # one row per patch, in order: group, level, shift
     notes: tuple = () # sentences a reader must see (no convergence within max_iter)
 
 # %% ../nbs/50_multicalibration.ipynb #b9486103
-class MCBoost(BaseEstimator):
+class MCBoost(Estimator):
     "Discretised MCBoost-style multicalibration (written here, after Hebert-Johnson et al. 2018)."
+    parameters = dict(n_levels=partial(check_scalar, kind=int, low=1, high=10_000), tolerance=partial(check_scalar, kind=float, low=0, high=1, closed='neither'),
+                      max_iter=partial(check_scalar, kind=int, low=1, high=100_000), alpha=Renamed('tolerance'))
     def __init__(self, *,
                  n_levels:int=10, # level sets: equal-width bins of [0, 1]
-                 alpha:float=0.002, # tolerance on P(g, B_v) x |mean residual| (MCBoost's alpha), in (0, 1)
+                 tolerance:float=0.002, # largest P(g, B_v) x |mean residual| accepted (MCBoost's alpha), in (0, 1)
                  max_iter:int=200, # sweeps over (group, level set) at most
+                 alpha=DEPRECATED, # old name of `tolerance` (deprecated: a FutureWarning, removed in the next release)
                 ):
-        self.n_levels, self.alpha, self.max_iter = n_levels, alpha, max_iter
+        self.n_levels, self.tolerance, self.max_iter, self.alpha = n_levels, tolerance, max_iter, alpha
 
     def fit(self,
             X, # base scores in [0, 1], one per row
             y, # 0/1 labels (both classes)
             groups=None, # group memberships, required (None is an error): anything `groups.check_groups` accepts (no empty group)
            ):
-        "Patch every (group, level set) cell whose weighted mean residual exceeds alpha, sweep after sweep, until none does."
-        n_levels = check_scalar(self.n_levels, 'n_levels', int, 1, 10_000); check_scalar(self.alpha, 'alpha', float, 0, 1, 'neither')
-        check_scalar(self.max_iter, 'max_iter', int, 1, 100_000)
-        y, f, G = _check_labelled(y, X, groups, 'y', 'X', both_classes=True)
+        "Patch every (group, level set) cell whose weighted mean residual exceeds the tolerance, sweep after sweep, until none does."
+        settings = self._validate_params()
+        y, f = check_scored(y, X, names=('y', 'X'), both_classes=True)
+        return self._fit(settings, y, f, check_groups(groups, len(f)), column_names(X))
+
+    def _fit(self, settings, y, f, G, names_in)->MCBoost:
+        "The sweeps on checked settings and data."
+        n_levels, tol, max_iter = settings.n_levels, settings.tolerance, settings.max_iter
         f, M = f.copy(), G.to_numpy(bool)
         n, updates, converged, sweeps = len(y), [], False, 0
-        for sweeps in range(1, self.max_iter + 1):
+        for sweeps in range(1, max_iter + 1):
             changed = False
             for j in range(M.shape[1]):
                 b = equal_width_bins(f, n_levels)
@@ -452,14 +454,14 @@ class MCBoost(BaseEstimator):
                     m = cell.sum()
                     if m == 0: continue
                     r = (y[cell] - f[cell]).mean()
-                    if m / n * abs(r) > self.alpha:
+                    if m / n * abs(r) > tol:
                         f[cell] = np.clip(f[cell] + r, 0, 1); updates.append((j, v, float(r))); changed = True
                         b = equal_width_bins(f, n_levels)
             if not changed: converged = True; break
         notes = [] if converged else [report_numerical(
-            f"MCBoost: cells above alpha={self.alpha:g} remain after max_iter={self.max_iter} sweeps; raise max_iter or alpha")]
-        self.groups_, self.updates_, self.n_levels_, self.feature_names_in_ = list(G.columns), updates, int(n_levels), column_names(X)
-        self.report_ = MCBoostReport(n_updates=len(updates), sweeps=sweeps, converged=converged, n_levels=int(n_levels), alpha=float(self.alpha),
+            f"MCBoost: cells above tolerance={tol:g} remain after max_iter={max_iter} sweeps; raise max_iter or tolerance")]
+        self.groups_, self.updates_, self.n_levels_, self.feature_names_in_ = list(G.columns), updates, int(n_levels), names_in
+        self.report_ = MCBoostReport(n_updates=len(updates), sweeps=sweeps, converged=converged, n_levels=int(n_levels), tolerance=float(tol),
                                      table=pd.DataFrame([dict(group=self.groups_[j], level=v, shift=s) for j, v, s in updates],
                                                         columns=['group', 'level', 'shift']), notes=tuple(notes))
         return self
@@ -489,7 +491,7 @@ def _check_predictors(y_true, y_prob, groups, min_size:int=1)->tuple:
     "Checked labels, a dict name -> checked probabilities (one predictor or several) and group memberships."
     named, preds = isinstance(y_prob, dict), {}
     for name, p in _prob_dict(y_prob).items():
-        y, preds[name] = _check_scored(y_true, p, pname=f"y_prob[{name!r}]" if named else 'y_prob')
+        y, preds[name] = check_scored(y_true, p, names=('y_true', f"y_prob[{name!r}]" if named else 'y_prob'))
     return y, preds, check_groups(groups, len(y), min_size=min_size)
 
 # %% ../nbs/50_multicalibration.ipynb #443b8a31

@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
 
-from .core import (Report, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_numbers, check_option,
+from .core import (DEPRECATED, Estimator, Renamed, Report, renamed_keywords, check_scored, check_seed, check_show_progress, optional, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_numbers, check_option,
                              check_probabilities, check_same_length, check_scalar, column_names, make_rng, match_columns, progress,
                              report, report_numerical)
 from .groups import check_groups
 from .core import equal_width_bins
 from .viz import PALETTE, explorer, new_figure
 from fastcore.basics import patch
-
 
 # %% auto #0
 __all__ = ['ABSTAIN', 'ACTIONS', 'MAX_BINS', 'EMPTY', 'JITTER', 'TIE_SHIFT', 'ADULT_SENSITIVE', 'ADULT_GROUPS', 'Loss',
@@ -195,7 +194,7 @@ def multiaccuracy_violations(
     tests=None, # (n, k) test functions with values in [-1, 1] (DataFrame or array); None: the constant 1
 )->pd.DataFrame: # groups x tests: E[1_g c (y - p)]
     "The multiaccuracy residuals E[1_g(x) c(x) (y - p(x))] for every group and test function."
-    y = check_binary(y_true, 'y_true'); p = check_probabilities(y_prob, 'y_prob', one_per_row=True); check_same_length(y_true=y, y_prob=p)
+    y, p = check_scored(y_true, y_prob)
     g = check_groups(_everyone(len(y)) if groups is None else groups, len(y)); C, names = _check_tests(tests, len(y))
     M = (g.to_numpy(float) * (y - p)[:, None]).T @ C / len(y)
     return pd.DataFrame(M, index=g.columns, columns=names)
@@ -213,7 +212,7 @@ def calibration_violation(
     n_bins:int=20, # equal-width bins on [0, 1]
 )->float: # max over bins of |E[1{p in bin}(y - p)]|
     "The largest calibration residual over equal-width bins of the predicted probabilities."
-    y = check_binary(y_true, 'y_true'); p = check_probabilities(y_prob, 'y_prob', one_per_row=True); check_same_length(y_true=y, y_prob=p)
+    y, p = check_scored(y_true, y_prob)
     check_scalar(n_bins, 'n_bins', int, 1, MAX_BINS)
     return _calibration_residual(y, p, n_bins)
 
@@ -273,14 +272,14 @@ def _replay(p, G, C, steps)->np.ndarray:
 class OmniReport(Report):
     "How the omnipredictor's fit went: convergence, the residuals after every round, and how the bin count was chosen."
     history: pd.DataFrame # one row per round: boosting_steps, multiaccuracy and calibration residuals, squared_error (fitting rows)
-    converged: bool # both residuals within eps when the loop stopped
+    converged: bool # both residuals within the tolerance when the loop stopped
     rounds: int # alternations of boosting and calibration
     boosting_steps: int # multiaccuracy updates over all rounds
     multiaccuracy_residual: float # largest |E[1_g c (y - p)]| over groups and test functions after the last round
     calibration_residual: float # largest calibration residual after the last round (over bins for 'patch', level sets for 'binning')
     base_squared_error: float # mean (y - X)^2 of the base probabilities on the fitting rows
     squared_error: float # mean (y - p)^2 of the learned probabilities on the fitting rows
-    eps: float # the tolerance both residuals had to meet
+    tolerance: float # the tolerance (the paper's epsilon) both residuals had to meet
     n_bins: int # calibration bins used (chosen by cross-validation when n_bins=None)
     calibration: str # 'patch' or 'binning'
     n_rows: int # fitting rows
@@ -293,47 +292,44 @@ class OmniReport(Report):
         "The residuals and squared error after every round."
         return self.history.copy()
 
+# %% ../nbs/60_selective_omniprediction.ipynb #e971b6d9
+def _check_candidates(values, name:str)->list:
+    "Candidate bin counts: integers in [2, MAX_BINS]."
+    return [int(b) for b in check_numbers(values, name, int, 2, MAX_BINS)]
+
 # %% ../nbs/60_selective_omniprediction.ipynb #730309bf
-class OmniPredictor(BaseEstimator):
+class OmniPredictor(Estimator):
     "A calibrated, multiaccurate post-processor of base probabilities: one predictor for every selective loss."
+    parameters = dict(tolerance=partial(check_scalar, kind=float, low=0, high=1, closed='right'), eps=Renamed('tolerance'),
+                      n_bins=optional(partial(check_scalar, kind=int, low=2, high=MAX_BINS)), n_bins_candidates=_check_candidates,
+                      folds=partial(check_scalar, kind=int, low=2), calibration=partial(check_option, options=('patch', 'binning')),
+                      max_rounds=partial(check_scalar, kind=int, low=1), max_steps=partial(check_scalar, kind=int, low=1),
+                      seed=partial(check_seed, allow_none=True), show_progress=check_show_progress)
     def __init__(self, *,
-                 eps:float=0.005, # tolerance for the multiaccuracy and calibration residuals, in (0, 1]
+                 tolerance:float=0.005, # largest multiaccuracy and calibration residual accepted (the paper's epsilon), in (0, 1]
                  n_bins:int|None=20, # equal-width calibration bins (>= 2); None: chosen by cross-validation on the fitting rows
                  n_bins_candidates=(10, 15, 20, 30, 50), # bin counts tried when n_bins is None
                  folds:int=5, # cross-validation folds when n_bins is None (>= 2)
                  calibration:str='patch', # 'patch' (shift each bin by its mean residual) or 'binning' (replace it by the bin's mean label)
                  max_rounds:int=50, # alternations of boosting and calibration (>= 1)
                  max_steps:int=2000, # boosting steps per round (>= 1)
-                 seed=0, # seed (int >= 0) or numpy Generator of the cross-validation folds
+                 seed:int|None=0, # seed (int >= 0) of the cross-validation folds (None: fresh entropy)
                  show_progress:bool|None=None, # progress bar over the cross-validation fits (None: follow TRUSTML_NB_PROGRESS)
+                 eps=DEPRECATED, # old name of `tolerance` (deprecated: a FutureWarning, removed in the next release)
                 ):
-        self.eps, self.n_bins, self.n_bins_candidates, self.folds = eps, n_bins, n_bins_candidates, folds
+        self.tolerance, self.n_bins, self.n_bins_candidates, self.folds, self.eps = tolerance, n_bins, n_bins_candidates, folds, eps
         self.calibration, self.max_rounds, self.max_steps, self.seed, self.show_progress = calibration, max_rounds, max_steps, seed, show_progress
-
-# %% ../nbs/60_selective_omniprediction.ipynb #614eb600
-@patch
-def _settings(self:OmniPredictor, n:int)->tuple:
-    "Validate the settings for n fitting rows; return the bin-count candidates."
-    check_scalar(self.eps, 'eps', float, 0, 1, closed='right')
-    if self.n_bins is not None: check_scalar(self.n_bins, 'n_bins', int, 2, MAX_BINS)
-    cands = check_numbers(self.n_bins_candidates, 'n_bins_candidates', int, 2, MAX_BINS)
-    check_scalar(self.folds, 'folds', int, 2, None)
-    if self.n_bins is None and self.folds > n: raise ValueError(f"folds must be at most the number of fitting rows ({n:,}), got {self.folds}")
-    check_option(self.calibration, 'calibration', ('patch', 'binning'))
-    check_scalar(self.max_rounds, 'max_rounds', int, 1, None); check_scalar(self.max_steps, 'max_steps', int, 1, None)
-    check_flag(self.show_progress, 'show_progress', allow_none=True)
-    return [int(b) for b in cands]
 
 # %% ../nbs/60_selective_omniprediction.ipynb #81a07cec
 @patch
-def _cross_validate(self:OmniPredictor, p0, y, G, C, cands, rng)->tuple:
+def _cross_validate(self:OmniPredictor, settings, p0, y, G, C, rng)->tuple:
     "Held-out loss (averaged over `loss_grid()`) and squared error of every candidate bin count."
-    losses, folds = loss_grid(), self.folds
+    losses, folds, cands = loss_grid(), settings.folds, settings.n_bins_candidates
     fold = rng.permutation(len(y)) % folds
     loss_sum, se_sum, not_converged = np.zeros(len(cands)), np.zeros(len(cands)), 0
-    for k, (ci, nb) in progress([(k, c) for k in range(folds) for c in enumerate(cands)], desc='cross-validating n_bins', show=self.show_progress):
+    for k, (ci, nb) in progress([(k, c) for k in range(folds) for c in enumerate(cands)], desc='cross-validating n_bins', show=settings.show_progress):
         tr, va = fold != k, fold == k
-        steps, _, conv, _, _ = _fit_steps(p0[tr], y[tr], G[tr], C[tr], self.eps, nb, self.calibration, self.max_rounds, self.max_steps)
+        steps, _, conv, _, _ = _fit_steps(p0[tr], y[tr], G[tr], C[tr], settings.tolerance, nb, settings.calibration, settings.max_rounds, settings.max_steps)
         not_converged += not conv
         p = _replay(p0[va], G[va], C[va], steps)
         loss_sum[ci] += sum(realized_loss(y[va], bayes_action(p, L), L).sum() for L in losses) / len(losses)
@@ -349,30 +345,38 @@ def fit(self:OmniPredictor,
         groups=None, # group memberships (anything `groups.check_groups` accepts); None: everyone
         tests=None, # test functions in [-1, 1]: DataFrame (named columns) or array; None: the constant 1
        ):
-    "Alternate multiaccuracy boosting and calibration until neither residual exceeds eps; return self."
+    "Alternate multiaccuracy boosting and calibration until neither residual exceeds the tolerance; return self."
+    settings = self._validate_params()
     names_in = column_names(X, 'X')      # a one-column DataFrame's name, matched by name at predict
-    p0 = check_probabilities(X, 'X', one_per_row=True); y = check_binary(y, 'y'); check_same_length(X=p0, y=y)
+    y, p0 = check_scored(y, X, names=('y', 'X'))
     g = check_groups(_everyone(len(y)) if groups is None else groups, len(y)); C, names = _check_tests(tests, len(y))
-    cands = self._settings(len(y)); rng = make_rng(self.seed)
-    G, notes, cv = g.to_numpy(float), [], None
-    if self.n_bins is None:
-        cv, n_bins, n_losses, nc = self._cross_validate(p0, y, G, C, cands, rng)
-        notes.append(f"n_bins={n_bins} chosen by {self.folds}-fold cross-validation on the fitting rows (cv_loss: the loss of the "
+    if settings.n_bins is None and settings.folds > len(y):
+        raise ValueError(f"folds must be at most the number of fitting rows ({len(y):,}), got {settings.folds}")
+    return self._fit(settings, p0, y, g, C, names, names_in)
+
+# %% ../nbs/60_selective_omniprediction.ipynb #234f1751
+@patch
+def _fit(self:OmniPredictor, settings, p0, y, g, C, names, names_in)->OmniPredictor:
+    "The learning loop on checked settings and data (after choosing the bin count by cross-validation when n_bins is None)."
+    G, notes, cv, tol = g.to_numpy(float), [], None, settings.tolerance
+    if settings.n_bins is None:
+        cv, n_bins, n_losses, nc = self._cross_validate(settings, p0, y, G, C, make_rng(settings.seed))
+        notes.append(f"n_bins={n_bins} chosen by {settings.folds}-fold cross-validation on the fitting rows (cv_loss: the loss of the "
                      f"Bayes action averaged over the {n_losses} losses of loss_grid() and all held-out rows)")
-        if nc: notes.append(report_numerical(f"OmniPredictor: {nc} of {self.folds * len(cands)} cross-validation fits did not converge "
-                                             f"within max_rounds={self.max_rounds}; raise max_rounds or eps"))
-    else: n_bins = int(self.n_bins)
-    steps, history, converged, ma, cal = _fit_steps(p0, y, G, C, self.eps, n_bins, self.calibration, self.max_rounds, self.max_steps)
+        if nc: notes.append(report_numerical(f"OmniPredictor: {nc} of {settings.folds * len(settings.n_bins_candidates)} cross-validation fits did not converge "
+                                             f"within max_rounds={settings.max_rounds}; raise max_rounds or tolerance"))
+    else: n_bins = int(settings.n_bins)
+    steps, history, converged, ma, cal = _fit_steps(p0, y, G, C, tol, n_bins, settings.calibration, settings.max_rounds, settings.max_steps)
     if not converged:
-        notes.append(report_numerical(f"OmniPredictor: not converged after {self.max_rounds} rounds (multiaccuracy residual {ma:.4f}, "
-                                      f"calibration residual {cal:.4f}, eps {self.eps}); raise max_rounds or eps"))
+        notes.append(report_numerical(f"OmniPredictor: not converged after {settings.max_rounds} rounds (multiaccuracy residual {ma:.4f}, "
+                                      f"calibration residual {cal:.4f}, tolerance {tol}); raise max_rounds or tolerance"))
     history = pd.DataFrame(history)
     self.groups_, self.tests_, self.steps_, self.n_bins_ = list(g.columns), names, steps, n_bins
     self.feature_names_in_ = names_in
     self.report_ = OmniReport(history, converged=converged, rounds=len(history), boosting_steps=int(history['boosting_steps'].sum()),
                               multiaccuracy_residual=ma, calibration_residual=cal, base_squared_error=float(np.mean((y - p0)**2)),
-                              squared_error=float(history['squared_error'].iloc[-1]), eps=float(self.eps), n_bins=n_bins,
-                              calibration=self.calibration, n_rows=len(y), cv_table=cv, notes=tuple(notes))
+                              squared_error=float(history['squared_error'].iloc[-1]), tolerance=float(tol), n_bins=n_bins,
+                              calibration=settings.calibration, n_rows=len(y), cv_table=cv, notes=tuple(notes))
     return self
 
 # %% ../nbs/60_selective_omniprediction.ipynb #33db164b
@@ -391,7 +395,7 @@ def predict(self:OmniPredictor,
 
 # %% ../nbs/60_selective_omniprediction.ipynb #70c3fcbd
 class SelectiveThresholds(NamedTuple):
-    "Two thresholds on a score: predict 0 at or below `low`, abstain between, predict 1 above `high` (unpacks as `t0, t1`)."
+    "Two thresholds on a score: predict 0 at or below `low`, abstain between, predict 1 above `high` (unpacks as `low, high`, the paper's t0, t1)."
     low: float # t0: predict 0 if score <= low (-inf: never predict 0)
     high: float # t1: predict 1 if score > high; low < score <= high abstains
 
@@ -400,7 +404,7 @@ def tune_selective(
     score, # any score, larger = more likely 1
     y, # labels 0/1
     loss:Loss, # the loss to tune for
-)->SelectiveThresholds: # (t0, t1): predict 0 if s <= t0, abstain if t0 < s <= t1, predict 1 if s > t1
+)->SelectiveThresholds: # (low, high): predict 0 if score <= low, abstain if low < score <= high, predict 1 if score > high
     "The two thresholds on `score` minimising the empirical loss (exact, over all cut points)."
     s = check_array(score, 'score', ndim=1).astype(float); y = check_binary(y, 'y'); check_same_length(score=s, y=y); _check_loss(loss)
     cuts = np.concatenate([[-np.inf], np.unique(s)])
@@ -417,16 +421,17 @@ def tune_selective(
     return SelectiveThresholds(float(cuts[best_lo[j]]), float(cuts[j]))
 
 # %% ../nbs/60_selective_omniprediction.ipynb #345b2a6e
+@renamed_keywords(t0='low', t1='high')
 def threshold_action(
     score, # scores
-    t0:float, # predict 0 at or below
-    t1:float, # predict 1 above
+    low:float, # predict 0 at or below (the paper's t0)
+    high:float, # predict 1 above (the paper's t1); in between: abstain
 )->np.ndarray: # actions 1, 0 or ABSTAIN
     "Apply a two-threshold selective classifier."
     s = check_array(score, 'score', ndim=1)
-    check_scalar(t0, 't0', float, allow_inf=True); check_scalar(t1, 't1', float, allow_inf=True)
-    if t0 > t1: raise ValueError(f"t0 must be <= t1, got t0={t0} > t1={t1}")
-    return np.where(s <= t0, 0, np.where(s > t1, 1, ABSTAIN))
+    check_scalar(low, 'low', float, allow_inf=True); check_scalar(high, 'high', float, allow_inf=True)
+    if low > high: raise ValueError(f"low must be <= high, got low={low} > high={high}")
+    return np.where(s <= low, 0, np.where(s > high, 1, ABSTAIN))
 
 # %% ../nbs/60_selective_omniprediction.ipynb #dd8452b6
 @report
@@ -475,11 +480,18 @@ class _ComparisonInputs(NamedTuple):
 # %% ../nbs/60_selective_omniprediction.ipynb #599a64d2
 def _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)->_ComparisonInputs:
     "Validated test labels, probabilities, groups and competitor score, the competitor's tuning rows, and the losses."
-    yt = check_binary(y_true, 'y_true'); p = check_probabilities(y_prob, 'y_prob', one_per_row=True); check_same_length(y_true=yt, y_prob=p)
+    yt, p = check_scored(y_true, y_prob)
     gt = check_groups(_everyone(len(yt)) if groups is None else groups, len(yt))
     st = check_array(score, 'score', ndim=1).astype(float); check_same_length(y_true=yt, score=st)
     yf = check_binary(y_fit, 'y_fit'); sf = check_array(score_fit, 'score_fit', ndim=1).astype(float); check_same_length(y_fit=yf, score_fit=sf)
     return _ComparisonInputs(yt, p, gt, st, yf, sf, _check_losses(losses))
+
+# %% ../nbs/60_selective_omniprediction.ipynb #5d3fcade
+def _row_losses(inputs:_ComparisonInputs, loss:Loss)->tuple:
+    "For one loss: the omnipredictor's Bayes actions on the test rows, their losses, and the losses of the competitor tuned for it."
+    act = bayes_action(inputs.p_test, loss)
+    tuned = threshold_action(inputs.score_test, *tune_selective(inputs.score_fit, inputs.y_fit, loss))
+    return act, realized_loss(inputs.y_test, act, loss), realized_loss(inputs.y_test, tuned, loss)
 
 # %% ../nbs/60_selective_omniprediction.ipynb #b4ef0637
 def compare_omniprediction(
@@ -495,7 +507,8 @@ def compare_omniprediction(
     per_group_tuning:bool=False, # also tune the competitor separately inside every group (needs groups_fit)
 )->OmniComparison:
     "Loss of the post-processed omnipredictor vs two-threshold selective classifiers tuned separately for each loss."
-    yt, p, gt, st, yf, sf, losses = _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)
+    inputs = _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)
+    yt, p, gt, st, yf, sf, losses = inputs
     if not check_flag(per_group_tuning, 'per_group_tuning') and groups_fit is not None:
         raise ValueError("groups_fit is used only with per_group_tuning=True (tuning the competitor inside every group); "
                          "pass per_group_tuning=True, or leave groups_fit out")
@@ -504,9 +517,7 @@ def compare_omniprediction(
         gf = check_groups(groups_fit, len(yf), 'groups_fit', columns=list(gt.columns))
     rows, glob = [], []
     for k, L in enumerate(losses):
-        act = bayes_action(p, L)
-        omni = realized_loss(yt, act, L)
-        tuned = realized_loss(yt, threshold_action(st, *tune_selective(sf, yf, L)), L)
+        act, omni, tuned = _row_losses(inputs, L)
         glob.append((omni.mean(), tuned.mean()))
         for c in gt.columns:
             m = gt[c].to_numpy()
@@ -529,12 +540,13 @@ def compare_omniprediction(
                           worst_group=str(agg['ratio'].idxmax()), notes=tuple(notes))
 
 # %% ../nbs/60_selective_omniprediction.ipynb #4ba8e79f
+@renamed_keywords(n='n_rows')
 def synthetic_selective(
-    n:int=5000, # rows
+    n_rows:int=5000, # rows
     seed=0, # random seed
 )->pd.DataFrame: # columns x1, x2, female, young, p_true, y
     "Synthetic data with two intersecting binary groups and known P(y = 1 | x)."
-    check_scalar(n, 'n', int, 10, None); rng = make_rng(seed)
+    n = check_scalar(n_rows, 'n_rows', int, 10, None); rng = make_rng(seed)
     x1, x2 = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
     female, young = rng.uniform(size=n) < 0.45, rng.uniform(size=n) < 0.35
     logit = 2.2 * x1 - 1.0 * x2 + 0.8 * female - 1.0 * young + 1.2 * female * young * x2 - 0.3
@@ -554,15 +566,17 @@ def synthetic_groups(
 EMPTY = -2 # the action code of an empty prediction set
 JITTER = 1e-3 # largest random jitter added to the non-conformity scores to break ties
 
+@renamed_keywords(Phi='features', s='scores', tau='quantile')
 def quantile_fit(
-    Phi, # (n, d) design (here: group indicators)
-    s, # (n,) responses (scores)
-    tau:float, # quantile level in (0, 1)
+    features, # (n, d) design matrix Phi (here: group indicators)
+    scores, # (n,) responses s (here: non-conformity scores)
+    quantile:float, # quantile level tau, in (0, 1)
 )->np.ndarray: # (d,) coefficients theta of the tau-quantile regression without intercept
     "Linear quantile regression through its dual LP: max s'l s.t. Phi'l = 0, tau - 1 <= l <= tau; theta are the multipliers."
     from scipy.optimize import linprog
-    Phi = check_array(Phi, 'Phi', ndim=2).astype(float); s = check_array(s, 's', ndim=1).astype(float); check_same_length(Phi=Phi, s=s)
-    check_scalar(tau, 'tau', float, 0, 1, closed='neither')
+    Phi = check_array(features, 'features', ndim=2).astype(float); s = check_array(scores, 'scores', ndim=1).astype(float)
+    check_same_length(features=Phi, scores=s)
+    tau = check_scalar(quantile, 'quantile', float, 0, 1, closed='neither')
     r = linprog(-s, A_eq=Phi.T, b_eq=np.zeros(Phi.shape[1]), bounds=(tau - 1, tau), method='highs')
     if r.status != 0: raise RuntimeError(f"quantile_fit: the LP solver failed ({r.message})")
     return -r.eqlin.marginals
@@ -621,13 +635,16 @@ class ConformalReport(Report):
     def title(self)->str: return f"Group-conditional conformal calibration ({self.method}, alpha={self.alpha:.2f})"
 
 # %% ../nbs/60_selective_omniprediction.ipynb #405fc5c4
-class GroupConformal(BaseEstimator):
+class GroupConformal(Estimator):
     "Split-conformal prediction sets for binary labels with coverage 1 - alpha in every (intersecting) group."
+    parameters = dict(alpha=partial(check_scalar, kind=float, low=0, high=1, closed='neither'),
+                      method=partial(check_option, options=('max', 'qr', 'conditional')), allow_empty=check_flag,
+                      seed=partial(check_seed, allow_none=True), show_progress=check_show_progress)
     def __init__(self, *,
                  alpha:float=0.1, # miscoverage level, in (0, 1)
                  method:str='max', # 'max' (guaranteed, conservative), 'qr' (quantile regression, close to exact) or 'conditional' (guaranteed, close to exact)
                  allow_empty:bool=True, # False: always keep the more likely label (sets are {0}, {1} or {0, 1})
-                 seed=0, # seed (int >= 0) or numpy Generator of the tie-breaking jitter
+                 seed:int|None=0, # seed (int >= 0) of the tie-breaking jitter (None: fresh entropy)
                  show_progress:bool|None=None, # 'conditional': progress bar over the membership patterns (None: follow TRUSTML_NB_PROGRESS)
                 ):
         self.alpha, self.method, self.allow_empty, self.seed, self.show_progress = alpha, method, allow_empty, seed, show_progress
@@ -638,59 +655,65 @@ class GroupConformal(BaseEstimator):
             groups=None, # calibration group memberships (anything `groups.check_groups` accepts); None: everyone
            ):
         "Compute the non-conformity scores of the calibration rows and the thresholds the method needs; return self."
+        settings = self._validate_params()
         names_in = column_names(X, 'X')      # a one-column DataFrame's name, matched by name at predict
-        p = check_probabilities(X, 'X', one_per_row=True); y = check_binary(y, 'y'); check_same_length(X=p, y=y)
+        y, p = check_scored(y, X, names=('y', 'X'))
         g = check_groups(_everyone(len(y)) if groups is None else groups, len(y))
-        alpha = check_scalar(self.alpha, 'alpha', float, 0, 1, closed='neither'); check_option(self.method, 'method', ('max', 'qr', 'conditional'))
-        check_flag(self.allow_empty, 'allow_empty'); check_flag(self.show_progress, 'show_progress', allow_none=True)
-        rng = make_rng(self.seed)
+        return self._fit(settings, p, y, g, names_in)
+
+    def _fit(self, settings, p, y, g, names_in)->GroupConformal:
+        "Scores, every group's own quantile, and what the method needs at predict, on checked settings and data."
+        alpha, method = settings.alpha, settings.method
+        rng = make_rng(settings.seed)
         sc = np.where(y == 1, 1 - p, p) + JITTER * rng.uniform(size=len(p))
         Phi, qg = g.to_numpy(float), {}
         for c in g.columns:
             s = np.sort(sc[g[c].to_numpy()]); k = int(np.ceil((len(s) + 1) * (1 - alpha)))
             qg[c] = s[k - 1] if k <= len(s) else np.inf
         table = pd.DataFrame(dict(group=list(g.columns), n_calibration=g.sum(axis=0).to_numpy(int), group_quantile=list(qg.values())))
-        self.alpha_, self.method_, self.allow_empty_ = float(alpha), self.method, bool(self.allow_empty)
+        self.alpha_, self.method_, self.allow_empty_ = float(alpha), method, settings.allow_empty
         self.groups_, self.group_quantiles_, self.feature_names_in_ = list(g.columns), np.array(list(qg.values())), names_in
-        if self.method == 'qr':
+        if method == 'qr':
             self.coef_ = quantile_fit(Phi, sc, 1 - alpha); table['coefficient'] = self.coef_
-        if self.method == 'conditional': self.scores_, self.design_ = sc, Phi
+        if method == 'conditional': self.scores_, self.design_ = sc, Phi
         self.jitter_rng_ = copy.deepcopy(rng)        # the test jitter continues this stream: the same sets on every predict
         small = list(table.loc[~np.isfinite(table['group_quantile']), 'group'])
         notes = (f"{len(small)} group(s) have fewer than {int(np.ceil(1 / alpha)) - 1} calibration rows, too few for a finite "
-                 f"threshold at alpha={alpha:g}: {small[:5]}" + (" (their members always get {0, 1} with method='max')" if self.method == 'max' else ''),) if small else ()
-        self.report_ = ConformalReport(table, alpha=float(alpha), method=self.method, allow_empty=bool(self.allow_empty), n_calibration=len(y), notes=notes)
+                 f"threshold at alpha={alpha:g}: {small[:5]}" + (" (their members always get {0, 1} with method='max')" if method == 'max' else ''),) if small else ()
+        self.report_ = ConformalReport(table, alpha=float(alpha), method=method, allow_empty=settings.allow_empty, n_calibration=len(y), notes=notes)
         return self
 
-    def predict(self,
-                X, # probabilities P(y = 1) on the test rows
-                groups=None, # test group memberships with the fitted group names (matched by name); None: everyone (if fitted with groups=None)
-               )->pd.DataFrame: # columns has0, has1 (booleans), action (0, 1, ABSTAIN for {0, 1}, EMPTY), q (the threshold)
-        "The prediction set of every test row: the labels whose non-conformity score is at most the row's threshold."
-        check_is_fitted(self)
-        pt = check_probabilities(match_columns(X, self.feature_names_in_, 'X'), 'X', one_per_row=True)
-        gt = check_groups(_everyone(len(pt)) if groups is None else groups, len(pt), columns=self.groups_, min_size=0)
-        M = gt.to_numpy(float)
-        lost = int((M.sum(axis=1) == 0).sum())
-        if lost: raise ValueError(f"groups: {lost:,} row(s) belong to none of the fitted groups, so no conformal threshold applies to them; "
-                                  f"add a group that holds them (e.g. 'all')")
-        if self.method_ == 'max':
-            q = np.full(len(pt), -np.inf)
-            for j in range(M.shape[1]): q = np.where(M[:, j] > 0, np.maximum(q, self.group_quantiles_[j]), q)
-        elif self.method_ == 'qr': q = M @ self.coef_
-        else:   # the test point joins the regression with its score imputed at +inf: one fit per membership pattern
-            pats, inv = np.unique(M, axis=0, return_inverse=True); big = self.scores_.max() + 1
-            show = (None if len(pats) > 20 else False) if self.show_progress is None else self.show_progress   # a few patterns: no bar
-            bar = lambda it: progress(it, desc='conditional conformal: one fit per group pattern', show=show)
-            q = _augmented_quantiles(self.design_, self.scores_, pats, 1 - self.alpha_, big, bar)[inv.ravel()]
-        rng = copy.deepcopy(self.jitter_rng_)
-        u = JITTER * rng.uniform(size=len(pt))
-        has1, has0 = (1 - pt) + u <= q, pt + u <= q
-        if not self.allow_empty_:
-            top1 = pt >= 0.5
-            has1, has0 = has1 | top1, has0 | ~top1
-        action = np.where(has0 & has1, ABSTAIN, np.where(has1, 1, np.where(has0, 0, EMPTY)))
-        return pd.DataFrame(dict(has0=has0, has1=has1, action=action, q=q))
+# %% ../nbs/60_selective_omniprediction.ipynb #70fc5dc0
+@patch
+def predict(self:GroupConformal,
+            X, # probabilities P(y = 1) on the test rows
+            groups=None, # test group memberships with the fitted group names (matched by name); None: everyone (if fitted with groups=None)
+           )->pd.DataFrame: # columns has0, has1 (booleans), action (0, 1, ABSTAIN for {0, 1}, EMPTY), q (the threshold)
+    "The prediction set of every test row: the labels whose non-conformity score is at most the row's threshold."
+    check_is_fitted(self)
+    pt = check_probabilities(match_columns(X, self.feature_names_in_, 'X'), 'X', one_per_row=True)
+    gt = check_groups(_everyone(len(pt)) if groups is None else groups, len(pt), columns=self.groups_, min_size=0)
+    M = gt.to_numpy(float)
+    lost = int((M.sum(axis=1) == 0).sum())
+    if lost: raise ValueError(f"groups: {lost:,} row(s) belong to none of the fitted groups, so no conformal threshold applies to them; "
+                              f"add a group that holds them (e.g. 'all')")
+    if self.method_ == 'max':
+        q = np.full(len(pt), -np.inf)
+        for j in range(M.shape[1]): q = np.where(M[:, j] > 0, np.maximum(q, self.group_quantiles_[j]), q)
+    elif self.method_ == 'qr': q = M @ self.coef_
+    else:   # the test point joins the regression with its score imputed at +inf: one fit per membership pattern
+        pats, inv = np.unique(M, axis=0, return_inverse=True); big = self.scores_.max() + 1
+        show = (None if len(pats) > 20 else False) if self.show_progress is None else self.show_progress   # a few patterns: no bar
+        bar = lambda it: progress(it, desc='conditional conformal: one fit per group pattern', show=show)
+        q = _augmented_quantiles(self.design_, self.scores_, pats, 1 - self.alpha_, big, bar)[inv.ravel()]
+    rng = copy.deepcopy(self.jitter_rng_)
+    u = JITTER * rng.uniform(size=len(pt))
+    has1, has0 = (1 - pt) + u <= q, pt + u <= q
+    if not self.allow_empty_:
+        top1 = pt >= 0.5
+        has1, has0 = has1 | top1, has0 | ~top1
+    action = np.where(has0 & has1, ABSTAIN, np.where(has1, 1, np.where(has0, 0, EMPTY)))
+    return pd.DataFrame(dict(has0=has0, has1=has1, action=action, q=q))
 
 # %% ../nbs/60_selective_omniprediction.ipynb #ba6d3e94
 @report
@@ -796,10 +819,10 @@ def group_ratio_sd(
     seed=0, # seed (int >= 0) or numpy Generator of the resampling
 )->pd.Series: # per group: bootstrap sd of the ratio of grid-averaged losses
     "Bootstrap standard deviation (over test rows) of each group's omni / tuned loss ratio."
-    yt, p, g, st, yf, sf, losses = _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)
+    inputs = _comparison_inputs(y_true, y_prob, groups, score, y_fit, score_fit, losses)
+    g, losses = inputs.groups_test, inputs.losses
     check_scalar(n_boot, 'n_boot', int, 2, None); rng = make_rng(seed)
-    omni = np.mean([realized_loss(yt, bayes_action(p, L), L) for L in losses], 0)
-    tuned = np.mean([realized_loss(yt, threshold_action(st, *tune_selective(sf, yf, L)), L) for L in losses], 0)
+    omni, tuned = np.mean([_row_losses(inputs, L)[1:] for L in losses], 0)
     out = {}
     for c in sorted(g.columns, key=str):   # groups draw in the order of their names, so reordered columns give the same draws
         m = np.nonzero(g[c].to_numpy())[0]; idx = m[rng.integers(0, len(m), (n_boot, len(m)))]
@@ -835,7 +858,7 @@ def omni_explorer(
 ):
     "Explorer with three loss sliders (fp first) that re-post-processes y_prob live; `.report` is the last SelectiveReport."
     import ipywidgets as W
-    y, p = check_binary(y_true, 'y_true'), check_probabilities(y_prob, 'y_prob', one_per_row=True); check_same_length(y_true=y, y_prob=p)
+    y, p = check_scored(y_true, y_prob)
     g = check_groups(_everyone(len(y)) if groups is None else groups, len(y))
     sl = lambda v, lo, hi, d: W.FloatSlider(value=v, min=lo, max=hi, step=0.05, description=d, continuous_update=False)
     return explorer(lambda fp, fn, abstain: explore_losses(y, p, g, fp, fn, abstain),
@@ -849,8 +872,8 @@ def coverage_explorer(
 ):
     "Explorer: alpha slider and method, per-group conformal coverage on test data; `.report` is the last CoverageReport."
     import ipywidgets as W
-    yc, pc = check_binary(y_cal, 'y_cal'), check_probabilities(p_cal, 'p_cal', one_per_row=True); check_same_length(y_cal=yc, p_cal=pc)
-    yt, pt = check_binary(y_test, 'y_test'), check_probabilities(p_test, 'p_test', one_per_row=True); check_same_length(y_test=yt, p_test=pt)
+    yc, pc = check_scored(y_cal, p_cal, names=('y_cal', 'p_cal'))
+    yt, pt = check_scored(y_test, p_test, names=('y_test', 'p_test'))
     gc = check_groups(_everyone(len(yc)) if groups_cal is None else groups_cal, len(yc), 'groups_cal')
     gt = check_groups(_everyone(len(yt)) if groups_test is None else groups_test, len(yt), 'groups_test', columns=list(gc.columns))
     def render(alpha, method):
