@@ -217,7 +217,7 @@ def small_fits() -> dict:
     def mc(kind):
         d = multicalibration.make_mc_synthetic(600, seed=4)
         make = ((lambda: multicalibration.Multicalibrator(learning_rates=(0.3, 1.0), max_rounds=50, patience=5, seed=1)) if kind == 'mc'
-                else (lambda: multicalibration.MCBoost(n_levels=8, alpha=0.005)))
+                else (lambda: multicalibration.MCBoost(n_levels=8, tolerance=0.005)))
         run = lambda e, G: e.predict(d['p0'], groups=G)
         return SmallFit(make, lambda e: e.fit(d['p0'], d['y'], groups=d['groups']), lambda e: run(e, d['groups']), {'groups': (d['groups'], run)})
 
@@ -225,7 +225,7 @@ def small_fits() -> dict:
         syn = omniprediction.synthetic_selective(800, seed=10); G = omniprediction.synthetic_groups(syn)
         base = 1 / (1 + np.exp(-syn['x1'].to_numpy())); y = syn['y'].to_numpy()
         T = pd.DataFrame({'one': np.ones(800), 'x1': syn['x1'], 'x2': syn['x2']})
-        return SmallFit(lambda: omniprediction.OmniPredictor(eps=0.01, n_bins=None, n_bins_candidates=(5, 10), folds=2, seed=3),
+        return SmallFit(lambda: omniprediction.OmniPredictor(tolerance=0.01, n_bins=None, n_bins_candidates=(5, 10), folds=2, seed=3),
                         lambda e: e.fit(base, y, groups=G, tests=T), lambda e: e.predict(base, groups=G, tests=T),
                         {'groups': (G, lambda e, F: e.predict(base, groups=F, tests=T)),
                          'tests': (T, lambda e, F: e.predict(base, groups=G, tests=F))})
