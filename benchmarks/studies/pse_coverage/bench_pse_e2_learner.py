@@ -59,7 +59,7 @@ CANDIDATES = {
     'hgb_noes': lambda seed: _hgb(seed, early_stopping=False, min_samples_leaf=20, l2_regularization=0.0),
     'splogit': _splogit,
     'glm': lambda seed: GLMClassifier(),
-    'stack': lambda seed: StackClassifier(random_state=seed),
+    'stack': lambda seed: StackClassifier(seed=seed),
 }
 
 
