@@ -564,11 +564,6 @@ def crossfit_gmf(
     L = make_learners(learners, binary_y, settings['seed'])
     return _crossfit(x, y, B, T, L, binary_y, **settings)[0]
 
-# %% ../nbs/11_path_specific_effects.ipynb #f5961903
-def _fold_seed(seed:int, repeat:int)->int:
-    "The fold-split seed of repeat `repeat`: the seed itself for the first, then seeded draws."
-    return seed if repeat == 0 else int(np.random.SeedSequence([seed, repeat]).generate_state(1)[0] % (2**32 - 1))
-
 # %% ../nbs/11_path_specific_effects.ipynb #c34d78d8
 def _plan(x, y, targets, L, binary_y, K1, n_folds, seed, min_group_rows, nested)->list:
     "Every fold's rows and every stage's rows, checked before any fitting: [(fold, train, test, {a: [(rows, s, t), ...]})]."
@@ -619,7 +614,8 @@ def _crossfit(x, y, blocks, targets, L, binary_y, n_folds, clip, seed, min_group
     "Cross-fitting on validated inputs, once per repeat (fresh fold splits); one `CrossFitNuisances` per repeat."
     n, K1 = len(x), len(blocks)
     H = [np.column_stack(blocks[:k + 1]) for k in range(K1)]    # H_0 = Z, H_1 = (Z, M_1), ...
-    plans = [_plan(x, y, targets, L, binary_y, K1, n_folds, _fold_seed(seed, r), min_group_rows, nested) for r in range(n_repeats)]
+    fold_seeds = [seed if r == 0 else derived_seed(seed, r) for r in range(n_repeats)]   # the first repeat splits by the seed itself
+    plans = [_plan(x, y, targets, L, binary_y, K1, n_folds, fold_seed, min_group_rows, nested) for fold_seed in fold_seeds]
     tasks, keys = [], []
     for r, plan in enumerate(plans):
         for f, tr, te, stages in plan:
@@ -790,7 +786,7 @@ def _plugin_draws(x, y, blocks:list, key:dict, star_blocks:list|None, binary_y:b
             Hs = [np.column_stack(star_blocks[:k + 1])[idx] for k in range(2)]
             est.update(_gformula(x[idx], y[idx], Hs, {'star': (0, 1)}, binary_y)[0])
         return est, conv
-    n, rng = len(x), np.random.default_rng([seed, 2])
+    n, rng = len(x), derived_rng(seed, 2)
     with threadpool_limits(1):                  # small GLMs: BLAS threads only fight each other
         point, converged = once(np.arange(n))
         draws = [once(rng.integers(0, n, n))[0] for _ in range(n_boot)]
@@ -980,7 +976,7 @@ def _estimate_on(rows, *, xa, ya, blocks, targets, key, star_blocks, learners, b
 # %% ../nbs/11_path_specific_effects.ipynb #5e1c0a06
 def _half_sample_variance(estimate, table:pd.DataFrame, functionals:pd.DataFrame, n:int, s)->tuple:
     "variance='subsample': refit `estimate` on `s.n_subsamples` half-samples; the tables with half-sample intervals, and every half-sample's effects."
-    rng, m, subs = np.random.default_rng([s.seed, 3]), n // 2, []
+    rng, m, subs = derived_rng(s.seed, 3), n // 2, []
     for b in progress(range(s.n_subsamples), desc='half-samples', show=s.show_progress):
         rows = np.sort(rng.choice(n, m, replace=False))
         try: t_, f_ = (r[0] for r in estimate(rows)[:2])
