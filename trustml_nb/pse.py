@@ -522,48 +522,6 @@ _CROSSFIT_CHECKS = dict(   # the cross-fitting settings, declared once for `cros
     n_repeats=_number(int, low=1, high=100))
 
 
-# %% ../nbs/11_path_specific_effects.ipynb #5ddb4a20
-def crossfit_gmf(
-    x, # binary exposure, shape (n,)
-    y, # outcome, shape (n,)
-    blocks:list, # [Z, M_1, ..., M_K]: 2-D arrays, baseline covariates first, then mediator blocks in causal order
-    targets:list, # tuples a = (a_1, ..., a_K, a_Y) to estimate
-    learners='hgb', # preset or dict, see `make_learners`
-    n_folds:int=5, # cross-fitting folds
-    clip:float=0.01, # propensity clipping level
-    seed:int=0, # seed for the folds (and, with nested='split', the within-fold splits)
-    binary_y:bool|None=None, # None: detect (Y in {0, 1})
-    min_group_rows:int=10, # fewest rows with X = a_k any nuisance model may be fitted on
-    n_jobs:int|None=None, # joblib workers for the nuisance fits (None: 1, or what joblib.parallel_config says; -1: all cores)
-    nested:str='fold', # 'fold': every nested regression on the whole training fold; 'split': on disjoint parts (the authors')
-)->CrossFitNuisances:
-    "Cross-fitted propensities and nested regressions for each target psi(a)."
-    x = check_binary(x, 'x', both_classes=True)
-    y = check_array(y, 'y', ndim=1).astype(float)
-    if len(y) != len(x): raise ValueError(f"y must have one value per unit: x has {len(x):,} rows but y has {len(y):,}")
-    if isinstance(blocks, (str, bytes)) or not isinstance(blocks, (list, tuple)) or len(blocks) < 2:
-        raise TypeError(f"blocks must be a list [Z, M_1, ..., M_K] of at least 2 arrays, got {describe_input(blocks)}")
-    B = []
-    for k, b in enumerate(blocks):
-        arr = check_array(b, f"blocks[{k}]", ndim=(1, 2)).astype(float)
-        arr = arr[:, None] if arr.ndim == 1 else arr
-        if len(arr) != len(x): raise ValueError(f"blocks[{k}] must have one row per unit: x has {len(x):,} rows but blocks[{k}] has {len(arr):,}")
-        if arr.shape[1] == 0: raise ValueError(f"blocks[{k}] has no columns")
-        B.append(arr)
-    if isinstance(targets, tuple) and targets and not isinstance(targets[0], (tuple, list)): targets = [targets]
-    if isinstance(targets, (str, bytes)) or not isinstance(targets, (list, tuple)) or not targets:
-        raise TypeError(f"targets must be a non-empty list of tuples such as [(1, 0, 1)], got {describe_input(targets)}")
-    T = [_check_target(a, f"targets[{i}]") for i, a in enumerate(targets)]
-    for i, a in enumerate(T):
-        if len(a) != len(B): raise ValueError(f"targets[{i}] = {a} must have {len(B)} entries (one per mediator block plus Y)")
-    given = dict(n_folds=n_folds, clip=clip, seed=seed, min_group_rows=min_group_rows, n_jobs=n_jobs, nested=nested)
-    settings = {k: _CROSSFIT_CHECKS[k](v, k) for k, v in given.items()}
-    if binary_y is None: binary_y = bool(np.isin(np.unique(y), [0, 1]).all())
-    elif check_flag(binary_y, 'binary_y') and not np.isin(np.unique(y), [0, 1]).all():
-        raise ValueError("binary_y=True but y holds values other than 0 and 1")
-    L = make_learners(learners, binary_y, settings['seed'])
-    return _crossfit(x, y, B, T, L, binary_y, **settings)[0]
-
 # %% ../nbs/11_path_specific_effects.ipynb #c34d78d8
 def _plan(x, y, targets, L, binary_y, K1, n_folds, seed, min_group_rows, nested)->list:
     "Every fold's rows and every stage's rows, checked before any fitting: [(fold, train, test, {a: [(rows, s, t), ...]})]."
@@ -641,6 +599,48 @@ def _crossfit(x, y, blocks, targets, L, binary_y, n_folds, clip, seed, min_group
         out.append(CrossFitNuisances(propensities=[np.clip(q, clip, 1 - clip) for q in raw], raw_propensities=list(raw), regressions=mu,
                                      folds=folds, clip=clip, binary_outcome=binary_y))
     return out
+
+# %% ../nbs/11_path_specific_effects.ipynb #5ddb4a20
+def crossfit_gmf(
+    x, # binary exposure, shape (n,)
+    y, # outcome, shape (n,)
+    blocks:list, # [Z, M_1, ..., M_K]: 2-D arrays, baseline covariates first, then mediator blocks in causal order
+    targets:list, # tuples a = (a_1, ..., a_K, a_Y) to estimate
+    learners='hgb', # preset or dict, see `make_learners`
+    n_folds:int=5, # cross-fitting folds
+    clip:float=0.01, # propensity clipping level
+    seed:int=0, # seed for the folds (and, with nested='split', the within-fold splits)
+    binary_y:bool|None=None, # None: detect (Y in {0, 1})
+    min_group_rows:int=10, # fewest rows with X = a_k any nuisance model may be fitted on
+    n_jobs:int|None=None, # joblib workers for the nuisance fits (None: 1, or what joblib.parallel_config says; -1: all cores)
+    nested:str='fold', # 'fold': every nested regression on the whole training fold; 'split': on disjoint parts (the authors')
+)->CrossFitNuisances:
+    "Cross-fitted propensities and nested regressions for each target psi(a)."
+    x = check_binary(x, 'x', both_classes=True)
+    y = check_array(y, 'y', ndim=1).astype(float)
+    if len(y) != len(x): raise ValueError(f"y must have one value per unit: x has {len(x):,} rows but y has {len(y):,}")
+    if isinstance(blocks, (str, bytes)) or not isinstance(blocks, (list, tuple)) or len(blocks) < 2:
+        raise TypeError(f"blocks must be a list [Z, M_1, ..., M_K] of at least 2 arrays, got {describe_input(blocks)}")
+    B = []
+    for k, b in enumerate(blocks):
+        arr = check_array(b, f"blocks[{k}]", ndim=(1, 2)).astype(float)
+        arr = arr[:, None] if arr.ndim == 1 else arr
+        if len(arr) != len(x): raise ValueError(f"blocks[{k}] must have one row per unit: x has {len(x):,} rows but blocks[{k}] has {len(arr):,}")
+        if arr.shape[1] == 0: raise ValueError(f"blocks[{k}] has no columns")
+        B.append(arr)
+    if isinstance(targets, tuple) and targets and not isinstance(targets[0], (tuple, list)): targets = [targets]
+    if isinstance(targets, (str, bytes)) or not isinstance(targets, (list, tuple)) or not targets:
+        raise TypeError(f"targets must be a non-empty list of tuples such as [(1, 0, 1)], got {describe_input(targets)}")
+    T = [_check_target(a, f"targets[{i}]") for i, a in enumerate(targets)]
+    for i, a in enumerate(T):
+        if len(a) != len(B): raise ValueError(f"targets[{i}] = {a} must have {len(B)} entries (one per mediator block plus Y)")
+    given = dict(n_folds=n_folds, clip=clip, seed=seed, min_group_rows=min_group_rows, n_jobs=n_jobs, nested=nested)
+    settings = {k: _CROSSFIT_CHECKS[k](v, k) for k, v in given.items()}
+    if binary_y is None: binary_y = bool(np.isin(np.unique(y), [0, 1]).all())
+    elif check_flag(binary_y, 'binary_y') and not np.isin(np.unique(y), [0, 1]).all():
+        raise ValueError("binary_y=True but y holds values other than 0 and 1")
+    L = make_learners(learners, binary_y, settings['seed'])
+    return _crossfit(x, y, B, T, L, binary_y, **settings)[0]
 
 # %% ../nbs/11_path_specific_effects.ipynb #e416cad6
 EFFECTS = {'TE': ((1, 1, 1), (0, 0, 0)), 'NDE': ((0, 0, 1), (0, 0, 0)), 'NIE': ((1, 1, 1), (0, 0, 1)),
