@@ -275,7 +275,7 @@ def test_stack_learner_errors():
     clf = StackClassifier(estimators=lib).fit(X, D.race)
     cases = [
         (StackClassifier(holdout=0.0).fit, (X, D.race), 'holdout'), (StackClassifier(holdout=0.9).fit, (X, D.race), 'holdout'),
-        (StackClassifier(holdout='a').fit, (X, D.race), 'holdout'), (StackClassifier(random_state=-1).fit, (X, D.race), 'seed'),
+        (StackClassifier(holdout='a').fit, (X, D.race), 'holdout'), (StackClassifier(seed=-1).fit, (X, D.race), 'seed'),
         (StackClassifier(estimators='glm').fit, (X, D.race), 'estimators'), (StackClassifier(estimators=[]).fit, (X, D.race), 'estimators'),
         (StackClassifier(estimators=[GLMClassifier()]).fit, (X, D.race), 'estimators'),
         (StackClassifier().fit, (with_nan(X), D.race), 'X'), (StackClassifier().fit, (X, D.cci), 'y'),

@@ -680,7 +680,7 @@ def test_issue12_findings_now_clear_errors(oxi):
         pse_effects(pd.concat([d, d[['age']]], axis=1), **kw)
     with pytest.raises(ValueError, match="column 'cci' has values as large as"):              # was sklearn's "contains NaN"
         pse_effects(d.assign(cci=d.cci * 1e200), **kw)
-    with pytest.raises(ValueError, match=r"seed must be in \[0, 4294967294\], got -1"):       # was sklearn's KFold error
+    with pytest.raises(ValueError, match=r"seed must be in \[0, 4294967295\], got -1"):       # was sklearn's KFold error
         pse_effects(d, **kw, seed=-1)
     with pytest.raises(ValueError, match=r"learners\['outcome'\] must be one of 'hgb', 'glm'"):
         pse_effects(d, **{**kw, 'learners': {'outcome': 'xgboost'}})
@@ -777,3 +777,17 @@ def test_coverage_report_names_differ():
     from trustml_nb import omniprediction, pse
     assert PSECoverageReport is pse.PSECoverageReport and not hasattr(pse, 'CoverageReport')
     assert omniprediction.CoverageReport is not PSECoverageReport
+
+
+def test_stack_random_state_is_renamed_seed():
+    "StackClassifier/StackRegressor's old random_state keyword still works for one release: a FutureWarning names seed, and the fit is identical."
+    from trustml_nb.pse import StackClassifier, StackRegressor
+    s = sim_oximetry(600, seed=4)
+    X = s.data[s.roles['z']].to_numpy(float)
+    for cls, y in ((StackClassifier, s.data.race), (StackRegressor, s.data.duration)):
+        new = cls(seed=7).fit(X, y)
+        old = cls(random_state=7)
+        assert clone(old).get_params()['random_state'] == 7
+        with pytest.warns(FutureWarning, match=r"'random_state' is renamed 'seed'.*use seed=7"):
+            old.fit(X, y)
+        assert old.weights_ == new.weights_

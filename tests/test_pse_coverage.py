@@ -12,6 +12,7 @@ from pandas.testing import assert_frame_equal
 from trustml_nb.pse import (GLMClassifier, GLMRegressor, PathSpecificEffects, _combine_repeats, crossfit_gmf, gmf_estimate,
                             make_learners)
 from trustml_nb.pse_simulator import NONLINEAR_DESIGNS, WORLDS, nonlinear_nuisances, population_truth, sim_nonlinear
+from trustml_nb.core import derived_rng
 
 SIM = sim_nonlinear(1_500, 'binary', seed=3)
 R = SIM.roles
@@ -123,7 +124,7 @@ def test_subsample_refits_are_the_estimator_on_half_samples():
     rep = PathSpecificEffects(**kw, variance='subsample', n_subsamples=4).fit(data).report_
     single = PathSpecificEffects(**kw).fit(data).report_
     np.testing.assert_allclose(rep.table.estimate, single.table.estimate, rtol=0, atol=1e-12)
-    n, m, rng = len(data), len(data) // 2, np.random.default_rng([7, 3])
+    n, m, rng = len(data), len(data) // 2, derived_rng(7, 3)
     sub = rep.subsample_tables
     for b in range(2):
         rows = np.sort(rng.choice(n, m, replace=False))

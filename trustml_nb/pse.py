@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from itertools import combinations
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -30,7 +29,9 @@ from statsmodels.genmod.generalized_linear_model import GLM
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
-from .core import renamed_parameter
+from functools import partial
+
+from .core import DEPRECATED, Estimator, Renamed, check_seed, check_show_progress, derived_rng, derived_seed, optional
 from .core import (Report, describe_input, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_option, check_probabilities,
                              check_scalar, make_rng, match_columns, progress, report, report_numerical, warn_at_user)
 from .data import benchmark_result
@@ -47,9 +48,12 @@ __all__ = ['LEARNER_ROLES', 'LEARNER_PRESETS', 'NESTED_FITS', 'VARIANCES', 'EFFE
            'pse_benchmark_results', 'plot_coverage', 'explore_effects', 'pse_explorer']
 
 # %% ../nbs/11_path_specific_effects.ipynb #a37b2de9
-def _check_seed(seed)->int:
-    "A seed for KFold and the learners: an int in [0, 2**32 - 2] (seed + 1 seeds the within-fold splits)."
-    return int(check_scalar(seed, 'seed', int, low=0, high=2**32 - 2))
+def _number(kind:type, **bounds):
+    "A check(value, name) of a number of `kind` (int or float) within `bounds` (as `check_scalar`), returning a plain Python number."
+    def check(x, name:str): return kind(check_scalar(x, name, kind, **bounds))
+    check.__qualname__ = f"_number({kind.__name__}, {', '.join(f'{k}={v!r}' for k, v in bounds.items())})"
+    return check
+
 
 # %% ../nbs/11_path_specific_effects.ipynb #e6f1c1b7
 def _check_target(a, name:str='a')->tuple:
@@ -210,19 +214,20 @@ def _fit_glm(X:np.ndarray, y:np.ndarray, family, max_iter:int, tol:float)->tuple
     return coef, float(beta[0] - coef @ center), bool(res.converged), int(res.fit_history['iteration'])
 
 # %% ../nbs/11_path_specific_effects.ipynb #18a28f5e
-class _GLM(BaseEstimator):
+class _GLM(Estimator):
     "What the two statsmodels GLM wrappers share: their settings, the fit and the linear predictor."
+    parameters = dict(max_iter=partial(check_scalar, kind=int, low=1), tol=partial(check_scalar, low=0, closed='neither'))
     def __init__(self, *,
                  max_iter:int=100, # most IRLS iterations
                  tol:float=1e-8, # IRLS convergence tolerance on the deviance
                 ):
         self.max_iter, self.tol = max_iter, tol
 
-    def _fit_family(self, X, y, family):
-        check_scalar(self.max_iter, 'max_iter', int, low=1); check_scalar(self.tol, 'tol', low=0, closed='neither')
-        self.coef_, self.intercept_, self.converged_, self.n_iter_ = _fit_glm(X, np.asarray(y, float), family, self.max_iter, self.tol)
+    def _fit(self, settings, X, y, family):
+        "IRLS on validated data with the checked settings; sets coef_, intercept_, converged_, n_iter_."
+        self.coef_, self.intercept_, self.converged_, self.n_iter_ = _fit_glm(X, np.asarray(y, float), family, settings.max_iter, settings.tol)
         if not self.converged_:     # statsmodels' IRLS stops silently at maxiter
-            report_numerical(f"{type(self).__name__}: IRLS did not converge in max_iter={self.max_iter} iterations (tol={self.tol:g}); "
+            report_numerical(f"{type(self).__name__}: IRLS did not converge in max_iter={settings.max_iter} iterations (tol={settings.tol:g}); "
                              "the coefficients are approximate: raise max_iter, or use learners='hgb'")
         return self
 
@@ -243,10 +248,11 @@ class GLMClassifier(ClassifierMixin, _GLM):
             y, # binary labels, shape (n,)
            ):
         "Fit the binomial GLM by maximum likelihood; returns self."
+        settings = self._validate_params()
         X, y, yb = _validated_binary(self, X, y)
         if len(self.classes_) < 2:
             raise ValueError(f"GLMClassifier.fit: y must contain 2 classes, got 1 class ({self.classes_[0]!r})")
-        return self._fit_family(X, yb, families.Binomial())
+        return self._fit(settings, X, yb, families.Binomial())
 
     def decision_function(self,
                           X, # covariates, shape (n, d)
@@ -276,8 +282,9 @@ class GLMRegressor(RegressorMixin, _GLM):
             y, # outcomes, shape (n,)
            ):
         "Fit the Gaussian GLM (ordinary least squares); returns self."
+        settings = self._validate_params()
         X, y = _validated(self, X, y)
-        return self._fit_family(X, y, families.Gaussian())
+        return self._fit(settings, X, y, families.Gaussian())
 
     def predict(self,
                 X, # covariates, shape (n, d)
@@ -293,7 +300,7 @@ def _preset(kind:str, role:str, binary_y:bool, seed:int, name:str):
     check_option(kind, name, LEARNER_PRESETS)
     clf = role == 'propensity' or (role == 'outcome' and binary_y)
     if kind == 'glm': return GLMClassifier() if clf else GLMRegressor()
-    if kind == 'stack': return StackClassifier(random_state=seed) if clf else StackRegressor(random_state=seed)
+    if kind == 'stack': return StackClassifier(seed=seed) if clf else StackRegressor(seed=seed)
     kw = dict(max_iter=300, learning_rate=0.05, max_leaf_nodes=8, min_samples_leaf=40, l2_regularization=1.0,
               early_stopping=True, validation_fraction=0.2, n_iter_no_change=10, random_state=seed)
     return HistGradientBoostingClassifier(**kw) if clf else HistGradientBoostingRegressor(**kw)
@@ -306,7 +313,7 @@ def make_learners(
 )->dict: # role -> unfitted sklearn estimator
     "Resolve a learner preset or dict into one unfitted estimator per nuisance role."
     check_flag(binary_y, 'binary_y')
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     if isinstance(learners, str): return {r: _preset(learners, r, binary_y, seed, 'learners') for r in LEARNER_ROLES}
     if not isinstance(learners, dict): raise TypeError(f"learners must be 'hgb', 'glm', 'stack' or a dict of estimators, got {describe_input(learners)}")
     bad = [r for r in learners if r not in LEARNER_ROLES]
@@ -344,6 +351,28 @@ def _simplex_lstsq(P:np.ndarray, y:np.ndarray)->np.ndarray:
             if loss < best_loss * (1 - 1e-12): best, best_loss = w, loss   # ties keep the sparser support
     return best
 
+# %% ../nbs/11_path_specific_effects.ipynb #c1ab7e01
+def _check_library(lib, name:str='estimators')->list:
+    "A stack's library: a list of 1 to 8 (name, estimator) pairs."
+    if isinstance(lib, (str, bytes)) or not isinstance(lib, (list, tuple)) or not lib or len(lib) > 8:
+        raise TypeError(f"{name} must be a list of 1 to 8 (name, estimator) pairs, got {describe_input(lib)}")
+    for item in lib:
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str) and hasattr(item[1], 'fit')):
+            raise TypeError(f"{name} must hold (name, estimator) pairs, got {item!r:.80}")
+    return list(lib)
+
+
+# %% ../nbs/11_path_specific_effects.ipynb #c1ab7e02
+def _stratified_holdout(strata:np.ndarray, share:float, rng:np.random.Generator)->np.ndarray:
+    "A boolean mask holding out `share` of every stratum (at least 2 rows in all when the data allow), drawn from `rng`."
+    labels, counts = np.unique(strata, return_counts=True)
+    take = (share * counts).astype(int)                      # stratified: every class keeps rows on both sides when it can
+    while take.sum() < 2 and np.any(counts - take > 1): take[np.argmax(counts - take)] += 1   # tiny data: at least 2 held out
+    held = np.zeros(len(strata), bool)
+    for s, k in zip(labels, take): held[rng.permutation(np.flatnonzero(strata == s))[:k]] = True
+    return held
+
+
 # %% ../nbs/11_path_specific_effects.ipynb #edd19a42
 def _stack_candidates(classifier:bool, seed:int)->list:
     "The default library: statsmodels GLM, additive cubic splines (penalised), and the boosting preset."
@@ -352,36 +381,25 @@ def _stack_candidates(classifier:bool, seed:int)->list:
     return [('glm', GLMRegressor()), ('splines', splines(Ridge(alpha=1.0))), ('hgb', _preset('hgb', 'pseudo', False, seed, 'learners'))]
 
 # %% ../nbs/11_path_specific_effects.ipynb #12de72ec
-class _Stack(BaseEstimator):
+class _Stack(Estimator):
     "What the stacked classifier and regressor share: the holdout, the simplex weights and the refit."
+    parameters = dict(estimators=optional(_check_library), holdout=partial(check_scalar, low=0, high=0.5, closed='right'),
+                      seed=check_seed, random_state=Renamed('seed'))
     def __init__(self, *,
                  estimators:list|None=None, # [(name, unfitted estimator), ...]; None: GLM, additive splines and boosting
                  holdout:float=0.25, # share of the rows held out to fit the weights
-                 random_state:int=0, # seed of the holdout split (and of the default boosting learner)
+                 seed:int=0, # seed of the holdout split (and of the default boosting learner)
+                 random_state=DEPRECATED, # deprecated: use seed
                 ):
-        self.estimators, self.holdout, self.random_state = estimators, holdout, random_state
+        self.estimators, self.holdout, self.seed, self.random_state = estimators, holdout, seed, random_state
 
-    def _library(self)->list:
-        seed = _check_seed(self.random_state)
-        lib = _stack_candidates(isinstance(self, ClassifierMixin), seed) if self.estimators is None else self.estimators
-        if isinstance(lib, (str, bytes)) or not isinstance(lib, (list, tuple)) or not lib or len(lib) > 8:
-            raise TypeError(f"estimators must be a list of 1 to 8 (name, estimator) pairs, got {describe_input(lib)}")
-        for item in lib:
-            if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str) and hasattr(item[1], 'fit')):
-                raise TypeError(f"estimators must hold (name, estimator) pairs, got {item!r:.80}")
-        return list(lib)
-
-    def _fit_stack(self, X, y, target, strata):
-        lib = self._library()
-        share = check_scalar(self.holdout, 'holdout', low=0, high=0.5, closed='right')
-        rng = make_rng(_check_seed(self.random_state))
-        labels, counts = np.unique(strata, return_counts=True)
-        take = (share * counts).astype(int)                      # stratified: every class keeps rows on both sides when it can
-        while take.sum() < 2 and np.any(counts - take > 1): take[np.argmax(counts - take)] += 1   # tiny data: at least 2 held out
-        held = np.zeros(len(y), bool)
-        for s, k in zip(labels, take): held[rng.permutation(np.flatnonzero(strata == s))[:k]] = True
+    def _fit(self, settings, X, y, target, strata):
+        "Fit the library on the training part, the simplex weights on the holdout, then the weighted candidates on all rows."
+        lib = (_stack_candidates(isinstance(self, ClassifierMixin), settings.seed) if settings.estimators is None
+               else settings.estimators)
+        held = _stratified_holdout(strata, settings.holdout, make_rng(settings.seed))
         if held.sum() < 2 or (~held).sum() < 2:
-            raise ValueError(f"{type(self).__name__}.fit: {len(y)} sample(s) are too few to hold out {share:g} of them for the weights (need 2 on each side)")
+            raise ValueError(f"{type(self).__name__}.fit: {len(y)} sample(s) are too few to hold out {settings.holdout:g} of them for the weights (need 2 on each side)")
         P = np.column_stack([self._score(clone(e).fit(X[~held], y[~held]), X[held]) for _, e in lib])
         w = _simplex_lstsq(P, target[held])
         self.weights_ = dict(zip([nm for nm, _ in lib], w))
@@ -393,6 +411,7 @@ class _Stack(BaseEstimator):
         check_is_fitted(self, 'estimators_')
         X = _validated(self, X, reset=False, where=where)
         return sum(self.weights_[nm] * self._score(e, X) for nm, e in self.estimators_)
+
 
 # %% ../nbs/11_path_specific_effects.ipynb #0958eb8c
 class StackClassifier(ClassifierMixin, _Stack):
@@ -409,8 +428,9 @@ class StackClassifier(ClassifierMixin, _Stack):
             y, # binary labels, shape (n,)
            ):
         "Fit every candidate on the training part, the weights on the holdout, then the weighted candidates on all rows; returns self."
+        settings = self._validate_params()
         X, y, yb = _validated_binary(self, X, y)
-        return self._fit_stack(X, y, yb.astype(float), yb)
+        return self._fit(settings, X, y, yb.astype(float), yb)
 
     def predict_proba(self,
                       X, # covariates, shape (n, d)
@@ -436,9 +456,10 @@ class StackRegressor(RegressorMixin, _Stack):
             y, # outcomes, shape (n,)
            ):
         "Fit every candidate on the training part, the weights on the holdout, then the weighted candidates on all rows; returns self."
+        settings = self._validate_params()
         X, y = _validated(self, X, y)
         y = np.asarray(y, float)
-        return self._fit_stack(X, y, y, np.zeros(len(y)))
+        return self._fit(settings, X, y, y, np.zeros(len(y)))
 
     def predict(self,
                 X, # covariates, shape (n, d)
@@ -488,60 +509,18 @@ def _check_rows(rows, what, fold, min_rows):
 NESTED_FITS = ('fold', 'split')
 VARIANCES = ('influence', 'subsample')   # standard errors from the influence function, or from refits on half-samples
 
-def _check_crossfit_settings(n_folds, clip, seed, min_group_rows, n_jobs, nested='fold', n_repeats=1)->tuple:
-    "Validated (n_folds, clip, seed, min_group_rows, n_jobs, nested, n_repeats); n_jobs None defers to joblib.parallel_config."
-    if n_jobs is not None:
-        n_jobs = int(check_scalar(n_jobs, 'n_jobs', int, low=-1, high=1024))
-        if n_jobs == 0: raise ValueError("n_jobs must be None, -1 (all cores) or a positive number of workers, got 0")
-    return (int(check_scalar(n_folds, 'n_folds', int, low=2, high=50)), float(check_scalar(clip, 'clip', low=0, high=0.5, closed='left')),
-            _check_seed(seed), int(check_scalar(min_group_rows, 'min_group_rows', int, low=1)), n_jobs,
-            check_option(nested, 'nested', NESTED_FITS), int(check_scalar(n_repeats, 'n_repeats', int, low=1, high=100)))
+def _check_n_jobs(n_jobs, name:str='n_jobs')->int|None:
+    "joblib workers: None (defer to joblib.parallel_config), -1 (all cores) or a positive number."
+    if n_jobs is None: return None
+    n_jobs = int(check_scalar(n_jobs, name, int, low=-1, high=1024))
+    if n_jobs == 0: raise ValueError(f"{name} must be None, -1 (all cores) or a positive number of workers, got 0")
+    return n_jobs
 
-# %% ../nbs/11_path_specific_effects.ipynb #5ddb4a20
-def crossfit_gmf(
-    x, # binary exposure, shape (n,)
-    y, # outcome, shape (n,)
-    blocks:list, # [Z, M_1, ..., M_K]: 2-D arrays, baseline covariates first, then mediator blocks in causal order
-    targets:list, # tuples a = (a_1, ..., a_K, a_Y) to estimate
-    learners='hgb', # preset or dict, see `make_learners`
-    n_folds:int=5, # cross-fitting folds
-    clip:float=0.01, # propensity clipping level
-    seed:int=0, # seed for the folds (and, with nested='split', the within-fold splits)
-    binary_y:bool|None=None, # None: detect (Y in {0, 1})
-    min_group_rows:int=10, # fewest rows with X = a_k any nuisance model may be fitted on
-    n_jobs:int|None=None, # joblib workers for the nuisance fits (None: 1, or what joblib.parallel_config says; -1: all cores)
-    nested:str='fold', # 'fold': every nested regression on the whole training fold; 'split': on disjoint parts (the authors')
-)->CrossFitNuisances:
-    "Cross-fitted propensities and nested regressions for each target psi(a)."
-    x = check_binary(x, 'x', both_classes=True)
-    y = check_array(y, 'y', ndim=1).astype(float)
-    if len(y) != len(x): raise ValueError(f"y must have one value per unit: x has {len(x):,} rows but y has {len(y):,}")
-    if isinstance(blocks, (str, bytes)) or not isinstance(blocks, (list, tuple)) or len(blocks) < 2:
-        raise TypeError(f"blocks must be a list [Z, M_1, ..., M_K] of at least 2 arrays, got {describe_input(blocks)}")
-    B = []
-    for k, b in enumerate(blocks):
-        arr = check_array(b, f"blocks[{k}]", ndim=(1, 2)).astype(float)
-        arr = arr[:, None] if arr.ndim == 1 else arr
-        if len(arr) != len(x): raise ValueError(f"blocks[{k}] must have one row per unit: x has {len(x):,} rows but blocks[{k}] has {len(arr):,}")
-        if arr.shape[1] == 0: raise ValueError(f"blocks[{k}] has no columns")
-        B.append(arr)
-    if isinstance(targets, tuple) and targets and not isinstance(targets[0], (tuple, list)): targets = [targets]
-    if isinstance(targets, (str, bytes)) or not isinstance(targets, (list, tuple)) or not targets:
-        raise TypeError(f"targets must be a non-empty list of tuples such as [(1, 0, 1)], got {describe_input(targets)}")
-    T = [_check_target(a, f"targets[{i}]") for i, a in enumerate(targets)]
-    for i, a in enumerate(T):
-        if len(a) != len(B): raise ValueError(f"targets[{i}] = {a} must have {len(B)} entries (one per mediator block plus Y)")
-    settings = _check_crossfit_settings(n_folds, clip, seed, min_group_rows, n_jobs, nested)[:6]
-    if binary_y is None: binary_y = bool(np.isin(np.unique(y), [0, 1]).all())
-    elif check_flag(binary_y, 'binary_y') and not np.isin(np.unique(y), [0, 1]).all():
-        raise ValueError("binary_y=True but y holds values other than 0 and 1")
-    L = make_learners(learners, binary_y, settings[2])
-    return _crossfit(x, y, B, T, L, binary_y, *settings)[0]
+_CROSSFIT_CHECKS = dict(   # the cross-fitting settings, declared once for `crossfit_gmf` and `PathSpecificEffects`
+    n_folds=_number(int, low=2, high=50), clip=_number(float, low=0, high=0.5, closed='left'), seed=check_seed,
+    min_group_rows=_number(int, low=1), n_jobs=_check_n_jobs, nested=partial(check_option, options=NESTED_FITS),
+    n_repeats=_number(int, low=1, high=100))
 
-# %% ../nbs/11_path_specific_effects.ipynb #f5961903
-def _fold_seed(seed:int, repeat:int)->int:
-    "The fold-split seed of repeat `repeat`: the seed itself for the first, then seeded draws."
-    return seed if repeat == 0 else int(np.random.SeedSequence([seed, repeat]).generate_state(1)[0] % (2**32 - 1))
 
 # %% ../nbs/11_path_specific_effects.ipynb #c34d78d8
 def _plan(x, y, targets, L, binary_y, K1, n_folds, seed, min_group_rows, nested)->list:
@@ -593,7 +572,8 @@ def _crossfit(x, y, blocks, targets, L, binary_y, n_folds, clip, seed, min_group
     "Cross-fitting on validated inputs, once per repeat (fresh fold splits); one `CrossFitNuisances` per repeat."
     n, K1 = len(x), len(blocks)
     H = [np.column_stack(blocks[:k + 1]) for k in range(K1)]    # H_0 = Z, H_1 = (Z, M_1), ...
-    plans = [_plan(x, y, targets, L, binary_y, K1, n_folds, _fold_seed(seed, r), min_group_rows, nested) for r in range(n_repeats)]
+    fold_seeds = [seed if r == 0 else derived_seed(seed, r) for r in range(n_repeats)]   # the first repeat splits by the seed itself
+    plans = [_plan(x, y, targets, L, binary_y, K1, n_folds, fold_seed, min_group_rows, nested) for fold_seed in fold_seeds]
     tasks, keys = [], []
     for r, plan in enumerate(plans):
         for f, tr, te, stages in plan:
@@ -620,6 +600,48 @@ def _crossfit(x, y, blocks, targets, L, binary_y, n_folds, clip, seed, min_group
                                      folds=folds, clip=clip, binary_outcome=binary_y))
     return out
 
+# %% ../nbs/11_path_specific_effects.ipynb #5ddb4a20
+def crossfit_gmf(
+    x, # binary exposure, shape (n,)
+    y, # outcome, shape (n,)
+    blocks:list, # [Z, M_1, ..., M_K]: 2-D arrays, baseline covariates first, then mediator blocks in causal order
+    targets:list, # tuples a = (a_1, ..., a_K, a_Y) to estimate
+    learners='hgb', # preset or dict, see `make_learners`
+    n_folds:int=5, # cross-fitting folds
+    clip:float=0.01, # propensity clipping level
+    seed:int=0, # seed for the folds (and, with nested='split', the within-fold splits)
+    binary_y:bool|None=None, # None: detect (Y in {0, 1})
+    min_group_rows:int=10, # fewest rows with X = a_k any nuisance model may be fitted on
+    n_jobs:int|None=None, # joblib workers for the nuisance fits (None: 1, or what joblib.parallel_config says; -1: all cores)
+    nested:str='fold', # 'fold': every nested regression on the whole training fold; 'split': on disjoint parts (the authors')
+)->CrossFitNuisances:
+    "Cross-fitted propensities and nested regressions for each target psi(a)."
+    x = check_binary(x, 'x', both_classes=True)
+    y = check_array(y, 'y', ndim=1).astype(float)
+    if len(y) != len(x): raise ValueError(f"y must have one value per unit: x has {len(x):,} rows but y has {len(y):,}")
+    if isinstance(blocks, (str, bytes)) or not isinstance(blocks, (list, tuple)) or len(blocks) < 2:
+        raise TypeError(f"blocks must be a list [Z, M_1, ..., M_K] of at least 2 arrays, got {describe_input(blocks)}")
+    B = []
+    for k, b in enumerate(blocks):
+        arr = check_array(b, f"blocks[{k}]", ndim=(1, 2)).astype(float)
+        arr = arr[:, None] if arr.ndim == 1 else arr
+        if len(arr) != len(x): raise ValueError(f"blocks[{k}] must have one row per unit: x has {len(x):,} rows but blocks[{k}] has {len(arr):,}")
+        if arr.shape[1] == 0: raise ValueError(f"blocks[{k}] has no columns")
+        B.append(arr)
+    if isinstance(targets, tuple) and targets and not isinstance(targets[0], (tuple, list)): targets = [targets]
+    if isinstance(targets, (str, bytes)) or not isinstance(targets, (list, tuple)) or not targets:
+        raise TypeError(f"targets must be a non-empty list of tuples such as [(1, 0, 1)], got {describe_input(targets)}")
+    T = [_check_target(a, f"targets[{i}]") for i, a in enumerate(targets)]
+    for i, a in enumerate(T):
+        if len(a) != len(B): raise ValueError(f"targets[{i}] = {a} must have {len(B)} entries (one per mediator block plus Y)")
+    given = dict(n_folds=n_folds, clip=clip, seed=seed, min_group_rows=min_group_rows, n_jobs=n_jobs, nested=nested)
+    settings = {k: _CROSSFIT_CHECKS[k](v, k) for k, v in given.items()}
+    if binary_y is None: binary_y = bool(np.isin(np.unique(y), [0, 1]).all())
+    elif check_flag(binary_y, 'binary_y') and not np.isin(np.unique(y), [0, 1]).all():
+        raise ValueError("binary_y=True but y holds values other than 0 and 1")
+    L = make_learners(learners, binary_y, settings['seed'])
+    return _crossfit(x, y, B, T, L, binary_y, **settings)[0]
+
 # %% ../nbs/11_path_specific_effects.ipynb #e416cad6
 EFFECTS = {'TE': ((1, 1, 1), (0, 0, 0)), 'NDE': ((0, 0, 1), (0, 0, 0)), 'NIE': ((1, 1, 1), (0, 0, 1)),
            'VDE': ((1, 1, 1), (1, 0, 1)), 'NIE*': ((1, 1, 1), 'star')}
@@ -637,6 +659,13 @@ def _role_columns(cols, name:str)->list:
     bad = [c for c in cols if not isinstance(c, str)]
     if bad: raise TypeError(f"{name} must be a list of column names (strings), got {bad[:3]}")
     return cols
+
+# %% ../nbs/11_path_specific_effects.ipynb #5e1c0a01
+def _check_column(col, name:str)->str:
+    "One column name (a string), for the exposure and the outcome."
+    if not isinstance(col, str): raise TypeError(f"{name} must be one column name (a string), got {col!r:.80}")
+    return col
+
 
 # %% ../nbs/11_path_specific_effects.ipynb #773c8c00
 def _check_roles(x, z, w, v, y)->dict:
@@ -689,14 +718,14 @@ def _check_truth(truth)->dict:
     return {k: float(check_scalar(val, f"truth[{k!r}]")) for k, val in truth.items()}
 
 # %% ../nbs/11_path_specific_effects.ipynb #003ecd5a
-def _check_estimators(estimators)->tuple:
+def _check_estimators(estimators, name:str='estimators')->tuple:
     "Estimator names: one name or a non-empty list of distinct names from ESTIMATORS."
     ests = (estimators,) if isinstance(estimators, str) else estimators
-    if not isinstance(ests, (list, tuple)): raise TypeError(f"estimators must be a name or a list of names from {ESTIMATORS}, got {describe_input(estimators)}")
-    if not ests: raise ValueError("estimators must name at least one estimator")
-    for e in ests: check_option(e, 'estimators', ESTIMATORS)
+    if not isinstance(ests, (list, tuple)): raise TypeError(f"{name} must be a name or a list of names from {ESTIMATORS}, got {describe_input(estimators)}")
+    if not ests: raise ValueError(f"{name} must name at least one estimator")
+    for e in ests: check_option(e, name, ESTIMATORS)
     dup = sorted({e for e in ests if list(ests).count(e) > 1})
-    if dup: raise ValueError(f"estimators lists {dup} more than once")
+    if dup: raise ValueError(f"{name} lists {dup} more than once")
     return tuple(ests)
 
 # %% ../nbs/11_path_specific_effects.ipynb #14b8e41c
@@ -757,7 +786,7 @@ def _plugin_draws(x, y, blocks:list, key:dict, star_blocks:list|None, binary_y:b
             Hs = [np.column_stack(star_blocks[:k + 1])[idx] for k in range(2)]
             est.update(_gformula(x[idx], y[idx], Hs, {'star': (0, 1)}, binary_y)[0])
         return est, conv
-    n, rng = len(x), np.random.default_rng([seed, 2])
+    n, rng = len(x), derived_rng(seed, 2)
     with threadpool_limits(1):                  # small GLMs: BLAS threads only fight each other
         point, converged = once(np.arange(n))
         draws = [once(rng.integers(0, n, n))[0] for _ in range(n_boot)]
@@ -805,29 +834,36 @@ class EffectsReport(Report):
         est = self.estimators[0] if estimator is None else check_option(estimator, 'estimator', self.estimators)
         return self.table[(self.table.effect == name) & (self.table.estimator == est)].iloc[0]
 
-# %% ../nbs/11_path_specific_effects.ipynb #d3eca4a5
-class _PSESettings(NamedTuple):
-    "The validated settings of a `PathSpecificEffects` (roles aside), read by name in `fit`."
-    n_folds:int; clip:float; seed:int; min_group_rows:int; n_jobs:int|None; nested:str; n_repeats:int
-    n_boot:int; variance:str; n_subsamples:int; level:float; estimators:tuple; star:bool; warn:bool
-
 # %% ../nbs/11_path_specific_effects.ipynb #7521597c
 _ROLE_KEYWORDS = dict(x='exposure', z='covariates', w='mediators_first', v='mediators_second', y='outcome')  # paper notation -> plain keyword
 
-def _plain_roles(plain:dict, old:dict)->dict:
-    "The roles by plain keyword; each deprecated keyword that was passed (not None) replaces its plain one, with a FutureWarning."
-    out = dict(plain)
-    for k, val in old.items():
-        if val is None: continue
-        new = _ROLE_KEYWORDS[k]
-        if plain[new] not in (None, ()):
-            raise TypeError(f"pass {new} only: {k} is its deprecated name, and both were given")
-        out[new], _ = renamed_parameter(plain[new], val, new, k, 'PathSpecificEffects')   # the one shared warning
-    return out
+def _check_one_name_per_role(est)->None:
+    "Refuse a role given under both its plain keyword and its deprecated one (x, z, w, v, y)."
+    for old, new in _ROLE_KEYWORDS.items():
+        passed = getattr(est, old)
+        if isinstance(passed, str) and passed == DEPRECATED: continue
+        if getattr(est, new) not in (None, ()):
+            raise TypeError(f"pass {new} only: {old} is its deprecated name, and both were given")
+
+
+# %% ../nbs/11_path_specific_effects.ipynb #5e1c0a02
+def _check_learners(learners, name:str='learners'):
+    "A learner preset name ('hgb', 'glm', 'stack') or a dict of estimators by role (checked in full by `make_learners`)."
+    if isinstance(learners, str): return check_option(learners, name, LEARNER_PRESETS)
+    if not isinstance(learners, dict):
+        raise TypeError(f"{name} must be 'hgb', 'glm', 'stack' or a dict of estimators, got {describe_input(learners)}")
+    return learners
+
 
 # %% ../nbs/11_path_specific_effects.ipynb #7d3fa13b
-class PathSpecificEffects(BaseEstimator):
+class PathSpecificEffects(Estimator):
     "TE, NDE, NIE, VDE, NIE* and TV of the exposure on the outcome with Wald intervals, from one cross-fitted estimator of psi(a_W, a_V, a_Y)."
+    parameters = dict(
+        exposure=optional(_check_column), covariates=_role_columns, mediators_first=_role_columns, mediators_second=_role_columns, outcome=optional(_check_column),
+        learners=_check_learners, estimators=_check_estimators, level=_number(float, low=0, high=1, closed='neither'), star=check_flag,
+        warn=check_flag, **_CROSSFIT_CHECKS, n_boot=_number(int, low=2, high=100_000), variance=partial(check_option, options=VARIANCES),
+        n_subsamples=_number(int, low=2, high=10_000), show_progress=check_show_progress,
+        **{old: Renamed(new) for old, new in _ROLE_KEYWORDS.items()})   # the paper's notation x, z, w, v, y: old names of the roles
     def __init__(self, *,
                  exposure:str|None=None, # binary exposure column X (race: 1 = Black, 0 = White)
                  covariates=(), # baseline confounder columns Z
@@ -849,41 +885,48 @@ class PathSpecificEffects(BaseEstimator):
                  n_boot:int=200, # bootstrap resamples of the 'plugin' estimator's standard errors
                  variance:str='influence', # 'influence': influence-function SEs; 'subsample': SEs from refits on half-samples, which include the error of fitting the nuisances
                  n_subsamples:int=20, # half-samples for variance='subsample' (each a whole refit on n // 2 rows)
-                 x:str|None=None, # deprecated: use exposure
-                 z=None, # deprecated: use covariates
-                 w=None, # deprecated: use mediators_first
-                 v=None, # deprecated: use mediators_second
-                 y:str|None=None, # deprecated: use outcome
+                 show_progress:bool|None=None, # progress bar of the half-sample refits (None: follow TRUSTML_NB_PROGRESS)
+                 x=DEPRECATED, # deprecated: use exposure
+                 z=DEPRECATED, # deprecated: use covariates
+                 w=DEPRECATED, # deprecated: use mediators_first
+                 v=DEPRECATED, # deprecated: use mediators_second
+                 y=DEPRECATED, # deprecated: use outcome
                 ):
         self.exposure, self.covariates, self.mediators_first, self.mediators_second, self.outcome = exposure, covariates, mediators_first, mediators_second, outcome
         self.learners, self.estimators, self.n_folds, self.clip, self.level = learners, estimators, n_folds, clip, level
         self.star, self.min_group_rows, self.n_jobs, self.warn, self.seed = star, min_group_rows, n_jobs, warn, seed
         self.n_repeats, self.nested, self.n_boot, self.variance, self.n_subsamples = n_repeats, nested, n_boot, variance, n_subsamples
-        self.x, self.z, self.w, self.v, self.y = x, z, w, v, y
+        self.show_progress, self.x, self.z, self.w, self.v, self.y = show_progress, x, z, w, v, y
+
 
 # %% ../nbs/11_path_specific_effects.ipynb #342bdf30
-@patch
-def _roles(self:PathSpecificEffects)->dict:
-    "Validated roles (keys x, z, w, v, y); a deprecated keyword (x, z, w, v, y) is mapped to its plain name with a FutureWarning."
-    return _check_roles(*_plain_roles(dict(exposure=self.exposure, covariates=self.covariates, mediators_first=self.mediators_first,
-                                               mediators_second=self.mediators_second, outcome=self.outcome),
-                                          dict(x=self.x, z=self.z, w=self.w, v=self.v, y=self.y)).values())
+def _checked_roles(est, settings)->dict:
+    "The roles of `est` (keys x, z, w, v, y as in the paper) from its checked settings: no role given twice, none empty, no column in two roles."
+    _check_one_name_per_role(est)
+    return _check_roles(settings.exposure, settings.covariates, settings.mediators_first, settings.mediators_second, settings.outcome)
+
 
 # %% ../nbs/11_path_specific_effects.ipynb #085c6b22
-@patch
-def _checked_settings(self:PathSpecificEffects)->'_PSESettings':
-    "Every setting validated (roles aside)."
-    n_folds, clip, seed, min_group_rows, n_jobs, nested, n_repeats = _check_crossfit_settings(
-        self.n_folds, self.clip, self.seed, self.min_group_rows, self.n_jobs, self.nested, self.n_repeats)
-    variance = check_option(self.variance, 'variance', VARIANCES)
-    if variance == 'subsample' and n_repeats > 1:
-        raise ValueError(f"variance='subsample' needs n_repeats=1 (got n_repeats={n_repeats}): the half-sample refits already "
+def _check_variance_setting(settings)->None:
+    "Half-sample variances and repeated cross-fitting do not combine."
+    if settings.variance == 'subsample' and settings.n_repeats > 1:
+        raise ValueError(f"variance='subsample' needs n_repeats=1 (got n_repeats={settings.n_repeats}): the half-sample refits already "
                          "include the spread between fold splits")
-    return _PSESettings(n_folds=n_folds, clip=clip, seed=seed, min_group_rows=min_group_rows, n_jobs=n_jobs, nested=nested, n_repeats=n_repeats,
-                       n_boot=int(check_scalar(self.n_boot, 'n_boot', int, low=2, high=100_000)), variance=variance,
-                       n_subsamples=int(check_scalar(self.n_subsamples, 'n_subsamples', int, low=2, high=10_000)),
-                       level=float(check_scalar(self.level, 'level', low=0, high=1, closed='neither')),
-                       estimators=_check_estimators(self.estimators), star=check_flag(self.star, 'star'), warn=check_flag(self.warn, 'warn'))
+
+
+# %% ../nbs/11_path_specific_effects.ipynb #5e1c0a03
+def _check_sample_size(xa:np.ndarray, exposure:str, s)->None:
+    "Enough rows, and enough of each exposure group, for the folds (and the half-samples) to fit every nuisance model."
+    n, need = len(xa), 2 * s.n_folds * s.min_group_rows
+    if n < need: raise ValueError(f"data has {n:,} rows: too few for n_folds={s.n_folds} and min_group_rows={s.min_group_rows} (need at least {need:,})")
+    if s.variance == 'subsample' and n // 2 < need:
+        raise ValueError(f"data has {n:,} rows: too few for variance='subsample', whose half-samples of {n // 2:,} rows need at least {need:,} "
+                         f"for n_folds={s.n_folds} and min_group_rows={s.min_group_rows}; use variance='influence'")
+    for g in (0, 1):
+        if (xa == g).sum() < 2 * s.min_group_rows:
+            raise ValueError(f"x column {exposure!r} has only {int((xa == g).sum())} row(s) with X={g}: too few for "
+                             f"min_group_rows={s.min_group_rows} (need at least {2 * s.min_group_rows})")
+
 
 # %% ../nbs/11_path_specific_effects.ipynb #55610b0a
 @patch
@@ -892,61 +935,61 @@ def fit(self:PathSpecificEffects,
         truth:dict|None=None, # known true effects or functionals (e.g. `SimData.truth_for(y)`), shown next to the estimates
        ):
     "Validate, cross-fit the nuisances and estimate every effect; the result is `report_`. Returns self."
-    s = self._checked_settings()
-    roles = self._roles()
+    settings = self._validate_params()
+    _check_variance_setting(settings)
+    roles = _checked_roles(self, settings)
     truth = _check_truth(truth)
     xa, ya, Z, Wm, V, binary_y = _validate(data, roles)
-    learners = make_learners(self.learners, binary_y, s.seed)
-    n = len(xa)
-    need = 2 * s.n_folds * s.min_group_rows
-    if n < need: raise ValueError(f"data has {n:,} rows: too few for n_folds={s.n_folds} and min_group_rows={s.min_group_rows} (need at least {need:,})")
-    if s.variance == 'subsample' and n // 2 < need:
-        raise ValueError(f"data has {n:,} rows: too few for variance='subsample', whose half-samples of {n // 2:,} rows need at least {need:,} "
-                         f"for n_folds={s.n_folds} and min_group_rows={s.min_group_rows}; use variance='influence'")
-    for g in (0, 1):
-        if (xa == g).sum() < 2 * s.min_group_rows:
-            raise ValueError(f"x column {roles['x']!r} has only {int((xa == g).sum())} row(s) with X={g}: too few for "
-                             f"min_group_rows={s.min_group_rows} (need at least {2 * s.min_group_rows})")
-    has_w = Wm.shape[1] > 0
-    crossfit = lambda blocks, targets, rows=slice(None): _crossfit(
-        xa[rows], ya[rows], [b[rows] for b in blocks], targets, learners, binary_y, s.n_folds, s.clip, s.seed,
-        s.min_group_rows, s.n_jobs, s.nested, s.n_repeats)
-    if has_w:
-        blocks, targets = [Z, Wm, V], [(1, 1, 1), (0, 0, 0), (0, 0, 1), (1, 0, 1)]
-        key = {t: t for t in targets}
-    else:  # one mediator block: psi(a_V, a_Y); map onto the names of the two-block targets
-        blocks, targets = [Z, V], [(1, 1), (0, 0), (0, 1)]
-        key = {(1, 1, 1): (1, 1), (0, 0, 0): (0, 0), (0, 0, 1): (0, 1)}
-    star = has_w and s.star
-    plugin = None
-    if 'plugin' in s.estimators:
-        plugin = _plugin_draws(xa, ya, blocks, key, [Z, V] if star else None, binary_y, s.n_boot, s.seed)
-    def estimate(rows=slice(None)):   # cross-fit and estimate on these rows: per repeat, the tables and the fits
-        cf_runs = crossfit(blocks, targets, rows)
-        star_runs = crossfit([Z, V], [(0, 1)], rows) if star else [None] * s.n_repeats
-        x_, y_, tables, functional_tables, all_fits = xa[rows], ya[rows], [], [], []
-        for cf, cfs in zip(cf_runs, star_runs):
-            fits = {name3: {e: gmf_estimate(x_, y_, cf.propensities, cf.regressions[t], t, normalize=(e == 'SN')) for e in ('DR', 'SN')}
-                    for name3, t in key.items()}
-            if cfs is not None:
-                fits['star'] = {e: gmf_estimate(x_, y_, cfs.propensities, cfs.regressions[(0, 1)], (0, 1), normalize=(e == 'SN')) for e in ('DR', 'SN')}
-            t_, f_ = _effects_tables(fits, x_, y_, s.estimators, s.level, truth, plugin)
-            tables.append(t_); functional_tables.append(f_); all_fits.append(fits)
-        return tables, functional_tables, all_fits, cf_runs, star_runs
-    tables, functional_tables, all_fits, cf_runs, star_runs = estimate()
-    table, functionals = _combine_repeats(tables, s.level), _combine_repeats(functional_tables, None)
-    sub_tables = None
-    if s.variance == 'subsample':
-        rng, m, subs = np.random.default_rng([s.seed, 3]), n // 2, []
-        for b in progress(range(s.n_subsamples), desc='half-samples'):
-            rows = np.sort(rng.choice(n, m, replace=False))
-            try: t_, f_ = (r[0] for r in estimate(rows)[:2])
-            except ValueError as e: raise ValueError(f"variance='subsample': half-sample {b} ({m:,} of {n:,} rows) cannot be fitted: {e}") from e
-            subs.append((t_, f_))
-        table = _subsample_intervals(table, [t_ for t_, _ in subs], n, m, s.level)
-        functionals = _subsample_intervals(functionals, [f_ for _, f_ in subs], n, m, None)
-        sub_tables = pd.concat([t_.assign(subsample=b) for b, (t_, _) in enumerate(subs)], ignore_index=True)
-    cf, cfs, fits = cf_runs[0], star_runs[0], all_fits[0]
+    learners = make_learners(settings.learners, binary_y, settings.seed)
+    _check_sample_size(xa, roles['x'], settings)
+    return self._fit(settings, roles, truth, xa, ya, Z, Wm, V, binary_y, learners)
+
+
+# %% ../nbs/11_path_specific_effects.ipynb #5e1c0a04
+def _design(Z, Wm, V, star:bool)->tuple:
+    "The blocks to cross-fit, the targets psi(a), each target by its two-block name, and whether NIE* (Z, V only) is estimated."
+    if Wm.shape[1] > 0:
+        targets = [(1, 1, 1), (0, 0, 0), (0, 0, 1), (1, 0, 1)]
+        return [Z, Wm, V], targets, {t: t for t in targets}, star
+    # one mediator block: psi(a_V, a_Y); map onto the names of the two-block targets
+    return [Z, V], [(1, 1), (0, 0), (0, 1)], {(1, 1, 1): (1, 1), (0, 0, 0): (0, 0), (0, 0, 1): (0, 1)}, False
+
+
+# %% ../nbs/11_path_specific_effects.ipynb #5e1c0a05
+def _estimate_on(rows, *, xa, ya, blocks, targets, key, star_blocks, learners, binary_y, settings, truth, plugin)->tuple:
+    "Cross-fit and estimate on `rows`: per repeat, the effects and functionals tables and the DR/SN fits; and the cross-fitted nuisances."
+    cf_kw = {k: getattr(settings, k) for k in _CROSSFIT_CHECKS}
+    x_, y_ = xa[rows], ya[rows]
+    crossfit = lambda bl, tg: _crossfit(x_, y_, [b[rows] for b in bl], tg, learners, binary_y, **cf_kw)
+    cf_runs = crossfit(blocks, targets)
+    star_runs = crossfit(star_blocks, [(0, 1)]) if star_blocks is not None else [None] * settings.n_repeats
+    dr_sn = lambda cf, t: {e: gmf_estimate(x_, y_, cf.propensities, cf.regressions[t], t, normalize=(e == 'SN')) for e in ('DR', 'SN')}
+    tables, functional_tables, all_fits = [], [], []
+    for cf, cfs in zip(cf_runs, star_runs):
+        fits = {name3: dr_sn(cf, t) for name3, t in key.items()}
+        if cfs is not None: fits['star'] = dr_sn(cfs, (0, 1))
+        t_, f_ = _effects_tables(fits, x_, y_, settings.estimators, settings.level, truth, plugin)
+        tables.append(t_); functional_tables.append(f_); all_fits.append(fits)
+    return tables, functional_tables, all_fits, cf_runs, star_runs
+
+
+# %% ../nbs/11_path_specific_effects.ipynb #5e1c0a06
+def _half_sample_variance(estimate, table:pd.DataFrame, functionals:pd.DataFrame, n:int, s)->tuple:
+    "variance='subsample': refit `estimate` on `s.n_subsamples` half-samples; the tables with half-sample intervals, and every half-sample's effects."
+    rng, m, subs = derived_rng(s.seed, 3), n // 2, []
+    for b in progress(range(s.n_subsamples), desc='half-samples', show=s.show_progress):
+        rows = np.sort(rng.choice(n, m, replace=False))
+        try: t_, f_ = (r[0] for r in estimate(rows)[:2])
+        except ValueError as e: raise ValueError(f"variance='subsample': half-sample {b} ({m:,} of {n:,} rows) cannot be fitted: {e}") from e
+        subs.append((t_, f_))
+    table = _subsample_intervals(table, [t_ for t_, _ in subs], n, m, s.level)
+    functionals = _subsample_intervals(functionals, [f_ for _, f_ in subs], n, m, None)
+    return table, functionals, pd.concat([t_.assign(subsample=b) for b, (t_, _) in enumerate(subs)], ignore_index=True)
+
+
+# %% ../nbs/11_path_specific_effects.ipynb #5e1c0a07
+def _diagnostics(cf, cfs, fits:dict, key:dict, has_w:bool, s)->tuple:
+    "Weight and propensity diagnostics of the first repeat, and the notes (weak positivity, warned about when `s.warn`; the NIE* caveat)."
     prop_names = ['P(X=1 | Z)'] + (['P(X=1 | Z, W)'] if has_w else []) + ['P(X=1 | Z, W, V)' if has_w else 'P(X=1 | Z, V)']
     raw_all, names_all = list(cf.raw_propensities), list(prop_names)
     if cfs is not None: raw_all.append(cfs.raw_propensities[1]); names_all.append('P(X=1 | Z, V)')
@@ -960,17 +1003,36 @@ def fit(self:PathSpecificEffects,
         notes.append(msg)
         if s.warn: report_numerical(msg)
     if cfs is not None: notes.append("NIE* treats v as the only mediator and ignores w, an exposure-induced confounder of v -> y: it is a contrast, not a causal effect under this graph.")
+    return diag, prop, notes
+
+
+# %% ../nbs/11_path_specific_effects.ipynb #5e1c0a08
+@patch
+def _fit(self:PathSpecificEffects, s, roles:dict, truth:dict, xa, ya, Z, Wm, V, binary_y:bool, learners:dict):
+    "Cross-fit, estimate every effect with the chosen variance, diagnose the weights; sets `report_`, `roles_` and `learners_`."
+    blocks, targets, key, star = _design(Z, Wm, V, s.star)
+    star_blocks = [Z, V] if star else None
+    plugin = _plugin_draws(xa, ya, blocks, key, star_blocks, binary_y, s.n_boot, s.seed) if 'plugin' in s.estimators else None
+    estimate = partial(_estimate_on, xa=xa, ya=ya, blocks=blocks, targets=targets, key=key, star_blocks=star_blocks,
+                       learners=learners, binary_y=binary_y, settings=s, truth=truth, plugin=plugin)
+    tables, functional_tables, all_fits, cf_runs, star_runs = estimate(slice(None))
+    table, functionals = _combine_repeats(tables, s.level), _combine_repeats(functional_tables, None)
+    sub_tables, n = None, len(xa)
+    if s.variance == 'subsample': table, functionals, sub_tables = _half_sample_variance(estimate, table, functionals, n, s)
+    cf, cfs, fits = cf_runs[0], star_runs[0], all_fits[0]
+    diag, prop, notes = _diagnostics(cf, cfs, fits, key, len(blocks) == 3, s)
     first = table[table.estimator == s.estimators[0]].set_index('effect').estimate
     self.roles_, self.learners_ = roles, learners
     self.report_ = EffectsReport(
         table=table, functionals=functionals, weight_diagnostics=diag, propensity_diagnostics=prop, nuisances=cf, star_nuisances=cfs,
         estimates={FUNCTIONAL_NAMES[k]: v for k, v in fits.items()}, exposure=roles['x'], outcome=roles['y'],
         outcome_kind='binary' if binary_y else 'continuous', n_rows=n, n_exposed=int(xa.sum()), estimators=s.estimators,
-        learners=self.learners if isinstance(self.learners, str) else 'custom', n_folds=s.n_folds, clip=s.clip, level=s.level,
+        learners=s.learners if isinstance(s.learners, str) else 'custom', n_folds=s.n_folds, clip=s.clip, level=s.level,
         n_repeats=s.n_repeats, repeat_tables=pd.concat([t_.assign(repeat=r) for r, t_ in enumerate(tables)], ignore_index=True),
         total_effect=float(first['TE']), v_specific_effect=float(first['VDE']) if 'VDE' in first else None, notes=tuple(notes),
         variance=s.variance, subsample_tables=sub_tables)
     return self
+
 
 # %% ../nbs/11_path_specific_effects.ipynb #3ef5f279
 def _combine_repeats(tables:list, level:float|None)->pd.DataFrame:
@@ -1094,7 +1156,7 @@ def _misspecification_study(
     "Effects from DR, SN, weighting and regression when propensities, regressions, or both are replaced by constants."
     effects = _check_effects(effects)
     good = self.learners if isinstance(self.learners, dict) else {r: self.learners for r in LEARNER_ROLES}
-    roles = self._roles()
+    roles = _checked_roles(self, self._validate_params())
     binary = _validate(data, roles)[-1]
     const_p, const_y = DummyClassifier(strategy='prior'), DummyRegressor()
     const_o = DummyClassifier(strategy='prior') if binary else DummyRegressor()
@@ -1140,7 +1202,8 @@ def _coverage_study(
     **sim_params, # settings of `sim_oximetry` (device_bias, reliance, overlap, nonlinear, n_noise_w)
 )->PSECoverageReport:
     "Coverage, bias and RMSE of the intervals over fresh samples from `sim_oximetry`; the estimator's seed seeds the study."
-    s = self._checked_settings()
+    s = self._validate_params()
+    _check_variance_setting(s)
     n_reps = check_scalar(n_reps, 'n_reps', int, low=1); n = check_scalar(n, 'n', int, low=2)
     truth_n = check_scalar(truth_n, 'truth_n', int, low=2)
     check_option(outcome, 'outcome', ('vented', 'duration'))
@@ -1149,7 +1212,7 @@ def _coverage_study(
     rng, draws = make_rng(s.seed), []
     for rep in progress(range(n_reps), desc='coverage', show=show_progress):
         sim = sim_oximetry(n, seed=rng, **sim_params)
-        est = clone(self).set_params(**sim.roles_for(outcome), **dict.fromkeys(_ROLE_KEYWORDS), seed=rep, star=False, warn=False)
+        est = clone(self).set_params(**sim.roles_for(outcome), **dict.fromkeys(_ROLE_KEYWORDS, DEPRECATED), seed=rep, star=False, warn=False)
         draws.append(est.fit(sim.data, truth).report_.to_frame().assign(rep=rep))
     d = pd.concat(draws, ignore_index=True)
     # estimators without a standard error (weighting, regression, hybrids) have no interval: coverage NaN, not 0
@@ -1230,7 +1293,7 @@ def _split_rerun_interval(
     out = pd.DataFrame({'mean': g.estimate.mean(), 'sd_over_reruns': g.estimate.std(), 'eif_se': g.se.mean()})
     out['sem'] = out.sd_over_reruns / np.sqrt(n_reruns)
     out['split_rerun_low'], out['split_rerun_high'] = out['mean'] - 1.96 * out['sem'], out['mean'] + 1.96 * out['sem']
-    zq = norm.ppf(0.5 + self._checked_settings().level / 2)     # the influence-function interval at the estimator's level
+    zq = norm.ppf(0.5 + self._validate_params().level / 2)     # the influence-function interval at the estimator's level
     out['eif_low'], out['eif_high'] = out['mean'] - zq * out.eif_se, out['mean'] + zq * out.eif_se
     out['width_ratio_split_over_eif'] = out['sem'] / out.eif_se
     return out.reset_index()

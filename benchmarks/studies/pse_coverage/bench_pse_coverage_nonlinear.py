@@ -26,7 +26,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
-from trustml_nb.core import markdown_table
+from trustml_nb.core import derived_rng, markdown_table
 from trustml_nb.pse import PathSpecificEffects, make_learners
 from trustml_nb.pse_simulator import NONLINEAR_DESIGNS, population_truth, sim_nonlinear
 
@@ -87,7 +87,7 @@ def truth(design):
 def one(job):
     design, n, rep, config = job
     t0 = time.time()
-    sim = sim_nonlinear(n, design, seed=np.random.default_rng([2026, n, rep, list(NONLINEAR_DESIGNS).index(design)]))
+    sim = sim_nonlinear(n, design, seed=derived_rng(2026, n, rep, list(NONLINEAR_DESIGNS).index(design)))
     R = sim.roles
     est = PathSpecificEffects(exposure=R['x'], covariates=R['z'], mediators_first=R['w'], mediators_second=R['v'], outcome='y', estimators=('DR',), star=False, warn=False,
                               n_jobs=1, seed=rep, **(CONFIGS[config](design, rep) if callable(CONFIGS[config]) else CONFIGS[config]))

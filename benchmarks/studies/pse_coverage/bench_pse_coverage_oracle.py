@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from trustml_nb.core import markdown_table
+from trustml_nb.core import derived_rng, markdown_table
 from trustml_nb.pse import EFFECTS, gmf_estimate
 from trustml_nb.pse_simulator import WORLDS, nonlinear_nuisances, population_truth, sim_nonlinear
 
@@ -53,7 +53,7 @@ def main(design='binary', reps=400, *ns):
     rows, t0 = [], time.time()
     for rep in range(reps):
         for n in ns:
-            df = sim_nonlinear(n, design, seed=np.random.default_rng([2026, n, rep, 99])).data
+            df = sim_nonlinear(n, design, seed=derived_rng(2026, n, rep, 99)).data
             x, y = df.x.to_numpy(), df.y.to_numpy()
             props, mus = nonlinear_nuisances(df, design, T)
             props = [np.clip(p, 0.01, 0.99) for p in props]

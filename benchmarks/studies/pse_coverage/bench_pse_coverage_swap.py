@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
-from trustml_nb.core import markdown_table
+from trustml_nb.core import derived_rng, markdown_table
 from trustml_nb.pse import EFFECTS, crossfit_gmf, gmf_estimate
 from trustml_nb.pse_simulator import WORLDS, nonlinear_nuisances, population_truth, sim_nonlinear
 
@@ -44,7 +44,7 @@ def main(design='binary', n=2_000, reps=100):
     tr = population_truth('nonlinear', n=2_000_000, seed=12345, design=design)['y'].to_dict()
     rows, t0 = [], time.time()
     for rep in range(reps):
-        df = sim_nonlinear(n, design, seed=np.random.default_rng([7, n, rep])).data
+        df = sim_nonlinear(n, design, seed=derived_rng(7, n, rep)).data
         x, y = df.x.to_numpy(), df.y.to_numpy()
         tp, tm = nonlinear_nuisances(df, design, T)
         tp = [np.clip(p, CLIP, 1 - CLIP) for p in tp]

@@ -33,7 +33,7 @@ from sklearn.preprocessing import PolynomialFeatures, SplineTransformer, Standar
 from threadpoolctl import threadpool_limits
 
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
-from trustml_nb.core import markdown_table
+from trustml_nb.core import derived_rng, markdown_table
 from trustml_nb.pse import EFFECTS, GLMClassifier, StackClassifier, crossfit_gmf, gmf_estimate
 from trustml_nb.pse_simulator import WORLDS, nonlinear_nuisances, population_truth, sim_nonlinear
 
@@ -59,7 +59,7 @@ CANDIDATES = {
     'hgb_noes': lambda seed: _hgb(seed, early_stopping=False, min_samples_leaf=20, l2_regularization=0.0),
     'splogit': _splogit,
     'glm': lambda seed: GLMClassifier(),
-    'stack': lambda seed: StackClassifier(random_state=seed),
+    'stack': lambda seed: StackClassifier(seed=seed),
 }
 
 
@@ -85,7 +85,7 @@ def effects(x, y, P, M, T):
 
 def draw(design, n, rep, T):
     "Replication rep's sample (seeds [7, n, rep]): x, y, the blocks, the histories H_k, and the exact nuisances (propensities clipped)."
-    df = sim_nonlinear(n, design, seed=np.random.default_rng([7, n, rep])).data
+    df = sim_nonlinear(n, design, seed=derived_rng(7, n, rep)).data
     x, y = df.x.to_numpy(), df.y.to_numpy()
     blocks = [df[['z1', 'z2']].to_numpy(), df[['w1', 'w2']].to_numpy(), df[['v']].to_numpy()]
     H = [np.column_stack(blocks[:k + 1]) for k in range(3)]
@@ -167,7 +167,7 @@ def write(d, design, n, truth, cmd, wall, cpu):
 def check(design='binary', n=2000):
     "The swap equals the package run with learners={'propensity': cand} (same folds, same regressions)."
     T = list(WORLDS.values())
-    df = sim_nonlinear(n, design, seed=np.random.default_rng([7, n, 0])).data
+    df = sim_nonlinear(n, design, seed=derived_rng(7, n, 0)).data
     x, y = df.x.to_numpy(), df.y.to_numpy()
     blocks = [df[['z1', 'z2']].to_numpy(), df[['w1', 'w2']].to_numpy(), df[['v']].to_numpy()]
     cf = crossfit_gmf(x, y, blocks, T, seed=0, clip=CLIP)

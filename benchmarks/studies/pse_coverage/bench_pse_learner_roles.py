@@ -25,7 +25,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostin
 from threadpoolctl import threadpool_limits
 
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
-from trustml_nb.core import markdown_table
+from trustml_nb.core import derived_rng, markdown_table
 from trustml_nb.pse import crossfit_gmf
 from trustml_nb.pse_simulator import NONLINEAR_DESIGNS, WORLDS, nonlinear_nuisances, population_truth, sim_nonlinear
 
@@ -38,7 +38,7 @@ LOOSE = dict(max_iter=1000, learning_rate=0.05, max_leaf_nodes=8, min_samples_le
 
 
 def one_rep(design, n, rep, T):
-    df = sim_nonlinear(n, design, seed=np.random.default_rng([2026, n, rep, list(NONLINEAR_DESIGNS).index(design)])).data
+    df = sim_nonlinear(n, design, seed=derived_rng(2026, n, rep, list(NONLINEAR_DESIGNS).index(design))).data
     x, y = df.x.to_numpy(), df.y.to_numpy()
     blocks = [df[['z1', 'z2']].to_numpy(), df[['w1', 'w2']].to_numpy(), df[['v']].to_numpy()]
     tp, tm = nonlinear_nuisances(df, design, T)

@@ -27,6 +27,7 @@ os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
 import trustml_nb.pse as pse
 from trustml_nb.pse import crossfit_gmf
 from trustml_nb.pse_simulator import NONLINEAR_DESIGNS, sim_nonlinear
+from trustml_nb.core import derived_rng
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_pse_e2_learner import CLIP, effects  # noqa: E402
@@ -56,14 +57,14 @@ else: B = int(sys.argv[5]) if len(sys.argv) > 5 else 20
 
 def one_rep(design, n, rep, T):
     global UNITS
-    df = sim_nonlinear(n, design, seed=np.random.default_rng([2026, n, rep, list(NONLINEAR_DESIGNS).index(design)])).data
+    df = sim_nonlinear(n, design, seed=derived_rng(2026, n, rep, list(NONLINEAR_DESIGNS).index(design))).data
     x, y = df.x.to_numpy(), df.y.to_numpy()
     blocks = [df[['z1', 'z2']].to_numpy(), df[['w1', 'w2']].to_numpy(), df[['v']].to_numpy()]
     with threadpool_limits(1):
         UNITS = None
         cf = crossfit_gmf(x, y, blocks, T, seed=rep, clip=CLIP)
         point = {eff: (est, se) for eff, est, se in effects(x, y, cf.propensities, cf.regressions, T)}
-        rng, boot = np.random.default_rng([rep, 99]), []
+        rng, boot = derived_rng(rep, 99), []
         for b in range(B):
             UNITS = rng.integers(0, n, n)
             c = crossfit_gmf(x[UNITS], y[UNITS], [k[UNITS] for k in blocks], T, seed=int(rng.integers(2**31)), clip=CLIP)

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from trustml_nb.core import markdown_table
+from trustml_nb.core import derived_rng, markdown_table
 from trustml_nb.pse import EFFECTS, gmf_estimate
 from trustml_nb.pse_simulator import WORLDS, nonlinear_nuisances, population_truth, sim_nonlinear
 
@@ -39,7 +39,7 @@ def main(design='threshold', reps=10):
     q_est, q_se = {}, {}
     parts = []
     for c in range(4):                                        # 4 x 50,000 units, paired quadrature vs worlds
-        s = sim_nonlinear(50_000, design, seed=np.random.default_rng([31, c]))
+        s = sim_nonlinear(50_000, design, seed=derived_rng(31, c))
         _, mus = nonlinear_nuisances(s.data, design)
         parts.append(pd.DataFrame({name: mus[t][:, 0] for name, t in WORLDS.items()}).assign(
             **{f"cf_{name}": s.counterfactuals['y'][name].to_numpy() for name in WORLDS}))
@@ -56,7 +56,7 @@ def main(design='threshold', reps=10):
     T = list(WORLDS.values())
     est = []
     for rep in range(reps):
-        s = sim_nonlinear(20_000, design, seed=np.random.default_rng([41, rep]))
+        s = sim_nonlinear(20_000, design, seed=derived_rng(41, rep))
         x, y = s.data.x.to_numpy(), s.data.y.to_numpy()
         props, mus = nonlinear_nuisances(s.data, design, T)
         for clip in (0.01, 0.0):
