@@ -70,13 +70,17 @@ def _public_callables():
             elif inspect.isfunction(obj): yield f'{m.name}.{name}', obj, False
 
 
-def seed_aliases() -> list:
-    "(callable, parameter) for every public parameter named random_state or init_seed."
+def seed_aliases(deprecated:bool=False) -> list:
+    "(callable, parameter) for every public parameter named random_state or init_seed (deprecated=True: only an estimator's old keyword, declared Renamed and kept for one release)."
+    from trustml_nb.core import Renamed
     out = []
     for qual, fn, _ in _public_callables():
         try: params = inspect.signature(fn).parameters
         except (TypeError, ValueError): continue
-        out += [(qual, p) for p in params if p in SEED_ALIASES]
+        mod, _, name = qual.partition('.')
+        cls = getattr(importlib.import_module(f'trustml_nb.{mod}'), name.split('.')[0], None)
+        declared = getattr(cls, 'parameters', {}) if inspect.isclass(cls) else {}
+        out += [(qual, p) for p in params if p in SEED_ALIASES and isinstance(declared.get(p), Renamed) == deprecated]
     return out
 
 
@@ -125,6 +129,7 @@ def counts() -> dict:
         'private names imported across modules': len(private_cross_imports()),
         'inline progress conversions': len(inline_progress()),
         'public parameters named random_state/init_seed': len(seed_aliases()),
+        '  ... kept one release as deprecated old keywords': len(seed_aliases(deprecated=True)),
         'estimators with keyword-only parameters': f'{len(kw_ok)} of {len(estimators)}',
         'estimators on the one skeleton (core.Estimator)': f'{len(sk_ok)} of {len(estimators)}',
     }
