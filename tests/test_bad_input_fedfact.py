@@ -420,8 +420,8 @@ def test_decision_distribution_bad(fitted):
 def test_deployment_runner_bad():
     pytest.importorskip('flwr')
     from trustml_nb.fedfact_flower import DeploymentRunner, run_deployment
-    from trustml_nb.fedfact import _client_data
+    from trustml_nb.fedfact import client_data
     err(FedAvg(n_rounds=1, runner=DeploymentRunner(timeout=0), **Q).fit, FD, arg='timeout')
     err(FedAvg(n_rounds=1, runner=DeploymentRunner(verbose='yes'), **Q).fit, FD, arg='verbose')
     err(run_deployment, [], [], arg='clients must be a non-empty list')
-    err(run_deployment, [], _client_data(FD), arg='shape')
+    err(run_deployment, [], client_data(FD), arg='shape')
