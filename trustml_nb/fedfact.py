@@ -150,6 +150,7 @@ def _check_runner(runner, name:str='runner')->FedRunner:
         raise TypeError(f"{name} must be a FedRunner such as InProcessRunner() or fedfact_flower.FlowerRunner(...), got {describe_input(runner)} {runner!r:.40}")
     return runner
 
+# %% ../nbs/20_fedfact.ipynb #a5ba8257
 def _as_given(x, name:str):
     "No check of its own: `fit` checks it against the federation (e.g. `base_model`)."
     return x
@@ -283,7 +284,6 @@ def _fit(self:FedAvg, settings, fd):
     self.report_ = _fed_report('FedAvg', settings.notion, (None, None), 0.0, tr, te, tr, run.log, secs, cpu, run.runner or settings.runner.label)
     return self
 
-
 # %% ../nbs/20_fedfact.ipynb #703f4848
 def _is_fitted(est, attributes=('report_',))->bool:
     "Whether `est` has been fitted (scikit-learn's test, as in `core.check_is_fitted`)."
@@ -371,7 +371,6 @@ def _fit(self:_FedFactBase, settings, fd):
     tr_ex = np.stack([e['train_expected'] for e in run.evals]) if 'train_expected' in run.evals[0] else tr
     self.report_ = _fed_report(self._method, settings.notion, budgets, settings.tol, tr, te, tr_ex, run.log, secs, cpu, run.runner or settings.runner.label)
     return self
-
 
 # %% ../nbs/20_fedfact.ipynb #f5b32d29
 class FedFactPost(_FedFactBase):
@@ -590,7 +589,6 @@ def _say_unmet(unmet:list, n_points:int, what:str)->str:
     if not unmet: return ''
     return report_numerical(f"{what}: budget not met on the training data at {len(unmet)} of {n_points} point(s) ({'; '.join(unmet[:6])}"
                             f"{' ...' if len(unmet) > 6 else ''}); see the column constraints_met and each fit's notes")
-
 
 # %% ../nbs/20_fedfact.ipynb #753e207b
 def tradeoff_curve(
