@@ -31,26 +31,28 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['FedReport', 'FedAvg', 'FedFactPost', 'FedFactIn', 'adult_fed_data', 'fairlearn_baseline', 'tradeoff_curve',
            'plot_client_gaps', 'FedFactExplorerReport', 'explore_fedfact', 'fedfact_explorer', 'NOTIONS', 'FedData',
-           'check_codes', 'dirichlet_partition', 'dp_noise_floor', 'heterogeneous_partition', 'make_fed_data',
-           'metrics_from_counts', 'prediction_counts', 'FedAvgProtocol', 'FedFactInProtocol', 'FedFactPostProtocol',
-           'FedProtocol', 'FedRunner', 'InProcessRunner', 'client_data', 'model_logits', 'set_weights',
-           'FairOptimumReport', 'check_budget', 'check_counts', 'confusion_matrices', 'cost_matrix',
+           'check_budget', 'check_codes', 'dirichlet_partition', 'dp_noise_floor', 'heterogeneous_partition',
+           'make_fed_data', 'metrics_from_counts', 'prediction_counts', 'FedAvgProtocol', 'FedFactInProtocol',
+           'FedFactPostProtocol', 'FedProtocol', 'FedRunner', 'InProcessRunner', 'client_data', 'model_logits',
+           'set_weights', 'FairOptimumReport', 'check_counts', 'confusion_matrices', 'cost_matrix',
            'direct_disparities', 'disparities', 'encode_fl', 'expected_fairness', 'fair_optimum', 'fairness_matrices',
-           'fl_counts', 'known_eta_federation', 'synthetic_conflict', 'FedRun', 'client_counts', 'dual_scale',
-           'fit_calibration', 'get_weights', 'hedge_update', 'make_model', 'positivity_shift', 'project_l1_ball',
-           'rprop_step', 'run_inprocess', 'smooth_max', 'stage_seeds']
+           'fl_counts', 'known_eta_federation', 'synthetic_conflict', 'FedRun', 'calibrate', 'client_counts',
+           'dual_scale', 'fit_calibration', 'get_weights', 'hedge_update', 'make_model', 'positivity_shift',
+           'project_l1_ball', 'rprop_step', 'run_inprocess', 'smooth_max', 'stage_seeds']
 
 # %% ../nbs/20_fedfact.ipynb #5d6a68b3
 # Not used here, re-exported so that `from trustml_nb.fedfact import ...` keeps working for every name it had before the split:
-from trustml_nb.fedfact_constraints import (FairOptimumReport, check_budget, check_counts, confusion_matrices, cost_matrix,
-    direct_disparities, disparities, encode_fl, expected_fairness, fair_optimum, fairness_matrices, fl_counts, known_eta_federation,
-    synthetic_conflict)
-from .fedfact_protocols import (FedRun, client_counts, dual_scale, fit_calibration, get_weights, hedge_update, make_model,
-    positivity_shift, project_l1_ball, rprop_step, run_inprocess, smooth_max, stage_seeds)
-_all_ = ['NOTIONS', 'FedData', 'check_codes', 'dirichlet_partition', 'dp_noise_floor', 'heterogeneous_partition', 'make_fed_data',
-         'metrics_from_counts', 'prediction_counts', 'FedAvgProtocol', 'FedFactInProtocol', 'FedFactPostProtocol', 'FedProtocol', 'FedRunner',
-         'InProcessRunner', 'client_data', 'model_logits', 'set_weights',
-         'FairOptimumReport', 'check_budget', 'check_counts', 'confusion_matrices', 'cost_matrix', 'direct_disparities', 'disparities', 'encode_fl', 'expected_fairness', 'fair_optimum', 'fairness_matrices', 'fl_counts', 'known_eta_federation', 'synthetic_conflict', 'FedRun', 'client_counts', 'dual_scale', 'fit_calibration', 'get_weights', 'hedge_update', 'make_model', 'positivity_shift', 'project_l1_ball', 'rprop_step', 'run_inprocess', 'smooth_max', 'stage_seeds']   # `import *` too
+from .fedfact_constraints import (FairOptimumReport, check_counts, confusion_matrices, cost_matrix, direct_disparities,
+    disparities, encode_fl, expected_fairness, fair_optimum, fairness_matrices, fl_counts, known_eta_federation, synthetic_conflict)
+from .fedfact_protocols import (FedRun, calibrate, client_counts, dual_scale, fit_calibration, get_weights, hedge_update,
+    make_model, positivity_shift, project_l1_ball, rprop_step, run_inprocess, smooth_max, stage_seeds)
+_all_ = ['NOTIONS', 'FedData', 'check_budget', 'check_codes', 'dirichlet_partition', 'dp_noise_floor', 'heterogeneous_partition',
+         'make_fed_data', 'metrics_from_counts', 'prediction_counts', 'FedAvgProtocol', 'FedFactInProtocol', 'FedFactPostProtocol',
+         'FedProtocol', 'FedRunner', 'InProcessRunner', 'client_data', 'model_logits', 'set_weights', 'FairOptimumReport', 'check_counts',
+         'confusion_matrices', 'cost_matrix', 'direct_disparities', 'disparities', 'encode_fl', 'expected_fairness', 'fair_optimum',
+         'fairness_matrices', 'fl_counts', 'known_eta_federation', 'synthetic_conflict', 'FedRun', 'calibrate', 'client_counts',
+         'dual_scale', 'fit_calibration', 'get_weights', 'hedge_update', 'make_model', 'positivity_shift', 'project_l1_ball', 'rprop_step',
+         'run_inprocess', 'smooth_max', 'stage_seeds']   # `import *` too: the names used above and these
 
 # %% ../nbs/20_fedfact.ipynb #8dda9410
 @report
@@ -227,48 +229,60 @@ class FedAvg(ClassifierMixin, _FedEstimator):
         self.init_seed = init_seed
         self.show_progress = show_progress
 
-    def _protocol(self, fd, settings)->FedAvgProtocol:
-        s = settings
-        return FedAvgProtocol(fd.X.shape[1], fd.shape[0], s.n_rounds, s.local_steps, s.lr, s.batch_size, s.hidden, s.weight_decay, seed=s.seed)
+# %% ../nbs/20_fedfact.ipynb #47dabd88
+@patch
+def _protocol(self:FedAvg, fd, settings)->FedAvgProtocol:
+    s = settings
+    return FedAvgProtocol(fd.X.shape[1], fd.shape[0], s.n_rounds, s.local_steps, s.lr, s.batch_size, s.hidden, s.weight_decay, seed=s.seed)
 
-    def fit(self,
-            fd:FedData, # the federation: a FedData (e.g. from make_fed_data or adult_fed_data)
-           ):
-        "Train the shared model on the federation `fd`; `report_` holds its accuracy and disparities."
-        settings = self._validate_params()
-        self._check_fd(fd)
-        return self._fit(settings, fd)
+# %% ../nbs/20_fedfact.ipynb #aa9991d9
+@patch
+def fit(self:FedAvg,
+        fd:FedData, # the federation: a FedData (e.g. from make_fed_data or adult_fed_data)
+       ):
+    "Train the shared model on the federation `fd`; `report_` holds its accuracy and disparities."
+    settings = self._validate_params()
+    self._check_fd(fd)
+    return self._fit(settings, fd)
 
-    def _adopt(self, fd, proto, weights, log, seconds, runner_label):
-        "Become the FedAvg stage of a FedFACT pipeline: its weights, and a report evaluated on `fd` from them."
-        self._set_shape(fd); self.protocol_, self.weights_ = proto, weights
-        pred = lambda X: self._logits(X).argmax(1)
-        tr = prediction_counts(fd.y, pred(fd.X), fd.a, fd.k, fd.shape); te = prediction_counts(fd.y_test, pred(fd.X_test), fd.a_test, fd.k_test, fd.shape)
-        self.report_ = _fed_report('FedAvg', self.notion, (None, None), 0.0, tr, te, tr, [r for r in log if r['stage'] == 'FedAvg'],
-                                   seconds, float('nan'), runner_label, notes=("trained as the first stage of a FedFACT run; evaluated from its weights; its CPU seconds are not measured apart (NaN)",))
-        return self
+# %% ../nbs/20_fedfact.ipynb #8240de52
+@patch
+def _adopt(self:FedAvg, fd, proto, weights, log, seconds, runner_label):
+    "Become the FedAvg stage of a FedFACT pipeline: its weights, and a report evaluated on `fd` from them."
+    self._set_shape(fd); self.protocol_, self.weights_ = proto, weights
+    pred = lambda X: self._logits(X).argmax(1)
+    tr = prediction_counts(fd.y, pred(fd.X), fd.a, fd.k, fd.shape); te = prediction_counts(fd.y_test, pred(fd.X_test), fd.a_test, fd.k_test, fd.shape)
+    self.report_ = _fed_report('FedAvg', self.notion, (None, None), 0.0, tr, te, tr, [r for r in log if r['stage'] == 'FedAvg'],
+                               seconds, float('nan'), runner_label, notes=("trained as the first stage of a FedFACT run; evaluated from its weights; its CPU seconds are not measured apart (NaN)",))
+    return self
 
-    def predict_proba(self,
-                      X, # features (n, d)
-                      sensitive=None, # unused: the shared model is blind to the group (accepted for a common signature)
-                      clients=None, # unused: one model for every client
-                     )->np.ndarray: # (n, m) class probabilities
-        "Class probabilities of the shared model."
-        check_is_fitted(self)
-        z = self._logits(self._check_X(X))
-        p = np.exp(z - z.max(1, keepdims=True))
-        return p / p.sum(1, keepdims=True)
+# %% ../nbs/20_fedfact.ipynb #1c779097
+@patch
+def predict_proba(self:FedAvg,
+                  X, # features (n, d)
+                  sensitive=None, # unused: the shared model is blind to the group (accepted for a common signature)
+                  clients=None, # unused: one model for every client
+                 )->np.ndarray: # (n, m) class probabilities
+    "Class probabilities of the shared model."
+    check_is_fitted(self)
+    z = self._logits(self._check_X(X))
+    p = np.exp(z - z.max(1, keepdims=True))
+    return p / p.sum(1, keepdims=True)
 
-    def predict(self,
-                X, # features, shape (n, d)
-                sensitive=None, # ignored: the shared model is attribute-blind (accepted for a common signature)
-                clients=None, # ignored, as sensitive
-               )->np.ndarray:
-        "The most probable class (code 0..m-1) of every row."
-        check_is_fitted(self)
-        return self._logits(self._check_X(X)).argmax(1)
+# %% ../nbs/20_fedfact.ipynb #80fbb08b
+@patch
+def predict(self:FedAvg,
+            X, # features, shape (n, d)
+            sensitive=None, # ignored: the shared model is attribute-blind (accepted for a common signature)
+            clients=None, # ignored, as sensitive
+           )->np.ndarray:
+    "The most probable class (code 0..m-1) of every row."
+    check_is_fitted(self)
+    return self._logits(self._check_X(X)).argmax(1)
 
-    def _logits(self, X)->np.ndarray: return model_logits(set_weights(self.protocol_.model(), self.weights_), X)
+# %% ../nbs/20_fedfact.ipynb #47d5e6c3
+@patch
+def _logits(self:FedAvg, X)->np.ndarray: return model_logits(set_weights(self.protocol_.model(), self.weights_), X)
 
 # %% ../nbs/20_fedfact.ipynb #27592677
 @patch
@@ -471,30 +485,36 @@ class FedFactIn(_FedFactBase):
         self.kappa_eps, self.n_history, self.dual_audit, self.mixture = kappa_eps, n_history, dual_audit, mixture
         self.base_model, self.runner, self.tol, self.seed, self.show_progress = base_model, runner, tol, seed, show_progress
 
-    def _protocol(self, fd, avg, settings, base=None):
-        s = settings
-        return FedFactInProtocol(fd.X.shape[1], fd.shape[0], fd.counts, s.notion, s.global_budget, s.local_budget, n_rounds=s.n_rounds,
-                                 local_steps=s.local_steps, lr=s.lr, batch_size=s.batch_size, hidden=avg.hidden, max_step=s.max_step,
-                                 eta_w=s.eta_w, bound=s.bound, kappa_eps=s.kappa_eps, n_history=s.n_history,
-                                 dual_audit=s.dual_audit, mixture=s.mixture)
+# %% ../nbs/20_fedfact.ipynb #d3686ead
+@patch
+def _protocol(self:FedFactIn, fd, avg, settings, base=None):
+    s = settings
+    return FedFactInProtocol(fd.X.shape[1], fd.shape[0], fd.counts, s.notion, s.global_budget, s.local_budget, n_rounds=s.n_rounds,
+                             local_steps=s.local_steps, lr=s.lr, batch_size=s.batch_size, hidden=avg.hidden, max_step=s.max_step,
+                             eta_w=s.eta_w, bound=s.bound, kappa_eps=s.kappa_eps, n_history=s.n_history,
+                             dual_audit=s.dual_audit, mixture=s.mixture)
 
-    def _check_diverged(self, run, settings):
-        if not (_finite_weights(run.payload) and all(_finite_weights(st['phi']) for st in run.states)):
-            raise ValueError(f"FedFACT-In training diverged: the weights became NaN or infinite (lr={settings.lr:g}); lower lr")
+# %% ../nbs/20_fedfact.ipynb #5e46bb24
+@patch
+def _check_diverged(self:FedFactIn, run, settings):
+    if not (_finite_weights(run.payload) and all(_finite_weights(st['phi']) for st in run.states)):
+        raise ValueError(f"FedFACT-In training diverged: the weights became NaN or infinite (lr={settings.lr:g}); lower lr")
 
-    def predict(self,
-                X, # features (n, d)
-                sensitive=None, # unused: the rule is blind to the group (accepted for a common signature)
-                clients=None, # the client (0..N-1) of every row: its personal model and ensemble weight apply
-               )->np.ndarray: # class codes 0..m-1
-        "Each client's personalised rule; with n_history > 1 a row's rule is drawn from the last N_h rounds (seeded: the draws of the test evaluation)."
-        check_is_fitted(self)
-        X = self._check_X(X); k = self._check_clients(clients, len(X))
-        out = np.zeros(len(X), int)
-        for c in np.unique(k):
-            idx = np.flatnonzero(k == c)
-            out[idx] = self.protocol_.predict(int(c), self.payload_, self.client_states_[c], {'X': X[idx], 'stream': 1})
-        return out
+# %% ../nbs/20_fedfact.ipynb #738b908a
+@patch
+def predict(self:FedFactIn,
+            X, # features (n, d)
+            sensitive=None, # unused: the rule is blind to the group (accepted for a common signature)
+            clients=None, # the client (0..N-1) of every row: its personal model and ensemble weight apply
+           )->np.ndarray: # class codes 0..m-1
+    "Each client's personalised rule; with n_history > 1 a row's rule is drawn from the last N_h rounds (seeded: the draws of the test evaluation)."
+    check_is_fitted(self)
+    X = self._check_X(X); k = self._check_clients(clients, len(X))
+    out = np.zeros(len(X), int)
+    for c in np.unique(k):
+        idx = np.flatnonzero(k == c)
+        out[idx] = self.protocol_.predict(int(c), self.payload_, self.client_states_[c], {'X': X[idx], 'stream': 1})
+    return out
 
 # %% ../nbs/20_fedfact.ipynb #239ee5a4
 def adult_fed_data(

@@ -77,6 +77,17 @@ def _safe_div(num, den, what):
                          f"repartition with a larger min_size, or merge groups/classes")
     return num / den
 
+# %% ../nbs/18_fedfact_constraints.ipynb #620abc62
+def _check_rows_everywhere(n:np.ndarray, name:str)->None:
+    "Every client (axis 0) and every group (axis 1) of the count tensor `n` holds rows, so that their rates are defined."
+    per_client = n.reshape(n.shape[0], -1).sum(1)
+    if (per_client == 0).any():
+        raise ValueError(f"{name}: client(s) {np.flatnonzero(per_client == 0).tolist()[:5]} have no rows, so their rates are "
+                         f"undefined; drop them or repartition")
+    per_group = n.sum(axis=tuple(i for i in range(n.ndim) if i != 1))
+    if (per_group == 0).any():
+        raise ValueError(f"{name}: group(s) {np.flatnonzero(per_group == 0).tolist()[:5]} have no rows on any client; drop them")
+
 # %% ../nbs/18_fedfact_constraints.ipynb #a447b3a1
 def check_counts(
     counts, # a count tensor: n[k, a, y] (ndim 3) or n[k, a, y, yhat] (ndim 4)
@@ -89,13 +100,7 @@ def check_counts(
     if (n < 0).any(): raise ValueError(f"{name} must hold counts >= 0, got {int((n < 0).sum())} negative value(s) such as {n[n < 0][0]:g}")
     if n.shape[1] < 2: raise ValueError(f"{name} has {n.shape[1]} group (axis 1): fairness compares at least 2 groups")
     if n.shape[2] < 2: raise ValueError(f"{name} has {n.shape[2]} class (axis 2): fairness needs at least 2 classes")
-    per_client = n.reshape(n.shape[0], -1).sum(1)
-    if (per_client == 0).any():
-        raise ValueError(f"{name}: client(s) {np.flatnonzero(per_client == 0).tolist()[:5]} have no rows, so their rates are "
-                         f"undefined; drop them or repartition")
-    per_group = n.sum(axis=tuple(i for i in range(n.ndim) if i != 1))
-    if (per_group == 0).any():
-        raise ValueError(f"{name}: group(s) {np.flatnonzero(per_group == 0).tolist()[:5]} have no rows on any client; drop them")
+    _check_rows_everywhere(n, name)
     return n
 
 # %% ../nbs/18_fedfact_constraints.ipynb #5fad94d7

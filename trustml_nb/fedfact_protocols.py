@@ -870,7 +870,9 @@ def predict(self:FedFactInProtocol,
     return P[rng.integers(0, len(P), P.shape[1]), np.arange(P.shape[1])]
 
 # %% ../nbs/19_fedfact_protocols.ipynb #543cc97b
-def client_data(fd:FedData)->list:
+def client_data(
+    fd:FedData, # the federation (e.g. from make_fed_data or adult_fed_data)
+)->list: # one dict per client: X, y, a and X_test, y_test, a_test
     "Per-client dicts with train (X, y, a) and test (X_test, y_test, a_test) rows."
     out = []
     for c in range(fd.shape[2]):
