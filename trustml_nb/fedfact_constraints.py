@@ -103,39 +103,41 @@ def check_counts(
     _check_rows_everywhere(n, name)
     return n
 
-# %% ../nbs/18_fedfact_constraints.ipynb #5fad94d7
-def fairness_matrices(
-    counts:np.ndarray, # n[k, a, y] from `fl_counts`, shape (N, G, m)
-    notion:str='dp', # 'dp' (demographic parity), 'eop' (equal opportunity: P(Yhat=y | Y=y, A) for every class y) or 'eo' (equalised odds)
-    level:str='global', # 'global' (all clients pooled) or 'local' (each client on its own data)
-)->np.ndarray: # global: (U, N, G, m, m); local: (N, U, G, m, m)
-    "Matrices D with disparity_u = sum_{a,k} <D^{a,k}_u, C^{a,k}> for the paper's subgroup-vs-overall constraints."
-    check_option(notion, 'notion', NOTIONS); check_option(level, 'level', ('global', 'local'))
-    n = check_counts(counts)
+# %% ../nbs/18_fedfact_constraints.ipynb #cb2f2425
+def _global_matrices(n:np.ndarray, notion:str)->np.ndarray:
+    "The global constraints' D, shape (U, N, G, m, m): group a's rate over all clients minus the overall rate."
     N, G, m = n.shape
     p = n / n.sum()                                   # p[k, a, y]
     p_ak = p.sum(2).T                                 # (G, N): p_{a,k}
     eye_a = np.eye(G)
     parts = 2 if notion == 'eo' else 1
-    if level == 'global':
-        D = np.zeros((parts, G, m, N, G, m, m))      # (part, a', y, k, a, i, j)
-        p_a = p_ak.sum(1)
-        if notion == 'dp':
-            coef = eye_a[:, None, :] * (p_ak / p_a[:, None]).T[None] - p_ak.T[None, :, :]  # (a', k, a)
-            for y in range(m): D[0, :, y, :, :, :, y] = coef[..., None]
-        else:
-            p_ay = p.sum(0); p_y = p_ay.sum(0)        # (G, m), (m,)
-            for y in range(m):
-                tp = (eye_a[:, None, :] * _safe_div(p_ak.T[None], p_ay[:, y][:, None, None], f'group-label cell (a, y={y})')
-                      - (p_ak.T / _safe_div(1.0, 1 / p_y[y], f'label {y}'))[None])  # (a', k, a)
-                D[0, :, y, :, :, y, y] = tp
-                if notion == 'eo':
-                    q_a = p_ay.sum(1) - p_ay[:, y]; q = p_y.sum() - p_y[y]
-                    fp = (eye_a[:, None, :] * _safe_div(p_ak.T[None], q_a[:, None, None], f'group cell with Y != {y} (a)')
-                          - p_ak.T[None] / _safe_div(1.0, 1 / q, f'labels other than {y}'))
-                    rows = [i for i in range(m) if i != y]
-                    for i in rows: D[1, :, y, :, :, i, y] = fp
-        return D.reshape(parts * G * m, N, G, m, m)
+    D = np.zeros((parts, G, m, N, G, m, m))       # (part, a', y, k, a, i, j)
+    p_a = p_ak.sum(1)
+    if notion == 'dp':
+        coef = eye_a[:, None, :] * (p_ak / p_a[:, None]).T[None] - p_ak.T[None, :, :]  # (a', k, a)
+        for y in range(m): D[0, :, y, :, :, :, y] = coef[..., None]
+    else:
+        p_ay = p.sum(0); p_y = p_ay.sum(0)        # (G, m), (m,)
+        for y in range(m):
+            tp = (eye_a[:, None, :] * _safe_div(p_ak.T[None], p_ay[:, y][:, None, None], f'group-label cell (a, y={y})')
+                  - (p_ak.T / _safe_div(1.0, 1 / p_y[y], f'label {y}'))[None])  # (a', k, a)
+            D[0, :, y, :, :, y, y] = tp
+            if notion == 'eo':
+                q_a = p_ay.sum(1) - p_ay[:, y]; q = p_y.sum() - p_y[y]
+                fp = (eye_a[:, None, :] * _safe_div(p_ak.T[None], q_a[:, None, None], f'group cell with Y != {y} (a)')
+                      - p_ak.T[None] / _safe_div(1.0, 1 / q, f'labels other than {y}'))
+                rows = [i for i in range(m) if i != y]
+                for i in rows: D[1, :, y, :, :, i, y] = fp
+    return D.reshape(parts * G * m, N, G, m, m)
+
+# %% ../nbs/18_fedfact_constraints.ipynb #690d6f05
+def _local_matrices(n:np.ndarray, notion:str)->np.ndarray:
+    "Every client's D, shape (N, U, G, m, m): group a's rate on client k's rows minus client k's overall rate."
+    N, G, m = n.shape
+    p = n / n.sum()                                   # p[k, a, y]
+    p_ak = p.sum(2).T                                 # (G, N): p_{a,k}
+    eye_a = np.eye(G)
+    parts = 2 if notion == 'eo' else 1
     D = np.zeros((N, parts, G, m, G, m, m))           # (k, part, a', y, a, i, j)
     n_k = n.sum((1, 2))
     p_a_given_k = n.sum(2) / n_k[:, None]             # (N, G)
@@ -156,6 +158,17 @@ def fairness_matrices(
                 for i in range(m):
                     if i != y: D[:, 1, :, y, :, i, y] = fp
     return D.reshape(N, parts * G * m, G, m, m)
+
+# %% ../nbs/18_fedfact_constraints.ipynb #5fad94d7
+def fairness_matrices(
+    counts:np.ndarray, # n[k, a, y] from `fl_counts`, shape (N, G, m)
+    notion:str='dp', # 'dp' (demographic parity), 'eop' (equal opportunity: P(Yhat=y | Y=y, A) for every class y) or 'eo' (equalised odds)
+    level:str='global', # 'global' (all clients pooled) or 'local' (each client on its own data)
+)->np.ndarray: # global: (U, N, G, m, m); local: (N, U, G, m, m)
+    "Matrices D with disparity_u = sum_{a,k} <D^{a,k}_u, C^{a,k}> for the paper's subgroup-vs-overall constraints."
+    check_option(notion, 'notion', NOTIONS); check_option(level, 'level', ('global', 'local'))
+    n = check_counts(counts)
+    return _global_matrices(n, notion) if level == 'global' else _local_matrices(n, notion)
 
 # %% ../nbs/18_fedfact_constraints.ipynb #d0c5c9a6
 def _check_shape(shape)->tuple:
@@ -248,6 +261,20 @@ def direct_disparities(
     if level == 'global': return gaps(np.ones(len(y), bool), '')
     return np.stack([gaps(k == c, f"k={c}, ") for c in range(N)])
 
+# %% ../nbs/18_fedfact_constraints.ipynb #a6a4f300
+def _check_duals(Dg, lam, Dl, mu, N:int, G:int)->tuple:
+    "The constraint matrices and their duals, checked: each level given with its duals or not at all, shapes matching (N clients, G groups)."
+    if Dg is None and Dl is None: raise ValueError("cost_matrix needs Dg or Dl")
+    if (Dg is None) != (lam is None): raise ValueError("Dg and lam go together: pass both (global constraints) or neither")
+    if (Dl is None) != (mu is None): raise ValueError("Dl and mu go together: pass both (local constraints) or neither")
+    if Dg is not None:
+        Dg, lam = check_array(Dg, 'Dg', ndim=5, shape=(None, N, G, None, None)), check_array(lam, 'lam').astype(float)
+        if lam.shape != (2, Dg.shape[0]): raise ValueError(f"lam must have shape (2, {Dg.shape[0]}), got {lam.shape}")
+    if Dl is not None:
+        Dl, mu = check_array(Dl, 'Dl', ndim=5, shape=(N, None, G, None, None)), check_array(mu, 'mu').astype(float)
+        if mu.shape != (N, 2, Dl.shape[1]): raise ValueError(f"mu must have shape ({N}, 2, {Dl.shape[1]}), got {mu.shape}")
+    return Dg, lam, Dl, mu
+
 # %% ../nbs/18_fedfact_constraints.ipynb #170a5e1a
 def cost_matrix(
     p_ak:np.ndarray, # joint frequencies p(a, k) = n_ak / n, shape (N, G)
@@ -260,21 +287,11 @@ def cost_matrix(
     if (p_ak <= 0).any() or (p_ak > 1).any():
         raise ValueError(f"p_ak must hold joint frequencies in (0, 1] (every (client, group) cell needs rows), got values in [{p_ak.min():.3g}, {p_ak.max():.3g}]")
     check_option(mu_sign, 'mu_sign', (1, -1))
-    if Dg is None and Dl is None: raise ValueError("cost_matrix needs Dg or Dl")
-    if (Dg is None) != (lam is None): raise ValueError("Dg and lam go together: pass both (global constraints) or neither")
-    if (Dl is None) != (mu is None): raise ValueError("Dl and mu go together: pass both (local constraints) or neither")
-    if Dg is not None: Dg = check_array(Dg, 'Dg', ndim=5, shape=(None, N, G, None, None))
-    if Dl is not None: Dl = check_array(Dl, 'Dl', ndim=5, shape=(N, None, G, None, None))
+    Dg, lam, Dl, mu = _check_duals(Dg, lam, Dl, mu, N, G)
     m = (Dg if Dg is not None else Dl).shape[-1]
     B = np.zeros((N, G, m, m))
-    if Dg is not None and lam is not None:
-        lam = check_array(lam, 'lam').astype(float)
-        if lam.shape != (2, Dg.shape[0]): raise ValueError(f"lam must have shape (2, {Dg.shape[0]}), got {lam.shape}")
-        B += np.einsum('u,ukaij->kaij', lam[0] - lam[1], Dg)
-    if Dl is not None and mu is not None:
-        mu = check_array(mu, 'mu').astype(float)
-        if mu.shape != (N, 2, Dl.shape[1]): raise ValueError(f"mu must have shape ({N}, 2, {Dl.shape[1]}), got {mu.shape}")
-        B += mu_sign * np.einsum('ku,kuaij->kaij', mu[:, 0] - mu[:, 1], Dl)
+    if Dg is not None: B += np.einsum('u,ukaij->kaij', lam[0] - lam[1], Dg)
+    if Dl is not None: B += mu_sign * np.einsum('ku,kuaij->kaij', mu[:, 0] - mu[:, 1], Dl)
     return np.eye(m) - B / p_ak[..., None, None]
 
 # %% ../nbs/18_fedfact_constraints.ipynb #e6dc01cc
