@@ -14,7 +14,7 @@ import pandas as pd
 
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
 from trustml_nb.core import NumericalWarning, markdown_table, quiet
-from trustml_nb.fedfact import FedAvg, FedAvgProtocol, FedFactPost, FedFactPostProtocol, InProcessRunner, _client_data, run_inprocess, synthetic_conflict
+from trustml_nb.fedfact import FedAvg, FedAvgProtocol, FedFactPost, FedFactPostProtocol, InProcessRunner, client_data, run_inprocess, synthetic_conflict
 from trustml_nb.fedfact_flower import DeploymentRunner, FlowerRunner, run_deployment
 
 OUT = Path(__file__).parent / "results"
@@ -40,8 +40,8 @@ def main():
     fd = synthetic_conflict(n=1500, sizes=(0.6, 0.4), group_share=(0.8, 0.3), bias=(1.0, -1.0), seed=0)
     avg = FedAvgProtocol(fd.X.shape[1], 2, n_rounds=2, local_steps=5)
     post = FedFactPostProtocol(avg.model, fd.counts, "dp", 0.02, 0.02, n_rounds=3, local_steps=5)
-    t0 = time.perf_counter(); a = run_inprocess([avg, post], _client_data(fd), [3, 3], False, fd.shape); t_in = time.perf_counter() - t0
-    t0 = time.perf_counter(); b = run_deployment([avg, post], _client_data(fd), [3, 3], fd.shape, timeout=1200.0); t_dep = time.perf_counter() - t0
+    t0 = time.perf_counter(); a = run_inprocess([avg, post], client_data(fd), [3, 3], False, fd.shape); t_in = time.perf_counter() - t0
+    t0 = time.perf_counter(); b = run_deployment([avg, post], client_data(fd), [3, 3], fd.shape, timeout=1200.0); t_dep = time.perf_counter() - t0
     rows.append(dict(run="in-process", seconds=t_in, max_abs_difference_to_in_process=0.0, load=os.getloadavg()[0]))
     rows.append(dict(run="Deployment Engine (SuperLink + 2 SuperNodes, 127.0.0.1)", seconds=t_dep, max_abs_difference_to_in_process=max_diff(a, b),
                      first_round_seconds=b.log[0]["seconds"], load=os.getloadavg()[0]))

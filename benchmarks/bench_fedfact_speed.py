@@ -15,7 +15,7 @@ import pandas as pd
 
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
 from trustml_nb.core import DroppedRowsWarning, markdown_table, quiet
-from trustml_nb.fedfact import FedAvg, FedAvgProtocol, FedFactPost, FedFactPostProtocol, _client_data, adult_fed_data, run_inprocess
+from trustml_nb.fedfact import FedAvg, FedAvgProtocol, FedFactPost, FedFactPostProtocol, adult_fed_data, client_data, run_inprocess
 from trustml_nb.fedfact_flower import run_flower
 
 OUT = Path(__file__).parent / "results"
@@ -39,7 +39,7 @@ def main():
                      ("Adult (5 clients, 45,222 rows)", dict(n_clients=5))]:
         with quiet(DroppedRowsWarning):
             fd = adult_fed_data(alpha=0.5, seed=0, **kw)
-        clients = _client_data(fd)
+        clients = client_data(fd)
         run_inprocess(pipeline(fd), clients, 0, False, fd.shape)                             # warm-up (imports, allocators)
         t0 = time.perf_counter(); r_in = run_inprocess(pipeline(fd), clients, 0, False, fd.shape); t_in = time.perf_counter() - t0
         t0 = time.perf_counter(); r_fl = run_flower(pipeline(fd), clients, 0, fd.shape); t_fl = time.perf_counter() - t0

@@ -185,9 +185,14 @@ def test_synthetic_and_client():
     (dict(lr=0.0), 'lr'), (dict(lr=np.nan), 'lr'), (dict(lr=-1e-3), 'lr'), (dict(batch_size=0), 'batch_size'), (dict(n_rounds=0), 'n_rounds'),
     (dict(n_rounds=1.5), 'n_rounds'), (dict(local_steps=0), 'local_steps'), (dict(seed=-1), 'seed'), (dict(runner='flower'), 'runner'),
     (dict(notion='parity'), 'notion'), (dict(hidden=-1), 'hidden'), (dict(weight_decay=-1.0), 'weight_decay'),
-    (dict(show_progress='yes'), 'show_progress'), (dict(init_seed=0.5), 'init_seed'), (dict(lr=1e300, local_steps=2), 'diverged')])
+    (dict(show_progress='yes'), 'show_progress'), (dict(lr=1e300, local_steps=2), 'diverged')])
 def test_fedavg_fit(kw, arg):
     err(FedAvg(**{**AVG, **kw}).fit, FD, arg=arg)
+
+
+def test_fedavg_old_init_seed():
+    "The old keyword init_seed (now seed) is still checked, under its own name, after a FutureWarning naming seed."
+    with pytest.warns(FutureWarning, match='use seed=0.5'): err(FedAvg(**AVG, init_seed=0.5).fit, FD, arg='init_seed')
 
 
 @pytest.mark.parametrize('make,kw,arg', [
@@ -420,8 +425,8 @@ def test_decision_distribution_bad(fitted):
 def test_deployment_runner_bad():
     pytest.importorskip('flwr')
     from trustml_nb.fedfact_flower import DeploymentRunner, run_deployment
-    from trustml_nb.fedfact import _client_data
+    from trustml_nb.fedfact import client_data
     err(FedAvg(n_rounds=1, runner=DeploymentRunner(timeout=0), **Q).fit, FD, arg='timeout')
     err(FedAvg(n_rounds=1, runner=DeploymentRunner(verbose='yes'), **Q).fit, FD, arg='verbose')
     err(run_deployment, [], [], arg='clients must be a non-empty list')
-    err(run_deployment, [], _client_data(FD), arg='shape')
+    err(run_deployment, [], client_data(FD), arg='shape')

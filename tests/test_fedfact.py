@@ -629,8 +629,8 @@ def test_flower_matches_inprocess_in_history():
 
 # ---------------------------------------------------------------- the exact fair optimum and randomised rules (issue 14)
 from trustml_nb.core import PrefitClassifier
-from trustml_nb.fedfact import (FedFactInProtocol, _client_post_grads, _local_train, expected_fairness, fair_optimum,
-                                known_eta_federation, make_model)
+from trustml_nb.fedfact import FedFactInProtocol, expected_fairness, fair_optimum, known_eta_federation, make_model
+from trustml_nb.fedfact_protocols import _client_post_grads, _local_train   # the protocols' inner steps, tested directly
 
 
 def _top_share_curves(eta, grid):

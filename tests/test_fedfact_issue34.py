@@ -97,3 +97,30 @@ def test_protocols_old_keywords_and_cost_matrices(fed):
         if alias == 'M_k': np.testing.assert_allclose(M, np.eye(new.m) - B / new.p_ak[0][:, None, None])
         else: assert (M >= new.kappa_eps - 1e-12).all()     # bar M_k: shifted to positive costs
         np.testing.assert_array_equal(_renamed_warns(lambda: getattr(old, alias)(0, lam, mu), 'cost_matrices'), M)
+
+
+# ---------------------------------------------------------------- one seed: `init_seed` is the old name of `seed`
+def test_init_seed_is_renamed_seed(fed):
+    "FedAvg's initial weights come from `seed` (today's default runs unchanged: both defaulted to 0); `init_seed` still works for one "
+    "release, with a FutureWarning naming seed, and gives what seed gives."
+    fd, _ = fed
+    new = _no_future_warning(lambda: FedAvg(n_rounds=1, local_steps=3, seed=4, **QUIET).fit(fd))
+    old = _renamed_warns(lambda: FedAvg(n_rounds=1, local_steps=3, init_seed=4, **QUIET).fit(fd), 'seed')
+    for k, v in new.weights_.items(): np.testing.assert_array_equal(old.weights_[k], v)
+    assert 'init_seed' not in FedAvg().get_params() or FedAvg().get_params()['init_seed'] == 'deprecated'
+    other = _no_future_warning(lambda: FedAvg(n_rounds=1, local_steps=3, seed=5, **QUIET).fit(fd))
+    assert not np.array_equal(other.weights_['w.weight'], new.weights_['w.weight'])      # the seed does reach the initial weights
+    with pytest.warns(FutureWarning, match='use seed'), pytest.raises(ValueError, match=r'init_seed must be in \[0, 4294967295\]'):
+        FedAvg(init_seed=-1).fit(fd)
+
+
+def test_protocols_take_seed_for_their_initial_weights(fed):
+    fd, _ = fed
+    from trustml_nb.fedfact_protocols import FedAvgProtocol, get_weights
+    a = _no_future_warning(lambda: FedAvgProtocol(fd.X.shape[1], 2, seed=7))
+    b = _renamed_warns(lambda: FedAvgProtocol(fd.X.shape[1], 2, init_seed=7), 'seed')
+    for k, v in get_weights(a.model()).items(): np.testing.assert_array_equal(get_weights(b.model())[k], v)
+    i_new = _no_future_warning(lambda: FedFactInProtocol(fd.X.shape[1], 2, fd.counts, 'dp', seed=3))
+    i_old = _renamed_warns(lambda: FedFactInProtocol(fd.X.shape[1], 2, fd.counts, 'dp', init_seed=3), 'seed')
+    assert i_new.seed == i_old.seed == 3
+    for k, v in get_weights(i_new.model()).items(): np.testing.assert_array_equal(get_weights(i_old.model())[k], v)

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from .core import TrustMLWarning, describe_input, warn_at_user, check_flag, check_option, check_scalar, progress, require
-from .fedfact import FedRun, FedRunner, client_counts, run_inprocess, stage_seeds
+from .fedfact_protocols import FedRun, FedRunner, client_counts, run_inprocess, stage_seeds
 
 # %% auto #0
 __all__ = ['to_record', 'from_record', 'FedFactStrategy', 'make_server_app', 'make_client_app', 'run_flower', 'FlowerRunner',
