@@ -25,6 +25,14 @@ ROOT = Path(__file__).resolve().parents[1]
 T = 'tests/test_{}.py::{}'.format
 
 # module: (numeric core functions or Class.method names, targeted tests (node ids))
+def _FEDFACT_TESTS():   # the tests that pin the fedfact constraints and protocols (a fresh list per module)
+    return [T('fedfact', n) for n in ('test_matrices_reproduce_direct_rates', 'test_randomised_classifier_rates_are_linear',
+                                           'test_binary_dp_constraints_are_negatives', 'test_eop_is_the_papers_per_class_equal_opportunity',
+                                           'test_pairwise_is_subgroup_over_largest_share', 'test_zero_duals_identity_and_shift_invariance',
+                                           'test_binary_reduction_is_a_threshold_rule', 'test_mu_sign_direction', 'test_projection_and_smoothing',
+                                           'test_metrics_from_counts_match_direct', 'test_post_meets_budgets_on_fitted_data')]
+
+
 MODULES = {
     'pse': (['gmf_weights', '_check_props', 'gmf_estimate', '_segments', '_crossfit', '_effects_tables'],
             [T('pse', n) for n in ('test_propensities_as_one_2d_array_equal_the_list', 'test_general_weights_equal_propensity_forms', 'test_gmf_xxx_is_aipw', 'test_gmf_001_is_tchetgen_shpitser',
@@ -63,28 +71,24 @@ MODULES = {
                                              'test_dual_hessian_is_the_derivative_of_the_dual_gradient',
                                              'test_weighted_nsw_kstar_and_conjugate_by_grid_search', 'test_softmax_weights_do_not_overflow',
                                              'test_divergence_weights_on_torch_tensors_match_numpy')]),
-    'fedfact': (['fairness_matrices', 'confusion_matrices', 'disparities', 'direct_disparities', 'cost_matrix', '_positivity_shift',
-                 '_project_l1_ball', 'dual_scale', '_smooth_max', '_client_post_grads', '_rprop_step'],
-                [T('fedfact', n) for n in ('test_matrices_reproduce_direct_rates', 'test_randomised_classifier_rates_are_linear',
-                                           'test_binary_dp_constraints_are_negatives', 'test_eop_is_the_papers_per_class_equal_opportunity',
-                                           'test_pairwise_is_subgroup_over_largest_share', 'test_zero_duals_identity_and_shift_invariance',
-                                           'test_binary_reduction_is_a_threshold_rule', 'test_mu_sign_direction', 'test_projection_and_smoothing',
-                                           'test_metrics_from_counts_match_direct', 'test_post_meets_budgets_on_fitted_data')]),
+    # fedfact was split along its seams (issue 34): constraints and counts, then protocols; same tests
+    'fedfact_constraints': (['fairness_matrices', '_global_matrices', '_local_matrices', 'confusion_matrices', 'disparities',
+                             'direct_disparities', 'cost_matrix', '_check_duals'], _FEDFACT_TESTS()),
+    'fedfact_protocols': (['_positivity_shift', '_project_l1_ball', 'dual_scale', '_smooth_max', '_client_post_grads', '_rprop_step'],
+                          _FEDFACT_TESTS()),
 }
 
 BAD_INPUT = {'pse': 'pse', 'multicalibration': 'multicalibration', 'omniprediction': 'omniprediction', 'gam_explain': 'gam',
-             'fairdice': 'fairdice', 'fedfact': 'fedfact'}   # tests/test_bad_input_<name>.py: validation mutants are scored too
+             'fairdice': 'fairdice', 'fedfact_constraints': 'fedfact', 'fedfact_protocols': 'fedfact'}   # tests/test_bad_input_<name>.py: validation mutants are scored too
 for _m, (_fns, _tests) in MODULES.items(): _tests.append(f'tests/test_bad_input_{BAD_INPUT[_m]}.py')
 
 # surviving mutants read and judged: equivalent (no input can tell them apart), or a message-only change the tests do not pin.
 # They stay in the score (killed / (killed + survived)); `score_without_equivalent` leaves the equivalent ones out.
 EQUIVALENT = {
+    # (the three fedfact entries judged before the split are gone: mutant numbers changed with the new modules; judge them again)
     'trustml_nb.fairdice.x__dual_hess__mutmut_42': "np.minimum(y, 1) inside np.where(y < 0, ...): only entries with y < 0 are used, where min(y, 0) = min(y, 1)",
     'trustml_nb.fairdice.x__newton__mutmut_19': "the stall counter starts at 1: Newton stops one stalled step earlier; the answer is the same to the tolerance",
     'trustml_nb.fairdice.x__newton__mutmut_59': "lstsq(...)[1] in the except branch: np.linalg.solve of a damped SPD matrix never raises LinAlgError here",
-    'trustml_nb.fedfact.x_cost_matrix__mutmut_121': "astype(None) is astype(float64)",
-    'trustml_nb.fedfact.x_cost_matrix__mutmut_88': "'Dg is not None or lam is not None': earlier checks make Dg and lam both given or both None",
-    'trustml_nb.fedfact.x_fairness_matrices__mutmut_199': "message of a client cell with no Y != y rows: the (client, group) cell check one line above fires first",
     'trustml_nb.gam_explain.x_csr_tol__mutmut_26': "'<' for '<=' against delta + 1e-12: differs only when the sum equals delta + 1e-12 exactly",
     'trustml_nb.gam_explain.x_msr_tol__mutmut_131': "take = zeros(..., None): float 0/1 instead of bool; only its truth value is read",
     'trustml_nb.multicalibration.x__smooth_ece__mutmut_31': "bisection bracket [1e-4, 2] for [1e-4, 1]: the root is below 1 (smECE <= 1/2), 25 halvings reach it either way",
