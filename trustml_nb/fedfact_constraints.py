@@ -103,14 +103,17 @@ def check_counts(
     _check_rows_everywhere(n, name)
     return n
 
+# %% ../nbs/18_fedfact_constraints.ipynb #297ae7ea
+def _cell_shares(n:np.ndarray, notion:str)->tuple:
+    "What both kinds of fairness matrix start from: the shape, the cell shares p[k, a, y], p_{a,k} as (G, N), I_G, and 1 or 2 (EO) constraint parts."
+    N, G, m = n.shape
+    p = n / n.sum()                                   # p[k, a, y]
+    return N, G, m, p, p.sum(2).T, np.eye(G), 2 if notion == 'eo' else 1
+
 # %% ../nbs/18_fedfact_constraints.ipynb #cb2f2425
 def _global_matrices(n:np.ndarray, notion:str)->np.ndarray:
     "The global constraints' D, shape (U, N, G, m, m): group a's rate over all clients minus the overall rate."
-    N, G, m = n.shape
-    p = n / n.sum()                                   # p[k, a, y]
-    p_ak = p.sum(2).T                                 # (G, N): p_{a,k}
-    eye_a = np.eye(G)
-    parts = 2 if notion == 'eo' else 1
+    N, G, m, p, p_ak, eye_a, parts = _cell_shares(n, notion)
     D = np.zeros((parts, G, m, N, G, m, m))       # (part, a', y, k, a, i, j)
     p_a = p_ak.sum(1)
     if notion == 'dp':
@@ -133,11 +136,7 @@ def _global_matrices(n:np.ndarray, notion:str)->np.ndarray:
 # %% ../nbs/18_fedfact_constraints.ipynb #690d6f05
 def _local_matrices(n:np.ndarray, notion:str)->np.ndarray:
     "Every client's D, shape (N, U, G, m, m): group a's rate on client k's rows minus client k's overall rate."
-    N, G, m = n.shape
-    p = n / n.sum()                                   # p[k, a, y]
-    p_ak = p.sum(2).T                                 # (G, N): p_{a,k}
-    eye_a = np.eye(G)
-    parts = 2 if notion == 'eo' else 1
+    N, G, m, p, p_ak, eye_a, parts = _cell_shares(n, notion)
     D = np.zeros((N, parts, G, m, G, m, m))           # (k, part, a', y, a, i, j)
     n_k = n.sum((1, 2))
     p_a_given_k = n.sum(2) / n_k[:, None]             # (N, G)
