@@ -28,7 +28,7 @@ import pandas as pd
 from scipy.special import gammaln
 
 from .core import (Report, check_array, check_binary, check_flag, check_numbers, check_option, check_same_length, check_scalar,
-                             make_rng, progress, report, require)
+                             derived_rng, derived_seed, make_rng, progress, report, require)
 from .groups import check_sensitive
 from .viz import PALETTE, explorer, new_figure
 from fastcore.basics import patch
@@ -976,7 +976,7 @@ def detection_study(
     n_audits:int=2000, # audits per strategy
     n_queries:int=2000, # queries logged per strategy
     alternative_model=None, # the model a provider with strategy 'unfair_model' serves instead
-    seed=0, # seed (int >= 0): the queries, the cheated entries and the samples
+    seed=0, # seed (int >= 0): strategy i's cheated entries, queries and samples are streams (i, 0), (i, 1) and (i, 2) of it (`derived_seed`)
     show_progress:bool|None=None, # progress bar (None: follow TRUSTML_NB_PROGRESS)
 )->DetectionReport:
     "Run many audits of providers that cheat in different ways; compare the escape rate with the exact value and the bound."
@@ -989,15 +989,15 @@ def detection_study(
     oracle, rows = InferenceOracle(model), []
     bar = progress(total=len(strategies) * int(n_audits), desc='audits', show=show_progress)
     for i, strat in enumerate(strategies):
-        prov = CheatingProvider(model, strat, eps, alternative_model if strat == 'unfair_model' else None, seed=seed + 1000 * i)
+        prov = CheatingProvider(model, strat, eps, alternative_model if strat == 'unfair_model' else None, seed=derived_seed(seed, i, 0))
         aud = Auditor(prov.public_key)
-        simulate_service(prov, aud, features, sensitive, n_queries, seed=seed + 1000 * i, show_progress=False)
+        simulate_service(prov, aud, features, sensitive, n_queries, seed=derived_seed(seed, i, 1), show_progress=False)
         verify_log(aud)                                                  # once per log; every audit below re-runs the other checks
         bad = prov.cheated_; st = prov.state
         g_claim = st['groups'] ^ (bad if strat == 'misreport_group' else 0)
         n_g = np.bincount(g_claim, minlength=2); b_g = np.bincount(g_claim, weights=bad, minlength=2).astype(int)
         exact = 0.0 if strat == 'drop' and bad.any() else escape_probability(n_g, b_g, nu)
-        rng, caught, by = np.random.default_rng(seed + 1000 * i + 1), 0, {}
+        rng, caught, by = derived_rng(seed, i, 2), 0, {}
         try: ids, g, o, _, _ = _check_claims(aud, prov.claims())          # the claims are the same in every audit of this log
         except AuditFailure as e: caught, by = int(n_audits), {e.check: int(n_audits)}; bar.update(int(n_audits))
         if not caught:
