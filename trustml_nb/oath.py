@@ -1179,28 +1179,13 @@ def _handle(self:_Handler, method:str):
     self._reply(200, out)
 
 # %% ../nbs/80_oath.ipynb #6d832b7f
-@patch
-def do_GET(self:_Handler): self._handle('GET')
+def _route(verb:str):
+    "The `do_<verb>` method of `_Handler`: every verb goes through `_handle`, which answers the known routes and refuses the rest."
+    def do(self:_Handler): self._handle(verb)
+    do.__name__ = do.__qualname__ = f'do_{verb}'
+    return do
 
-# %% ../nbs/80_oath.ipynb #8e908ab7
-@patch
-def do_POST(self:_Handler): self._handle('POST')
-
-# %% ../nbs/80_oath.ipynb #02a6cfc7
-@patch
-def do_PUT(self:_Handler): self._handle('PUT')
-
-# %% ../nbs/80_oath.ipynb #f71c6b35
-@patch
-def do_DELETE(self:_Handler): self._handle('DELETE')
-
-# %% ../nbs/80_oath.ipynb #aa1a0ff0
-@patch
-def do_PATCH(self:_Handler): self._handle('PATCH')
-
-# %% ../nbs/80_oath.ipynb #22ef8c9e
-@patch
-def do_OPTIONS(self:_Handler): self._handle('OPTIONS')
+for _verb in ('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'): setattr(_Handler, f'do_{_verb}', _route(_verb))
 
 # %% ../nbs/80_oath.ipynb #ac78b46c
 class ProviderServer:
