@@ -82,7 +82,7 @@ def main():
     model, unfair, X, sex = adult_model()
 
     t0 = time.perf_counter()
-    det = detection_study(model, X, sex, eps=0.04, nu=20, n_audits=500 if args.quick else 2000, n_queries=2000, alternative_model=unfair,
+    det = detection_study(model, X, sex, cheat_rate=0.04, sample_per_group=20, n_audits=500 if args.quick else 2000, n_queries=2000, alternative_model=unfair,
                           seed=0, show_progress=False)
     cols = ['strategy', 'eps', 'bad_fraction', 'bad_entries', 'audits', 'caught', 'escaped', 'empirical_escape', 'exact_escape', 'bound',
             'standard_error', 'z_score', 'caught_by']
