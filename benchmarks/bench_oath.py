@@ -64,7 +64,7 @@ def throughput(model, X, sex, sizes, nu=3800):
         t0 = time.perf_counter(); simulate_service(prov, aud, X, sex, n, seed=0, show_progress=False); t_service = time.perf_counter() - t0
         t0 = time.perf_counter(); verify_log(aud); t_log = time.perf_counter() - t0
         t0 = time.perf_counter()
-        rep = audit(aud, prov, InferenceOracle(model), nu=nu, theta=20_000)       # the default, sound challenge
+        rep = audit(aud, prov, InferenceOracle(model), sample_per_group=nu, theta=20_000)       # the default, sound challenge
         t_audit = time.perf_counter() - t0
         assert rep.certified and rep.n_sampled == sum(min(nu, q) for q in rep.table['queries']), rep
         rows.append(dict(logged_queries=n, service_seconds=t_service, service_us_per_query=1e6 * t_service / n,
