@@ -274,3 +274,5 @@ def test_paper_symbols_keep_working_for_one_release():
         with pytest.warns(FutureWarning, match="is renamed"): before = fn(*args, **old)
         assert np.array_equal(before, fn(*args, **new)), fn.__name__
     with pytest.warns(FutureWarning, match="'eps' is renamed 'cheat_rate'"): assert CheatingProvider(MODEL, 'alter', eps=0.1).cheat_rate == 0.1
+    det = detection_study(MODEL, X, S, strategies=('honest',), sample_per_group=7, n_audits=5, n_queries=100, show_progress=False)
+    with pytest.warns(FutureWarning, match="DetectionReport.nu is renamed 'sample_per_group'"): assert det.nu == det.sample_per_group == 7

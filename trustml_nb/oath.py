@@ -28,7 +28,7 @@ import pandas as pd
 from scipy.special import gammaln
 
 from .core import (Report, check_array, check_binary, check_flag, check_numbers, check_option, check_same_length, check_scalar,
-                             derived_rng, derived_seed, make_rng, renamed_keywords, progress, report, require)
+                             derived_rng, derived_seed, make_rng, renamed_keywords, warn_at_user, progress, report, require)
 from .groups import check_sensitive
 from .viz import PALETTE, explorer, new_figure
 from fastcore.basics import patch
@@ -626,7 +626,7 @@ class AuditReport(Report):
     parity_gap: float # |c0/n0 - c1/n1| on the declared counts (NaN when a check failed before the counts)
     tolerance: float # theta / scale, the largest parity gap the test accepts
     n_logged: int # queries in the auditor's log
-    nu: int # queries sampled per group (fewer if a group is smaller)
+    sample_per_group: int # nu: queries sampled per group (fewer if a group is smaller)
     n_sampled: int # queries opened in total
     table: pd.DataFrame # one row per group: group, queries, positives, positive_rate, sampled
     checks: pd.DataFrame # one row per check: check, entries (checked), failures, status (passed, FAILED, not reached)
@@ -638,6 +638,12 @@ class AuditReport(Report):
     notes: tuple = () # what is simulated, what was skipped, and whether the audit is sound
 
     title = 'OATH audit'
+
+    @property
+    def nu(self)->int:
+        "Deprecated: the old name of `sample_per_group`."
+        warn_at_user("AuditReport.nu is renamed 'sample_per_group'; 'nu' is deprecated and will be removed in the next release", FutureWarning, every_time=True)
+        return self.sample_per_group
 
 _CHECKS = ('log', 'signature', 'completeness', 'opening', 'group', 'consistency', 'inference')
 
@@ -804,7 +810,7 @@ def audit(
     if failure is None and not fair: notes.append(f"the declared counts fail the fairness test: parity gap {gap:.4f} > {theta / scale:.4f}")
     return AuditReport(certified=failure is None and bool(fair), cheating_detected=failure is not None,
                        failed_check='' if failure is None else failure.check, message='' if failure is None else str(failure),
-                       fair=bool(fair), parity_gap=gap, tolerance=theta / scale, n_logged=int(n_log), nu=int(nu), n_sampled=int(len(pos)),
+                       fair=bool(fair), parity_gap=gap, tolerance=theta / scale, n_logged=int(n_log), sample_per_group=int(nu), n_sampled=int(len(pos)),
                        table=table, checks=checks, sound=sound,
                        challenge_source='secrets (OS CSPRNG), drawn after the claims' if sound else 'seed given by the caller',
                        challenge_seed=drawn['seed'], claims_digest=drawn['claims_digest'], sampled_ids=np.asarray(drawn['ids'], np.int64),
@@ -960,12 +966,18 @@ class DetectionReport(Report):
     table: pd.DataFrame # one row per strategy: strategy, eps, bad_fraction, bad_entries, declared_0/1 and bad_0/1 (per declared group), audits, caught, escaped, empirical_escape, exact_escape, bound, standard_error, z_score, caught_by
     n_queries: int # queries logged per strategy
     n_audits: int # audits per strategy
-    nu: int # queries sampled per group in every audit
+    sample_per_group: int # nu: queries sampled per group in every audit
     worst_z: float # the largest |empirical - exact| / standard error over the strategies (0 where both are exactly 0 or 1)
     setting: str # the settings in words
     notes: tuple = () # how the numbers were obtained
 
     title = 'OATH: detection of cheating providers'
+
+    @property
+    def nu(self)->int:
+        "Deprecated: the old name of `sample_per_group`."
+        warn_at_user("DetectionReport.nu is renamed 'sample_per_group'; 'nu' is deprecated and will be removed in the next release", FutureWarning, every_time=True)
+        return self.sample_per_group
 
     def to_frame(self)->pd.DataFrame:
         "The headline columns of the table (all of them are in `.table`)."
@@ -1027,7 +1039,7 @@ def detection_study(
     notes = ("bound: (1 - bad_fraction/2)^nu, the paper's soundness bound at the realised fraction of wrong entries",
              "exact: product of hypergeometric terms over the declared groups; standard error sqrt(exact (1 - exact) / audits)",
              "the inference check is SIMULATED by trusted re-execution of the certified model")
-    return DetectionReport(table=table, n_queries=int(n_queries), n_audits=int(n_audits), nu=int(nu),
+    return DetectionReport(table=table, n_queries=int(n_queries), n_audits=int(n_audits), sample_per_group=int(nu),
                            worst_z=float(table['z_score'].abs().max()), setting=f"eps={eps:.3f}, nu={nu}, {n_audits} audits of {n_queries} queries",
                            notes=notes)
 
@@ -1331,13 +1343,13 @@ def plot_escape(
     exact = [0.0 if row['strategy'] == 'drop' and row['bad_entries'] else escape_probability(sizes, bad, int(v)) for v in nus]
     ax.plot(nus, exact, color=PALETTE[0], label='exact (hypergeometric)')
     se = np.sqrt(max(row['empirical_escape'] * (1 - row['empirical_escape']), 1e-12) / row['audits'])
-    ax.errorbar([detection.nu], [row['empirical_escape']], yerr=[[min(2 * se, row['empirical_escape'])], [2 * se]], fmt='o', color='k',
+    ax.errorbar([detection.sample_per_group], [row['empirical_escape']], yerr=[[min(2 * se, row['empirical_escape'])], [2 * se]], fmt='o', color='k',
                 capsize=4, label=f"observed, {row['audits']} audits")
     ax.set_xlabel('nu: queries opened per group'); ax.set_ylabel('P(cheater escapes)'); ax.set_ylim(-0.02, 1.02); ax.set_xlim(0, max_nu)
     ax.set_title(f"{row['strategy']}: {row['bad_entries']} wrong entries ({row['bad_fraction']:.2%})", fontsize=11)
     ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.2), ncol=3, fontsize=9, frameon=False)     # below the axes, never over the curves
     bx.bar(['caught', 'escaped'], [row['caught'], row['escaped']], color=[PALETTE[2], PALETTE[3]])
-    bx.set_title(f"{row['audits']} audits at nu = {detection.nu}", fontsize=11); bx.set_ylabel('audits')
+    bx.set_title(f"{row['audits']} audits at nu = {detection.sample_per_group}", fontsize=11); bx.set_ylabel('audits')
     for j, v in enumerate([row['caught'], row['escaped']]): bx.annotate(str(v), (j, v), ha='center', va='bottom', fontsize=10)
     bx.set_ylim(0, row['audits'] * 1.15)
     return fig
