@@ -72,7 +72,7 @@ def test_escape_probabilities():
     for eps, nu, arg in [(1.5, 10, 'bad_fraction'), (np.nan, 10, 'bad_fraction'), (-0.1, 10, 'bad_fraction'), (0.1, 0, 'sample_per_group'), (0.1, 2.5, 'sample_per_group'), ('0.1', 10, 'bad_fraction')]:
         err(escape_bound, eps, nu, arg=arg, case=f'escape_bound {eps!r} {nu!r}')
     err(worst_case_escape, 1, 0.1, 5, arg='n_queries', case='worst_case n 1')
-    err(worst_case_escape, 100, 0.1, 5, share0=1.0, arg='share0', case='worst_case share 1')
+    err(worst_case_escape, 100, 0.1, 5, group0_share=1.0, arg='group0_share', case='worst_case share 1')
     err(worst_case_escape, 100, np.inf, 5, arg='bad_fraction', case='worst_case eps inf')
 
 

@@ -27,10 +27,10 @@ from .viz import PALETTE, Explorer, explorer, new_figure
 __all__ = ['csr', 'csr_bf', 'cc_bf', 'fr_bf', 'csr_paper_sign', 'MAX_DP_CELLS', 'cc', 'fr', 'csr_tol', 'mcr_tol', 'msr_tol',
            'subset_sum_count', 'knapsack_to_cc', 'subsetsum_to_fr', 'bit_extraction_net', 'subsetsum_to_nam',
            'partition_to_msr_tol', 'balanced_partition_bf', 'PAPER_TABLE1', 'ANNOTATED_TABLE1', 'QUERIES', 'run_query',
-           'tolerance_greedy_study', 'delta_sufficient_reason', 'msr', 'mcr', 'msr_bf', 'mcr_bf', 'shap_bf',
-           'shap_regression', 'shap_classification', 'ReducedInstance', 'ToleranceInstance', 'taut_to_ebm',
-           'dnf_is_tautology', 'plot_landscape', 'runtime_table', 'plot_runtime', 'domain_decides', 'ToleranceStudy',
-           'GAMExplanation', 'explain', 'plot_explanation', 'GAMExplorerView', 'render_gam_explorer', 'gam_explorer']
+           'domain_decides', 'tolerance_greedy_study', 'delta_sufficient_reason', 'msr', 'mcr', 'msr_bf', 'mcr_bf',
+           'shap_bf', 'shap_regression', 'shap_classification', 'ReducedInstance', 'ToleranceInstance', 'taut_to_ebm',
+           'dnf_is_tautology', 'plot_landscape', 'runtime_table', 'plot_runtime', 'ToleranceStudy', 'GAMExplanation',
+           'explain', 'plot_explanation', 'GAMExplorerView', 'render_gam_explorer', 'gam_explorer']
 
 # %% ../nbs/31_gam_explanations.ipynb #294448cd
 def _check_gam(gam)->GAM:
@@ -785,12 +785,12 @@ run_query = renamed_keywords(S='features')(run_query)
 
 # %% ../nbs/31_gam_explanations.ipynb #6b0ed9d1
 def domain_decides(
-    qs=(4, 6, 8, 10, 12), # bit lengths (numbers of subset-sum items)
+    bit_lengths=(4, 6, 8, 10, 12), # q: bit lengths (numbers of subset-sum items)
     seed:int=0, # random seed
 )->pd.DataFrame:
     "E1: time of CSR(empty) on the R3 NAM over a 2^q grid (breakpoints, brute force) vs a 4-value enumerable domain."
-    qs = _check_items(qs, 'qs', low=2)
-    if max(qs) > 20: raise ValueError(f"qs must be at most 20 (brute force visits 2^q points), got {max(qs)}")
+    qs = _check_items(bit_lengths, 'bit_lengths', low=2)
+    if max(qs) > 20: raise ValueError(f"bit_lengths must be at most 20 (brute force visits 2^q points), got {max(qs)}")
     rng = make_rng(seed); rows = []
     for q in qs:
         if len(rows) % 2 == 0: a = rng.integers(1, 2 * q, q).tolist(); T = int(sum(a) // 2 + 1)   # usually YES
@@ -804,6 +804,8 @@ def domain_decides(
         rows.append({'q_bits': q, 'subset_sum_yes': yes, 'breakpoints': len(g.components[0].breakpoints(0, 2**q - 1)),
                      'grid_breakpoint_s': tf, 'grid_bruteforce_s': tb, 'enumerable_s': te})
     return pd.DataFrame(rows)
+
+domain_decides = renamed_keywords(qs='bit_lengths')(domain_decides)   # the old keyword keeps working for one release
 
 # %% ../nbs/31_gam_explanations.ipynb #21fbc772
 @report

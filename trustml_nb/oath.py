@@ -944,11 +944,11 @@ def worst_case_escape(
     n_queries:int, # logged queries
     bad_fraction:float, # eps: fraction of wrong entries (ceil(eps * n_queries) of them)
     sample_per_group:int, # nu: queries sampled per group
-    share0:float=0.5, # fraction of the queries in group 0
+    group0_share:float=0.5, # fraction of the queries in group 0
 )->float:
     "The largest exact escape probability over every way of splitting the wrong entries between the two groups."
     check_scalar(n_queries, 'n_queries', int, low=2); eps = check_scalar(bad_fraction, 'bad_fraction', float, 0, 1); nu = check_scalar(sample_per_group, 'sample_per_group', int, low=1)
-    check_scalar(share0, 'share0', float, 0, 1, closed='neither')
+    share0 = check_scalar(group0_share, 'group0_share', float, 0, 1, closed='neither')
     n0 = min(max(int(round(share0 * n_queries)), 1), n_queries - 1); n1 = n_queries - n0; bad = int(np.ceil(eps * n_queries - 1e-9))
     b0 = np.arange(max(0, bad - n1), min(bad, n0) + 1); b1 = bad - b0
     k0, k1 = min(nu, n0), min(nu, n1)
@@ -957,7 +957,7 @@ def worst_case_escape(
              + np.where(n1 - b1 >= k1, _log_choose(n1 - b1, k1), -np.inf) - _log_choose(n1, k1)
     return float(np.exp(logp.max()))
 
-worst_case_escape = renamed_keywords(eps='bad_fraction', nu='sample_per_group')(worst_case_escape)   # the paper's symbols keep working for one release
+worst_case_escape = renamed_keywords(eps='bad_fraction', nu='sample_per_group', share0='group0_share')(worst_case_escape)   # the paper's symbols keep working for one release
 
 # %% ../nbs/80_oath.ipynb #08e7ef14
 @report
