@@ -66,14 +66,14 @@ def test_escape_probabilities():
     err(escape_probability, (10, 10), (0,), 5, arg='bad_counts', case='escape length mismatch')
     err(escape_probability, (10, 10), (11, 0), 5, arg='bad_counts', case='escape bad > n')
     err(escape_probability, (10, np.nan), (1, 0), 5, arg='group_sizes', case='escape NaN size')
-    err(escape_probability, (10, 10), (1, 0), 0, arg='nu', case='escape nu 0')
+    err(escape_probability, (10, 10), (1, 0), 0, arg='sample_per_group', case='escape nu 0')
     err(escape_probability, 'ab', (1, 0), 3, arg='group_sizes', case='escape str sizes')
     err(escape_probability, (), (), 3, arg='group_sizes', case='escape empty')
-    for eps, nu, arg in [(1.5, 10, 'eps'), (np.nan, 10, 'eps'), (-0.1, 10, 'eps'), (0.1, 0, 'nu'), (0.1, 2.5, 'nu'), ('0.1', 10, 'eps')]:
+    for eps, nu, arg in [(1.5, 10, 'bad_fraction'), (np.nan, 10, 'bad_fraction'), (-0.1, 10, 'bad_fraction'), (0.1, 0, 'sample_per_group'), (0.1, 2.5, 'sample_per_group'), ('0.1', 10, 'bad_fraction')]:
         err(escape_bound, eps, nu, arg=arg, case=f'escape_bound {eps!r} {nu!r}')
     err(worst_case_escape, 1, 0.1, 5, arg='n_queries', case='worst_case n 1')
-    err(worst_case_escape, 100, 0.1, 5, share0=1.0, arg='share0', case='worst_case share 1')
-    err(worst_case_escape, 100, np.inf, 5, arg='eps', case='worst_case eps inf')
+    err(worst_case_escape, 100, 0.1, 5, group0_share=1.0, arg='group0_share', case='worst_case share 1')
+    err(worst_case_escape, 100, np.inf, 5, arg='bad_fraction', case='worst_case eps inf')
 
 
 def test_client_and_messages():
@@ -105,9 +105,9 @@ def test_provider_and_auditor():
     err(simulate_service, p, Auditor(p.public_key), X, S, 10, arg='model.predict', case='model returning 0.5')
 
 
-@pytest.mark.parametrize('kw, arg', [(dict(strategy='bribe'), 'strategy'), (dict(eps=1.5), 'eps'), (dict(eps=np.nan), 'eps'),
+@pytest.mark.parametrize('kw, arg', [(dict(strategy='bribe'), 'strategy'), (dict(cheat_rate=1.5), 'cheat_rate'), (dict(cheat_rate=np.nan), 'cheat_rate'),
                                      (dict(strategy='unfair_model'), 'alternative_model'), (dict(strategy='alter', alternative_model=MODEL), 'alternative_model'),
-                                     (dict(strategy='alter', seed=-1), 'seed'), (dict(strategy='alter', eps='0.1'), 'eps')])
+                                     (dict(strategy='alter', seed=-1), 'seed'), (dict(strategy='alter', cheat_rate='0.1'), 'cheat_rate')])
 def test_cheating_provider_settings(kw, arg):
     err(CheatingProvider, MODEL, **kw, arg=arg, case=f'CheatingProvider {kw}')
 
@@ -134,19 +134,19 @@ def test_simulate_service():
 
 
 def test_audit_settings():
-    for kw, arg in [(dict(nu=0), 'nu'), (dict(nu=2.5), 'nu'), (dict(theta=-1), 'theta'), (dict(theta=0.2), 'theta'), (dict(scale=0), 'scale'),
+    for kw, arg in [(dict(sample_per_group=0), 'sample_per_group'), (dict(sample_per_group=2.5), 'sample_per_group'), (dict(theta=-1), 'theta'), (dict(theta=0.2), 'theta'), (dict(scale=0), 'scale'),
                     (dict(raise_on_failure='yes'), 'raise_on_failure'), (dict(check_log=1), 'check_log'), (dict(seed=-3), 'seed')]:
         err(audit, AUD, PROV, ORACLE, **kw, arg=arg, case=f'audit {kw}')
     err(audit, 'auditor', PROV, ORACLE, arg='auditor', case='audit auditor str')
     err(audit, AUD, 'provider', ORACLE, arg='provider', case='audit provider str')
     err(audit, AUD, PROV, MODEL, arg='oracle', case='audit model as oracle')
     err(audit, Auditor(PROV.public_key), PROV, ORACLE, arg='auditor', case='audit empty log')
-    ok(audit, AUD, PROV, ORACLE, nu=1000, theta=SCALE, check=lambda r: r.certified and r.n_sampled == 60, case='audit nu above the log size')
+    ok(audit, AUD, PROV, ORACLE, sample_per_group=1000, theta=SCALE, check=lambda r: r.certified and r.n_sampled == 60, case='audit nu above the log size')
 
 
 def test_detection_and_widget_settings():
-    for kw, arg in [(dict(strategies=()), 'strategies'), (dict(strategies=('bribe',)), 'strategies'), (dict(eps=np.nan), 'eps'),
-                    (dict(n_audits=0), 'n_audits'), (dict(nu=-1), 'nu'), (dict(n_queries=1), 'n_queries'), (dict(seed=1.5), 'seed'),
+    for kw, arg in [(dict(strategies=()), 'strategies'), (dict(strategies=('bribe',)), 'strategies'), (dict(cheat_rate=np.nan), 'cheat_rate'),
+                    (dict(n_audits=0), 'n_audits'), (dict(sample_per_group=-1), 'sample_per_group'), (dict(n_queries=1), 'n_queries'), (dict(seed=1.5), 'seed'),
                     (dict(strategies=('unfair_model',)), 'alternative_model')]:
         err(detection_study, MODEL, X, S, **kw, arg=arg, case=f'detection_study {kw}')
     err(explore_detection, MODEL, X, S, strategy='bribe', arg='strategies', case='explore unknown strategy')

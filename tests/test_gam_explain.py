@@ -463,9 +463,37 @@ def test_reductions_return_named_results_that_unpack_as_before():
     gam, x = r
     assert gam is r.gam
     t = partition_to_msr_tol([1, 2, 3, 4])
-    assert isinstance(t, ToleranceInstance) and t._fields == ('gam', 'x', 'delta', 'max_size')
-    gam, x, delta, k = t
-    assert (delta, k) == (t.delta, t.max_size) and k == 2
+    assert isinstance(t, ToleranceInstance) and t._fields == ('gam', 'x', 'tolerance', 'max_size')
+    gam, x, tolerance, k = t
+    assert (tolerance, k) == (t.tolerance, t.max_size) and k == 2
+    with pytest.warns(FutureWarning, match="renamed 'tolerance'"): assert t.delta == tolerance      # the old field name, for one release
+
+
+@pytest.mark.parametrize('name, old, new, lead, value', [
+    ('csr_tol', 'delta', 'tolerance', 'reg_features', 1.0), ('mcr_tol', 'delta', 'tolerance', 'reg', 1.0),
+    ('msr_tol', 'delta', 'tolerance', 'reg', 1.0), ('delta_sufficient_reason', 'delta', 'min_share', 'clf', 0.75)])
+def test_old_keyword_delta_still_works_with_a_future_warning(name, old, new, lead, value):
+    "issue 34: the paper's delta is `tolerance` (two-sided *_tol) or `min_share` (delta-sufficient reasons); `delta` keeps working for one release."
+    import inspect
+    import warnings
+    from trustml_nb import gam_explain
+    f = getattr(gam_explain, name)
+    assert new in inspect.signature(f).parameters and old not in inspect.signature(f).parameters
+    gam = random_gam(4, 'table', 'enumerable', seed=3); x = random_instance(gam, 3)
+    reg = GAM(gam.components, gam.domains, gam.betas, gam.beta0, task='regression')
+    args = {'reg_features': (reg, x, [0, 2]), 'reg': (reg, x), 'clf': (gam, x)}[lead]
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        expected = f(*args, **{new: value})
+    with pytest.warns(FutureWarning, match=f"'{old}' is renamed '{new}'"): assert f(*args, **{old: value}) == expected
+
+
+def test_tolerance_greedy_study_old_keywords():
+    from trustml_nb.gam_explain import tolerance_greedy_study
+    new = tolerance_greedy_study(5, items_per_side=2, max_item=6, seed=1, show_progress=False)
+    with pytest.warns(FutureWarning, match="'k' is renamed 'items_per_side'"):
+        old = tolerance_greedy_study(5, k=2, max_b=6, seed=1, show_progress=False)
+    assert old.table.equals(new.table)
 
 
 @pytest.mark.parametrize('name', ['csr', 'cc', 'csr_tol', 'csr_bf', 'cc_bf', 'csr_paper_sign', 'run_query'])
@@ -480,7 +508,7 @@ def test_old_keyword_S_still_works_with_a_future_warning(name):
     gam = random_gam(4, 'table', 'enumerable', seed=3); x = random_instance(gam, 3)
     reg = GAM(gam.components, gam.domains, gam.betas, gam.beta0, task='regression') if name == 'csr_tol' else gam
     lead = {'csr_tol': (reg, x), 'run_query': (gam, x, 'CSR')}.get(name, (gam, x))
-    rest = {'csr_tol': {'delta': 1.0}, 'cc': {'scale': 1}}.get(name, {})
+    rest = {'csr_tol': {'tolerance': 1.0}, 'cc': {'scale': 1}}.get(name, {})
     with warnings.catch_warnings():
         warnings.simplefilter('error')                         # the new name warns about nothing
         new = f(*lead, features=[0, 2], **rest)

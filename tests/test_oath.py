@@ -122,36 +122,36 @@ def test_honest_run_always_passes_and_counts_match_an_independent_recount():
     for seed in range(3):
         prov = Provider(MODEL); aud = Auditor(prov.public_key)
         rows = simulate_service(prov, aud, X, S, 1500, block_size=64, seed=seed, show_progress=False)
-        rep = audit(aud, prov, InferenceOracle(MODEL), nu=10**4, theta=SCALE, seed=seed)   # nu > n: every commitment is opened
+        rep = audit(aud, prov, InferenceOracle(MODEL), sample_per_group=10**4, theta=SCALE, seed=seed)   # nu > n: every commitment is opened
         assert rep.certified and not rep.cheating_detected and rep.n_sampled == 1500
         pred, s = MODEL.predict(X[rows]), S[rows]
         assert rep.parity_gap == pytest.approx(abs(pred[s == 0].mean() - pred[s == 1].mean()), abs=1e-12)
         assert list(rep.table['queries']) == [int((s == 0).sum()), int((s == 1).sum())]
     prov, aud = per_query_log(150)
-    assert audit(aud, prov, InferenceOracle(MODEL), nu=200, theta=SCALE).certified
+    assert audit(aud, prov, InferenceOracle(MODEL), sample_per_group=200, theta=SCALE).certified
 
 
 def test_tampered_entry_forged_signature_and_wrong_opening_are_rejected_by_name():
     prov, aud = per_query_log(120)
     oracle = InferenceOracle(MODEL)
     t = copy.deepcopy(aud); t.log['commitments'][17, 3] ^= 0xFF
-    with pytest.raises(AuditFailure, match=r"'log' failed: log entry 17 \(query 17\) was altered") as e: audit(t, prov, oracle, nu=50, theta=SCALE)
+    with pytest.raises(AuditFailure, match=r"'log' failed: log entry 17 \(query 17\) was altered") as e: audit(t, prov, oracle, sample_per_group=50, theta=SCALE)
     assert e.value.check == 'log' and e.value.query_ids[0] == 17
     f = copy.deepcopy(aud); f.log['provider_signatures'][40] = np.frombuffer(SigningKey().sign(b'x'), np.uint8)
     with pytest.raises(AuditFailure, match="'signature' failed: the provider's signature on the chain link of query 40") as e:
-        audit(f, prov, oracle, nu=50, theta=SCALE)
+        audit(f, prov, oracle, sample_per_group=50, theta=SCALE)
     assert e.value.check == 'signature'
     a = copy.deepcopy(aud); a.log['alphas'][9, 0, 0] ^= 1       # the chain does not cover alphas: the client's signature does
-    with pytest.raises(AuditFailure, match="the client's signature on the receipt"): audit(a, prov, oracle, nu=50, theta=SCALE)
+    with pytest.raises(AuditFailure, match="the client's signature on the receipt"): audit(a, prov, oracle, sample_per_group=50, theta=SCALE)
 
     class WrongOpening(Provider):
         def _opened(self, st, pos):
             r = st['coins'][pos].copy(); r[0, 0] ^= 1
             return st['outcomes'][pos], r
     p2, a2 = per_query_log(120, provider=WrongOpening(MODEL))
-    with pytest.raises(AuditFailure, match="'opening' failed: .*differs from the commitment logged") as e: audit(a2, p2, oracle, nu=50, theta=SCALE)
+    with pytest.raises(AuditFailure, match="'opening' failed: .*differs from the commitment logged") as e: audit(a2, p2, oracle, sample_per_group=50, theta=SCALE)
     assert e.value.check == 'opening'
-    rep = audit(a2, p2, oracle, nu=50, theta=SCALE, raise_on_failure=False)
+    rep = audit(a2, p2, oracle, sample_per_group=50, theta=SCALE, raise_on_failure=False)
     assert rep.cheating_detected and not rep.certified and rep.failed_check == 'opening'
     assert rep.checks.set_index('check').loc['opening', 'status'] == 'FAILED'
 
@@ -179,7 +179,7 @@ def test_chain_links_are_the_documented_hash():
 
 # ---------------------------------------------------------------- cheating providers: detection against the exact value
 def test_detection_over_2000_audits_is_within_3_standard_errors_of_exact():
-    det = detection_study(MODEL, X, S, eps=0.05, nu=12, n_audits=2000, n_queries=1500, alternative_model=Flipped(MODEL), seed=3,
+    det = detection_study(MODEL, X, S, cheat_rate=0.05, sample_per_group=12, n_audits=2000, n_queries=1500, alternative_model=Flipped(MODEL), seed=3,
                           show_progress=False)
     tab = det.table.set_index('strategy')
     assert list(tab.index) == list(STRATEGIES) and (tab['audits'] == 2000).all()
@@ -190,9 +190,9 @@ def test_detection_over_2000_audits_is_within_3_standard_errors_of_exact():
     for strat, check in CATCHING_CHECK.items():
         assert 0.0 < tab.loc[strat, 'exact_escape'] < 0.9 or strat == 'drop', strat        # informative: neither always nor never caught
         assert tab.loc[strat, 'caught_by'] == f"{check} {tab.loc[strat, 'caught']}", strat
-    again = detection_study(MODEL, X, S, eps=0.05, nu=12, n_audits=50, n_queries=1500, alternative_model=Shifted(MODEL, 0.2), seed=3,
+    again = detection_study(MODEL, X, S, cheat_rate=0.05, sample_per_group=12, n_audits=50, n_queries=1500, alternative_model=Shifted(MODEL, 0.2), seed=3,
                             strategies=('alter',), show_progress=False)
-    once = detection_study(MODEL, X, S, eps=0.05, nu=12, n_audits=50, n_queries=1500, alternative_model=Shifted(MODEL, 0.2), seed=3,
+    once = detection_study(MODEL, X, S, cheat_rate=0.05, sample_per_group=12, n_audits=50, n_queries=1500, alternative_model=Shifted(MODEL, 0.2), seed=3,
                            strategies=('alter',), show_progress=False)
     assert again.table.equals(once.table)                                                  # same seed, same result
 
@@ -200,7 +200,7 @@ def test_detection_over_2000_audits_is_within_3_standard_errors_of_exact():
 def test_detection_standard_error_and_exact_value_match_an_independent_recomputation():
     "Kills a mis-scaled standard error (e.g. x 0.85): recomputed from the table's own counts with scipy's hypergeometric law."
     from scipy.stats import hypergeom
-    det = detection_study(MODEL, X, S, strategies=('alter', 'late_commit', 'honest'), eps=0.05, nu=12, n_audits=300, n_queries=1500,
+    det = detection_study(MODEL, X, S, strategies=('alter', 'late_commit', 'honest'), cheat_rate=0.05, sample_per_group=12, n_audits=300, n_queries=1500,
                           seed=5, show_progress=False)
     zs = []
     for _, row in det.table.iterrows():
@@ -232,7 +232,7 @@ def test_http_provider_serves_clients_and_is_audited():
         for i in range(40):
             c = Client(X[i], int(S[i]))
             aud.record(c.receipt(remote.serve(c.request(i)), remote.public_key))
-        rep = audit(aud, remote, InferenceOracle(MODEL), nu=100, theta=SCALE)
+        rep = audit(aud, remote, InferenceOracle(MODEL), sample_per_group=100, theta=SCALE)
         bad = ServiceRequest(**{**Client(X[50], 0).request(40).__dict__, 'group': 1})   # signature no longer matches
         with pytest.raises(ProtocolError, match="client's signature"): remote.serve(bad)
     assert rep.certified and rep.n_sampled == 40 and not server.running
@@ -255,7 +255,24 @@ def test_explorer_responds_to_its_controls():
     ex = oath_explorer(MODEL, X, S, alternative_model=Shifted(MODEL, 0.2), n_audits=60, n_queries=600)
     assert ex.report.setting.startswith('eps=0.020') and ex.report.table.iloc[0]['strategy'] == 'late_commit'
     ex.controls['strategy'].value = 'alter'; first = ex.report.table.iloc[0]
-    ex.controls['eps'].value = 0.1
+    ex.controls['cheat_rate'].value = 0.1
     second = ex.report.table.iloc[0]
     assert first['strategy'] == second['strategy'] == 'alter' and second['bad_fraction'] > first['bad_fraction']
     assert ex.report.setting.startswith('eps=0.100')
+
+
+# ---------------------------------------------------------------- renamed keywords (issue 34)
+def test_paper_symbols_keep_working_for_one_release():
+    "nu is `sample_per_group`, eps `cheat_rate` (a provider's rate) or `bad_fraction` (the log's share of wrong entries); the old keywords warn."
+    from trustml_nb.oath import challenge_sample, worst_case_escape
+    g = np.array([0, 1] * 20)
+    cases = [(escape_bound, (), dict(eps=0.1, nu=20), dict(bad_fraction=0.1, sample_per_group=20)),
+             (worst_case_escape, (100,), dict(eps=0.1, nu=5), dict(bad_fraction=0.1, sample_per_group=5)),
+             (escape_probability, ((10, 10), (1, 0)), dict(nu=5), dict(sample_per_group=5)),
+             (challenge_sample, (g,), dict(nu=3, seed=1), dict(sample_per_group=3, seed=1))]
+    for fn, args, old, new in cases:
+        with pytest.warns(FutureWarning, match="is renamed"): before = fn(*args, **old)
+        assert np.array_equal(before, fn(*args, **new)), fn.__name__
+    with pytest.warns(FutureWarning, match="'eps' is renamed 'cheat_rate'"): assert CheatingProvider(MODEL, 'alter', eps=0.1).cheat_rate == 0.1
+    det = detection_study(MODEL, X, S, strategies=('honest',), sample_per_group=7, n_audits=5, n_queries=100, show_progress=False)
+    with pytest.warns(FutureWarning, match="DetectionReport.nu is renamed 'sample_per_group'"): assert det.nu == det.sample_per_group == 7

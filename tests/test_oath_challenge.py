@@ -70,7 +70,7 @@ def test_a_known_seed_lets_the_cheat_be_certified_and_the_report_says_it_is_not_
     alt = prov.altered()
     assert 0.20 <= true_gap(prov) <= 0.25 and 0.03 <= alt.mean() <= 0.12          # a true gap of about 0.23; 50 of 1,000 declared outcomes altered
     assert not alt[prov.predicted_sample(prov.state['groups'])].any()              # none inside the seed's sample
-    rep = audit(aud, prov, InferenceOracle(MODEL), nu=NU, theta=THETA, seed=FIXED_SEED)
+    rep = audit(aud, prov, InferenceOracle(MODEL), sample_per_group=NU, theta=THETA, seed=FIXED_SEED)
     assert rep.certified and not rep.cheating_detected and rep.tolerance == pytest.approx(0.113)    # the attack works
     assert rep.sound is False and rep.challenge_source == 'seed given by the caller' and rep.challenge_seed == FIXED_SEED
     assert any(n.startswith('NOT SOUND') for n in rep.notes)
@@ -80,7 +80,7 @@ def test_default_randomness_catches_the_same_cheat_in_at_least_49_of_50(cheat):
     prov, aud = cheat
     oracle, caught, seeds = InferenceOracle(MODEL), 0, set()
     for k in range(50):
-        rep = audit(aud, prov, oracle, nu=NU, theta=THETA, raise_on_failure=False, check_log=k == 0)
+        rep = audit(aud, prov, oracle, sample_per_group=NU, theta=THETA, raise_on_failure=False, check_log=k == 0)
         caught += rep.cheating_detected; seeds.add(getattr(rep, 'challenge_seed', None))
         assert rep.failed_check in ('', 'consistency') and getattr(rep, 'sound', True)
     g = prov.state['groups']; alt = prov.altered()
@@ -108,7 +108,7 @@ def honest_log(events=None):
 
 def test_two_default_audits_open_different_samples():
     prov, aud = honest_log()
-    for _ in range(2): audit(aud, prov, InferenceOracle(MODEL), nu=20, theta=SCALE)
+    for _ in range(2): audit(aud, prov, InferenceOracle(MODEL), sample_per_group=20, theta=SCALE)
     a, b = prov.opened
     assert len(a) == len(b) == 40 and not np.array_equal(np.sort(a), np.sort(b))
 
@@ -118,22 +118,22 @@ def test_the_challenge_is_drawn_after_the_claims_and_a_third_party_can_replay_it
     prov, aud = honest_log(events)
     draw = oath.secrets.randbits
     monkeypatch.setattr(oath.secrets, 'randbits', lambda k: (events.append('challenge'), draw(k))[1])
-    rep = audit(aud, prov, InferenceOracle(MODEL), nu=20, theta=SCALE)
+    rep = audit(aud, prov, InferenceOracle(MODEL), sample_per_group=20, theta=SCALE)
     assert events == ['claims', 'challenge'] and rep.sound and rep.challenge_seed.bit_length() > 64
     assert np.array_equal(rep.sampled_ids, prov.opened[-1])
     cl = prov.claims()
     assert np.array_equal(cl.query_ids[oath.challenge_sample(cl.groups, 20, rep.challenge_seed)], rep.sampled_ids)      # replay by hand
-    again = audit(aud, prov, InferenceOracle(MODEL), nu=20, theta=SCALE, seed=rep.challenge_seed)                    # replay by the package
+    again = audit(aud, prov, InferenceOracle(MODEL), sample_per_group=20, theta=SCALE, seed=rep.challenge_seed)                    # replay by the package
     assert np.array_equal(again.sampled_ids, rep.sampled_ids) and again.claims_digest == rep.claims_digest and not again.sound
 
 
 def test_the_packaged_attacker_also_escapes_a_known_seed_and_is_caught_otherwise(cheat):
     _, _ = cheat
-    prov = oath.SamplePredictingProvider(MODEL, seed=FIXED_SEED, nu=NU, theta=THETA); aud = Auditor(prov.public_key)
+    prov = oath.SamplePredictingProvider(MODEL, seed=FIXED_SEED, sample_per_group=NU, theta=THETA); aud = Auditor(prov.public_key)
     simulate_service(prov, aud, X, S, N_QUERIES, block_size=100, seed=0, show_progress=False)
     alt = prov.altered_
     assert 0 < alt.sum() <= 0.12 * N_QUERIES
-    assert audit(aud, prov, InferenceOracle(MODEL), nu=NU, theta=THETA, seed=FIXED_SEED).certified
-    caught = sum(audit(aud, prov, InferenceOracle(MODEL), nu=NU, theta=THETA, raise_on_failure=False, check_log=False).cheating_detected
+    assert audit(aud, prov, InferenceOracle(MODEL), sample_per_group=NU, theta=THETA, seed=FIXED_SEED).certified
+    caught = sum(audit(aud, prov, InferenceOracle(MODEL), sample_per_group=NU, theta=THETA, raise_on_failure=False, check_log=False).cheating_detected
                  for _ in range(20))
     assert caught >= 19

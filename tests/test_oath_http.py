@@ -118,7 +118,7 @@ def test_clients_cannot_choose_or_exhaust_query_ids():
             c = Client(X[i], int(S[i])); resp = rp.serve(c.request(qid))
             assert resp.query_id == i                                     # the provider assigns the next id
             aud.record(c.receipt(resp, rp.public_key))
-        rep = audit(aud, rp, InferenceOracle(MODEL), nu=10, theta=SCALE)
+        rep = audit(aud, rp, InferenceOracle(MODEL), sample_per_group=10, theta=SCALE)
         assert not rep.cheating_detected and rep.n_logged == 4
 
 

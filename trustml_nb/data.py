@@ -25,7 +25,7 @@ from .groups import intersect
 __all__ = ['DATA_ATTRIBUTION', 'DATASET_SHA256', 'ADULT_COLUMNS', 'GERMAN_COLUMNS', 'ADULT_ATTRIBUTES', 'GERMAN_ATTRIBUTES',
            'package_data_dir', 'dataset_path', 'benchmark_result', 'ChecksumError', 'verify_checksum', 'load_adult',
            'load_german', 'split_features', 'DatasetSummary', 'dataset_summary', 'adult_attributes', 'TaskSplit',
-           'Task', 'adult_task', 'german_task', 'encode_features']
+           'Task', 'restated_warnings', 'adult_task', 'german_task', 'encode_features']
 
 # %% ../nbs/02_data.ipynb #77c892a2
 DATA_ATTRIBUTION = (
@@ -361,6 +361,105 @@ def _base_model(spec, X:pd.DataFrame, seed:int):
         raise TypeError(f"base_model must be 'logistic', 'hgb' or an unfitted scikit-learn classifier with predict_proba, got {type(spec).__name__}")
     return clone(spec)
 
+# %% ../nbs/02_data.ipynb #03af9cdc
+class restated_warnings:
+    "Record the warnings of a step a task builder calls, then warn them again at the caller's line in the builder's name."
+    # a class, not @contextlib.contextmanager, for the reason core.summarised_warnings gives: warn_at_user must skip to the user's line
+    def __init__(self,
+                 source:str, # the builder's name, e.g. 'adult_task': it replaces `speaker` at the start of each message
+                 speaker:str='intersect', # the function whose name starts the messages it warns ('intersect: ...')
+                 leave_out:tuple=(), # warning classes the builder reports itself (e.g. DroppedRowsWarning): recorded, not warned again
+                ):
+        self.source, self.speaker, self.leave_out, self.caught = source, speaker, tuple(leave_out), []
+    def __enter__(self):
+        self._recorder = warnings.catch_warnings(record=True)
+        self.caught = self._recorder.__enter__()
+        warnings.simplefilter('always')
+        return self
+    def __exit__(self, *exc_info):
+        self._recorder.__exit__(*exc_info)
+        head = f"{self.speaker}: "
+        for w in self.caught:
+            if issubclass(w.category, self.leave_out): continue
+            msg = str(w.message)
+            warn_at_user(f"{self.source}: {msg[len(head):]}" if msg.startswith(head) else msg, w.category, every_time=True)
+        return False
+
+# %% ../nbs/02_data.ipynb #6e098bff
+def _check_attributes(sensitive, allowed:tuple)->tuple:
+    "The sensitive attributes a task asks for: a name or a sequence of distinct names from `allowed`."
+    sensitive = (sensitive,) if isinstance(sensitive, str) else tuple(sensitive)
+    if not sensitive: raise ValueError(f"sensitive must name at least one of {list(allowed)}")
+    for a in sensitive: check_option(a, 'sensitive', allowed)
+    if len(set(sensitive)) != len(sensitive): raise ValueError(f"sensitive names an attribute twice: {list(sensitive)}")
+    return sensitive
+
+# %% ../nbs/02_data.ipynb #cb288811
+def _split_order(splits, n:int, rng)->tuple: # (split name -> (start, end), row order)
+    "Where each split starts and ends in a row order: file order for `splits=None` (one split 'all'), else a shuffle."
+    if splits is None: return {'all': (0, n)}, np.arange(n)
+    return _split_sizes(splits, n), rng.permutation(n)
+
+# %% ../nbs/02_data.ipynb #29dbe426
+def _task_groups(
+    As:dict, # split name -> its sensitive attributes, in split order
+    source:str, # the builder, named in the warnings
+    max_order, min_group_size:int, keep_groups, # as in `adult_task`
+)->tuple: # (split name -> group table, notes)
+    "Groups over the whole task, so every split has the same columns; groups absent from a split are left out, with a warning."
+    names = list(As); sizes = [len(As[k]) for k in names]
+    with restated_warnings(source):
+        G = intersect(pd.concat([As[k] for k in names], ignore_index=True), max_order=max_order, min_size=min_group_size,
+                      include_all=keep_groups is not None and 'all' in keep_groups, keep=keep_groups)
+    cuts = np.cumsum([0] + sizes)
+    Gs = {k: G.iloc[cuts[i]:cuts[i + 1]].reset_index(drop=True) for i, k in enumerate(names)}
+    absent = sorted({c for k in names for c in G.columns if not Gs[k][c].any()})
+    notes = [f"groups: intersections of {', '.join(As[names[0]].columns)}" + (f" up to order {max_order}" if max_order else '')
+             + (f" with at least {min_group_size} members" if min_group_size > 1 else '')]
+    if absent:
+        warn_at_user(f"{source}: left out {len(absent)} group(s) absent from at least one split, e.g. {absent[:3]}", SmallGroupWarning)
+        Gs = {k: g.drop(columns=absent) for k, g in Gs.items()}
+        notes.append(f"{len(absent)} group(s) absent from a split were left out")
+    return Gs, notes
+
+# %% ../nbs/02_data.ipynb #06c5dcf6
+def _task_scores(
+    base_model, base_split, # as in `adult_task`
+    Xs:dict, ys:dict, # split name -> features, labels
+    seed, # the task's seed (an int, or a Generator: then the model's own seed is 0)
+)->tuple: # (split name -> scores or None, fitted model or None, the base split or '', notes)
+    "Fit the base model on its split and score every split (nothing when base_model is None)."
+    names = list(Xs)
+    if base_model is None:
+        if base_split is not None: raise ValueError("base_split is set but base_model is None")
+        return {k: None for k in names}, None, '', []
+    bsplit = names[0] if base_split is None else check_option(base_split, 'base_split', names)
+    seed_int = 0 if seed is None or isinstance(seed, np.random.Generator) else seed
+    model = _base_model(base_model, Xs[bsplit], seed_int).fit(Xs[bsplit], ys[bsplit])
+    scores = {k: model.predict_proba(Xs[k])[:, 1] for k in names}
+    return scores, model, bsplit, [f"score: {type(model).__name__} fitted on the split {bsplit!r} ({len(ys[bsplit]):,} rows)"]
+
+# %% ../nbs/02_data.ipynb #8db69038
+def _adult_rows(official_test:bool, max_rows, rng)->tuple: # (the rows to split, UCI's test file or None, rows dropped)
+    "Load Adult for a task, with one account of the rows dropped for missing values; draw `max_rows` of them if asked."
+    with restated_warnings('adult_task', leave_out=(DroppedRowsWarning,)):
+        pool = load_adult('train' if official_test else 'all')
+        test = load_adult('test') if official_test else None
+    files_ = [f for f in (pool, test) if f is not None]
+    dropped = sum(int(f.attrs['dropped_rows']) for f in files_)
+    report_dropped(dropped, sum(int(f.attrs['rows_before_dropna']) for f in files_),
+                   "missing values ('?') in workclass, occupation or native_country", 'adult_task')
+    if max_rows is not None and max_rows < len(pool):
+        pool = pool.iloc[np.sort(rng.choice(len(pool), max_rows, replace=False))].reset_index(drop=True)
+    return pool, test, dropped
+
+# %% ../nbs/02_data.ipynb #ad18d0f9
+def _adult_labels(frames:dict, label:str)->tuple: # (split name -> labels, the class names)
+    "Labels of every split: income above $50K (0/1), or hours a week coded <40, 40, >40 (0, 1, 2)."
+    if label == 'income': return {k: f['income'].to_numpy().astype(int) for k, f in frames.items()}, ('<=50K', '>50K')
+    code = lambda h: np.where(h < 40, 0, np.where(h == 40, 1, 2))
+    return {k: code(f['hours_per_week'].to_numpy()) for k, f in frames.items()}, ('<40h', '40h', '>40h')
+
 # %% ../nbs/02_data.ipynb #3ce5b356
 def adult_task(
     splits:dict|None=None, # split name -> share (float), row count (int) or None (the rest, last only); None: one split 'all', in file order
@@ -378,10 +477,7 @@ def adult_task(
 )->Task:
     "UCI Adult as a task: named splits of typed features, labels, sensitive attributes, groups and base-model scores."
     check_option(label, 'label', ('income', 'hours')); check_option(official_test, 'official_test', (True, False))
-    sensitive = (sensitive,) if isinstance(sensitive, str) else tuple(sensitive)
-    if not sensitive: raise ValueError(f"sensitive must name at least one of {list(ADULT_ATTRIBUTES)}")
-    for a in sensitive: check_option(a, 'sensitive', ADULT_ATTRIBUTES)
-    if len(set(sensitive)) != len(sensitive): raise ValueError(f"sensitive names an attribute twice: {list(sensitive)}")
+    sensitive = _check_attributes(sensitive, ADULT_ATTRIBUTES)
     exclude = (exclude,) if isinstance(exclude, str) else tuple(exclude)
     feature_cols = [c for c in ADULT_COLUMNS if c not in ('income', 'sex', 'race') and not (label == 'hours' and c == 'hours_per_week')]
     bad = [c for c in exclude if c not in feature_cols]
@@ -391,63 +487,24 @@ def adult_task(
     if max_order is not None: check_scalar(max_order, 'max_order', int, low=1, high=len(sensitive))
     if splits is not None and official_test and 'test' in splits:
         raise ValueError("with official_test=True the split 'test' is UCI's test file: do not name a split 'test' in splits")
-    seed_int = None if isinstance(seed, np.random.Generator) else seed
     rng = make_rng(seed)
-    with warnings.catch_warnings(record=True) as caught:   # one account of the dropped rows, in the task's name
-        warnings.simplefilter('always', DroppedRowsWarning)
-        pool = load_adult('train' if official_test else 'all')
-        test = load_adult('test') if official_test else None
-    for w in caught:
-        if w.category is not DroppedRowsWarning: warn_at_user(w.message, w.category)
-    files_ = [f for f in (pool, test) if f is not None]
-    report_dropped(sum(int(f.attrs['dropped_rows']) for f in files_), sum(int(f.attrs['rows_before_dropna']) for f in files_),
-                   "missing values ('?') in workclass, occupation or native_country", 'adult_task')
-    dropped = sum(int(f.attrs['dropped_rows']) for f in files_)
-    if max_rows is not None and max_rows < len(pool):
-        pool = pool.iloc[np.sort(rng.choice(len(pool), max_rows, replace=False))].reset_index(drop=True)
-    if splits is None: bounds, order = {'all': (0, len(pool))}, np.arange(len(pool))
-    else: bounds, order = _split_sizes(splits, len(pool)), rng.permutation(len(pool))
+    pool, test, dropped = _adult_rows(official_test, max_rows, rng)
+    bounds, order = _split_order(splits, len(pool), rng)
     frames = {k: pool.iloc[order[a:b]] for k, (a, b) in bounds.items()}
     positions = {k: order[a:b] for k, (a, b) in bounds.items()}
     if test is not None: frames['test'], positions['test'] = test, np.arange(len(test))
-    if label == 'income': ys, classes = {k: f['income'].to_numpy().astype(int) for k, f in frames.items()}, ('<=50K', '>50K')
-    else:
-        code_ = lambda h: np.where(h < 40, 0, np.where(h == 40, 1, 2))
-        ys, classes = {k: code_(f['hours_per_week'].to_numpy()) for k, f in frames.items()}, ('<40h', '40h', '>40h')
+    ys, classes = _adult_labels(frames, label)
     Xs = {k: f[[c for c in feature_cols if c not in exclude]] for k, f in frames.items()}
     As = {k: adult_attributes(f)[list(sensitive)] for k, f in frames.items()}
-    # groups over the whole task, so every split has the same columns
-    names = list(frames); sizes = [len(frames[k]) for k in names]
-    with warnings.catch_warnings(record=True) as caught:   # said again below, in the task's name and at the caller's line
-        warnings.simplefilter('always', SmallGroupWarning)
-        G = intersect(pd.concat([As[k] for k in names], ignore_index=True), max_order=max_order, min_size=min_group_size,
-                      include_all=keep_groups is not None and 'all' in keep_groups, keep=keep_groups)
-    for w in caught:
-        msg = str(w.message).replace('intersect: ', 'adult_task: ', 1) if w.category is SmallGroupWarning else w.message
-        warn_at_user(msg, w.category)
-    cuts = np.cumsum([0] + sizes)
-    Gs = {k: G.iloc[cuts[i]:cuts[i + 1]].reset_index(drop=True) for i, k in enumerate(names)}
-    absent = sorted({c for k in names for c in G.columns if not Gs[k][c].any()})
-    notes = [f"groups: intersections of {', '.join(sensitive)}" + (f" up to order {max_order}" if max_order else '')
-             + (f" with at least {min_group_size} members" if min_group_size > 1 else '')]
-    if absent:
-        warn_at_user(f"adult_task: left out {len(absent)} group(s) absent from at least one split, e.g. {absent[:3]}", SmallGroupWarning)
-        Gs = {k: g.drop(columns=absent) for k, g in Gs.items()}
-        notes.append(f"{len(absent)} group(s) absent from a split were left out")
-    scores, model, bsplit = {k: None for k in names}, None, ''
-    if base_model is not None:
-        if label != 'income': raise ValueError("base_model needs binary labels: use label='income'")
-        bsplit = names[0] if base_split is None else check_option(base_split, 'base_split', names)
-        model = _base_model(base_model, Xs[bsplit], 0 if seed_int is None else seed_int).fit(Xs[bsplit], ys[bsplit])
-        scores = {k: model.predict_proba(Xs[k])[:, 1] for k in names}
-        notes.append(f"score: {type(model).__name__} fitted on the split {bsplit!r} ({len(ys[bsplit]):,} rows)")
-    elif base_split is not None: raise ValueError("base_split is set but base_model is None")
-    if max_rows is not None: notes.append(f"a random {max_rows:,} of the rows were drawn first")
+    Gs, notes = _task_groups(As, 'adult_task', max_order, min_group_size, keep_groups)
+    if base_model is not None and label != 'income': raise ValueError("base_model needs binary labels: use label='income'")
+    scores, model, bsplit, score_notes = _task_scores(base_model, base_split, Xs, ys, seed)
+    notes += score_notes + ([f"a random {max_rows:,} of the rows were drawn first"] if max_rows is not None else [])
     out = {k: TaskSplit(k, Xs[k].reset_index(drop=True), ys[k], As[k].reset_index(drop=True), Gs[k], scores[k], positions[k])
-           for k in names}
+           for k in frames}
     return Task('adult', label="income > $50K a year" if label == 'income' else "hours worked a week (<40, 40, >40)",
                 classes=classes, sensitive=sensitive, splits=out, base_model=model, base_split=bsplit,
-                n_rows=int(sum(sizes)), dropped_rows=dropped, notes=tuple(notes))
+                n_rows=sum(len(f) for f in frames.values()), dropped_rows=dropped, notes=tuple(notes))
 
 # %% ../nbs/02_data.ipynb #fdf93337
 GERMAN_ATTRIBUTES = ('sex', 'age_group') # the sensitive attributes of German credit
@@ -464,48 +521,23 @@ def german_task(
     seed=0, # seed (int >= 0) or numpy Generator for the split and the base model
 )->Task:
     "UCI German credit as a task: named splits of typed features, labels (1 = good risk), sex and age<25, groups and base-model scores."
-    sensitive = (sensitive,) if isinstance(sensitive, str) else tuple(sensitive)
-    if not sensitive: raise ValueError(f"sensitive must name at least one of {list(GERMAN_ATTRIBUTES)}")
-    for a in sensitive: check_option(a, 'sensitive', GERMAN_ATTRIBUTES)
-    if len(set(sensitive)) != len(sensitive): raise ValueError(f"sensitive names an attribute twice: {list(sensitive)}")
+    sensitive = _check_attributes(sensitive, GERMAN_ATTRIBUTES)
     df = load_german(); X_all, y_all, A_all = split_features(df)
     exclude = (exclude,) if isinstance(exclude, str) else tuple(exclude)
     bad = [c for c in exclude if c not in X_all.columns]
     if bad: raise ValueError(f"exclude names column(s) that are not features: {bad}; features are {list(X_all.columns)}")
     check_scalar(min_group_size, 'min_group_size', int, low=1)
     if max_order is not None: check_scalar(max_order, 'max_order', int, low=1, high=len(sensitive))
-    seed_int = None if isinstance(seed, np.random.Generator) else seed
-    rng = make_rng(seed); n = len(df)
-    if splits is None: bounds, order = {'all': (0, n)}, np.arange(n)
-    else: bounds, order = _split_sizes(splits, n), rng.permutation(n)
-    names = list(bounds); pos = {k: order[a:b] for k, (a, b) in bounds.items()}
+    bounds, order = _split_order(splits, len(df), make_rng(seed))
+    pos = {k: order[a:b] for k, (a, b) in bounds.items()}
     X_all = X_all.drop(columns=list(exclude)); y_all = y_all.to_numpy().astype(int); A_all = A_all[list(sensitive)]
-    with warnings.catch_warnings(record=True) as caught:   # said again below, in the task's name and at the caller's line
-        warnings.simplefilter('always', SmallGroupWarning)
-        G = intersect(A_all.iloc[order[:bounds[names[-1]][1]]], max_order=max_order, min_size=min_group_size,
-                      include_all=keep_groups is not None and 'all' in keep_groups, keep=keep_groups)
-    for w in caught:
-        msg = str(w.message).replace('intersect: ', 'german_task: ', 1) if w.category is SmallGroupWarning else w.message
-        warnings.warn(msg, w.category, stacklevel=2)
-    Gs = {k: G.iloc[a:b].reset_index(drop=True) for k, (a, b) in bounds.items()}
-    absent = sorted({c for k in names for c in G.columns if not Gs[k][c].any()})
-    notes = [f"groups: intersections of {', '.join(sensitive)}" + (f" up to order {max_order}" if max_order else '')
-             + (f" with at least {min_group_size} members" if min_group_size > 1 else '')]
-    if absent:
-        warnings.warn(f"german_task: left out {len(absent)} group(s) absent from at least one split, e.g. {absent[:3]}", SmallGroupWarning, stacklevel=2)
-        Gs = {k: g.drop(columns=absent) for k, g in Gs.items()}
-        notes.append(f"{len(absent)} group(s) absent from a split were left out")
+    As = {k: A_all.iloc[p].reset_index(drop=True) for k, p in pos.items()}
+    Gs, notes = _task_groups(As, 'german_task', max_order, min_group_size, keep_groups)
     Xs = {k: X_all.iloc[p].reset_index(drop=True) for k, p in pos.items()}; ys = {k: y_all[p] for k, p in pos.items()}
-    scores, model, bsplit = {k: None for k in names}, None, ''
-    if base_model is not None:
-        bsplit = names[0] if base_split is None else check_option(base_split, 'base_split', names)
-        model = _base_model(base_model, Xs[bsplit], 0 if seed_int is None else seed_int).fit(Xs[bsplit], ys[bsplit])
-        scores = {k: model.predict_proba(Xs[k])[:, 1] for k in names}
-        notes.append(f"score: {type(model).__name__} fitted on the split {bsplit!r} ({len(ys[bsplit]):,} rows)")
-    elif base_split is not None: raise ValueError("base_split is set but base_model is None")
-    out = {k: TaskSplit(k, Xs[k], ys[k], A_all.iloc[p].reset_index(drop=True), Gs[k], scores[k], p) for k, p in pos.items()}
+    scores, model, bsplit, score_notes = _task_scores(base_model, base_split, Xs, ys, seed)
+    out = {k: TaskSplit(k, Xs[k], ys[k], As[k], Gs[k], scores[k], p) for k, p in pos.items()}
     return Task('german', label='good credit risk', classes=('bad', 'good'), sensitive=sensitive, splits=out, base_model=model,
-                base_split=bsplit, n_rows=n, dropped_rows=0, notes=tuple(notes))
+                base_split=bsplit, n_rows=len(df), dropped_rows=0, notes=tuple(notes + score_notes))
 
 # %% ../nbs/02_data.ipynb #7cf8d1bc
 def _row_selector(

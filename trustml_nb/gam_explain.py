@@ -18,19 +18,19 @@ import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 
-from .core import Report, check_columns, check_flag, check_numbers, check_option, check_scalar, make_rng, progress, renamed_keywords, report, warn_at_user
+from .core import Report, check_columns, check_flag, check_numbers, check_option, check_scalar, derived_seed, make_rng, progress, renamed_keywords, report, warn_at_user
 from .gam_models import (COMPONENT_KINDS, DOMAIN_KINDS, GAM, EnumerableDomain, GridDomain, IntervalDomain, ReLUNetComponent, SplineComponent,
                                    StepComponent, TableComponent, domain_probabilities, random_gam, random_instance, sawtooth_net)
 from .viz import PALETTE, Explorer, explorer, new_figure
 
 # %% auto #0
-__all__ = ['csr', 'csr_bf', 'cc_bf', 'fr_bf', 'csr_paper_sign', 'MAX_DP_CELLS', 'cc', 'fr', 'csr_tol', 'PAPER_TABLE1',
-           'ANNOTATED_TABLE1', 'QUERIES', 'run_query', 'msr', 'mcr', 'msr_bf', 'mcr_bf', 'shap_bf', 'shap_regression',
-           'shap_classification', 'mcr_tol', 'msr_tol', 'subset_sum_count', 'ReducedInstance', 'knapsack_to_cc',
-           'subsetsum_to_fr', 'bit_extraction_net', 'subsetsum_to_nam', 'ToleranceInstance', 'partition_to_msr_tol',
-           'balanced_partition_bf', 'taut_to_ebm', 'dnf_is_tautology', 'plot_landscape', 'runtime_table',
-           'plot_runtime', 'domain_decides', 'ToleranceStudy', 'tolerance_greedy_study', 'delta_sufficient_reason',
-           'GAMExplanation', 'explain', 'plot_explanation', 'GAMExplorerView', 'render_gam_explorer', 'gam_explorer']
+__all__ = ['csr', 'csr_bf', 'cc_bf', 'fr_bf', 'csr_paper_sign', 'MAX_DP_CELLS', 'cc', 'fr', 'csr_tol', 'mcr_tol', 'msr_tol',
+           'subset_sum_count', 'knapsack_to_cc', 'subsetsum_to_fr', 'bit_extraction_net', 'subsetsum_to_nam',
+           'partition_to_msr_tol', 'balanced_partition_bf', 'PAPER_TABLE1', 'ANNOTATED_TABLE1', 'QUERIES', 'run_query',
+           'domain_decides', 'tolerance_greedy_study', 'delta_sufficient_reason', 'msr', 'mcr', 'msr_bf', 'mcr_bf',
+           'shap_bf', 'shap_regression', 'shap_classification', 'ReducedInstance', 'ToleranceInstance', 'taut_to_ebm',
+           'dnf_is_tautology', 'plot_landscape', 'runtime_table', 'plot_runtime', 'ToleranceStudy', 'GAMExplanation',
+           'explain', 'plot_explanation', 'GAMExplorerView', 'render_gam_explorer', 'gam_explorer']
 
 # %% ../nbs/31_gam_explanations.ipynb #294448cd
 def _check_gam(gam)->GAM:
@@ -383,23 +383,23 @@ def csr_tol(
     gam:GAM, # any GAM (its score is the regression output)
     x, # the instance
     features, # fixed features S: indices or names ([] for none)
-    delta:float, # tolerance >= 0: the output must stay within delta of f(x)
+    tolerance:float, # delta >= 0: the output must stay within this distance of f(x)
 )->bool:
-    "Two-sided CSR: |f(x_S; z) - f(x)| <= delta for every completion z."
-    S = _check_gam(gam).check_features(features, 'features'); check_scalar(delta, 'delta', low=0)
+    "Two-sided CSR: |f(x_S; z) - f(x)| <= tolerance (the paper's delta) for every completion z."
+    S = _check_gam(gam).check_features(features, 'features'); check_scalar(tolerance, 'tolerance', low=0)
     u, d = _ud(gam, x); T = [j for j in range(gam.n) if j not in S]
-    return bool(u[T].sum() <= delta + 1e-12 and d[T].sum() <= delta + 1e-12)
+    return bool(u[T].sum() <= tolerance + 1e-12 and d[T].sum() <= tolerance + 1e-12)
 
 # %% ../nbs/31_gam_explanations.ipynb #d9d796dd
 def mcr_tol(
     gam:GAM, # any GAM (its score is the regression output)
     x, # the instance
-    delta:float, # tolerance >= 0
+    tolerance:float, # delta >= 0: how far f(x) may move
 )->list|None:
-    "Two-sided MCR: a smallest set whose change can move f(x) by more than delta (None if impossible)."
-    _check_gam(gam); check_scalar(delta, 'delta', low=0); u, d = _ud(gam, x); best = None
+    "Two-sided MCR: a smallest set whose change can move f(x) by more than tolerance (None if impossible)."
+    _check_gam(gam); check_scalar(tolerance, 'tolerance', low=0); u, d = _ud(gam, x); best = None
     for w in (u, d):
-        order = np.argsort(-w, kind='stable'); cs = np.cumsum(w[order]) > delta + 1e-12
+        order = np.argsort(-w, kind='stable'); cs = np.cumsum(w[order]) > tolerance + 1e-12
         if cs.any():
             k = int(np.argmax(cs)) + 1
             if best is None or k < len(best): best = sorted(order[:k].tolist())
@@ -409,26 +409,26 @@ def mcr_tol(
 def msr_tol(
     gam:GAM, # any GAM (its score is the regression output)
     x, # the instance
-    delta:float, # tolerance: the output must stay within delta of f(x)
+    tolerance:float, # delta >= 0: the output must stay within this distance of f(x)
     method:str='dp', # 'dp' (exact, pseudo-polynomial), 'bruteforce' (exact, exponential) or 'greedy' (heuristic)
     scale:float|None=None, # dp: u_j * scale must be integers (None: already integers)
 )->list:
     "Two-sided minimum sufficient reason: NP-hard (R6); exact by DP or brute force, or a greedy heuristic."
-    _check_gam(gam); check_scalar(delta, 'delta', low=0); check_option(method, 'method', ('dp', 'bruteforce', 'greedy'))
+    _check_gam(gam); check_scalar(tolerance, 'tolerance', low=0); check_option(method, 'method', ('dp', 'bruteforce', 'greedy'))
     _check_scale(scale)
     if scale is not None and method != 'dp': raise ValueError(f"scale is only used by method='dp', got method={method!r}")
     u, d = _ud(gam, x); n = gam.n
     if method == 'greedy':
         S = []
         for j in np.argsort(-np.maximum(u, d), kind='stable'):
-            if csr_tol(gam, x, S, delta): break
+            if csr_tol(gam, x, S, tolerance): break
             S.append(int(j))
         return sorted(S)
     if method == 'bruteforce':
         for S in _subsets(n):
-            if csr_tol(gam, x, S, delta): return S
+            if csr_tol(gam, x, S, tolerance): return S
     ui = _integer_values(u, scale, 'upward slacks u_j')
-    D = int(min(math.floor(delta * (1 if scale is None else scale) + 1e-9), ui.sum()))   # no u-sum exceeds ui.sum()
+    D = int(min(math.floor(tolerance * (1 if scale is None else scale) + 1e-9), ui.sum()))   # no u-sum exceeds ui.sum()
     if n * (n + 1) * (D + 1) > MAX_DP_CELLS:
         raise ValueError(f"the DP would need {n * (n + 1) * (D + 1):,} cells (more than {MAX_DP_CELLS:,}): use a smaller scale, or method='bruteforce'")
     best = np.full((n + 1, D + 1), np.inf); best[0, 0] = 0.0
@@ -439,7 +439,7 @@ def msr_tol(
             cand = np.full_like(best, np.inf); cand[1:, uj:] = best[:-1, :D + 1 - uj] + d[j]
             better = cand < new; new[better] = cand[better]; take[j] = better
         best = new
-    ok = (best <= delta + 1e-12)
+    ok = (best <= tolerance + 1e-12)
     t = max(k for k in range(n + 1) if ok[k].any())
     U = int(np.argmax(ok[t])); T = []
     for j in reversed(range(n)):
@@ -447,7 +447,9 @@ def msr_tol(
     return sorted(set(range(n)) - set(T))
 
 # the paper's names keep working for one release, with a FutureWarning naming the new one (wrapped, not decorated: mutmut skips decorated functions)
-csr_tol = renamed_keywords(S='features')(csr_tol)
+csr_tol = renamed_keywords(S='features', delta='tolerance')(csr_tol)
+mcr_tol = renamed_keywords(delta='tolerance')(mcr_tol)
+msr_tol = renamed_keywords(delta='tolerance')(msr_tol)
 
 # %% ../nbs/31_gam_explanations.ipynb #076a3e62
 def _check_items(a, name:str='a', min_items:int=1, low:int=0, max_items:int|None=None, even:bool=False)->list:
@@ -461,16 +463,18 @@ def _check_items(a, name:str='a', min_items:int=1, low:int=0, max_items:int|None
 
 # %% ../nbs/31_gam_explanations.ipynb #cef71f21
 def subset_sum_count(
-    a, # the items: non-negative integers
-    T:int, # the target sum
+    items, # a: non-negative integers
+    target:int, # T: the target sum
 )->int:
     "Number of subsets of the non-negative integers a summing to T (DP)."
-    a = _check_items(a, 'a', min_items=0); check_scalar(T, 'T', int); T = int(T)
+    a = _check_items(items, 'items', min_items=0); check_scalar(target, 'target', int); T = int(target)
     if T < 0: return 0
     cnt = [0] * (T + 1); cnt[0] = 1
     for v in a:
         for t in range(T, v - 1, -1): cnt[t] += cnt[t - v]
     return cnt[T]
+
+subset_sum_count = renamed_keywords(a='items', T='target')(subset_sum_count)   # the paper's letters keep working for one release
 
 # %% ../nbs/31_gam_explanations.ipynb #5cfead40
 class ReducedInstance(NamedTuple):
@@ -480,38 +484,42 @@ class ReducedInstance(NamedTuple):
 
 # %% ../nbs/31_gam_explanations.ipynb #dbbbd239
 def knapsack_to_cc(
-    a, # item weights: positive integers
-    C:int, # capacity
+    items, # a: item weights, positive integers
+    capacity:int, # C: the knapsack's capacity
 )->ReducedInstance:
     "R1: (gam, x) with #{z in {0,1}^n : a.z <= C} = 2^n * cc(gam, x, [])."
-    a = _check_items(a, 'a', low=1); check_scalar(C, 'C', int, low=0)
+    a = _check_items(items, 'items', low=1); C = check_scalar(capacity, 'capacity', int, low=0)
     B = EnumerableDomain([0, 1])
     gam = GAM([TableComponent({0: 0, 1: -v}) for v in a], B, beta0=int(C), task='classification')
     return ReducedInstance(gam, np.zeros(len(a)))
 
+knapsack_to_cc = renamed_keywords(a='items', C='capacity')(knapsack_to_cc)   # the paper's letters keep working for one release
+
 # %% ../nbs/31_gam_explanations.ipynb #2379f0f9
 def subsetsum_to_fr(
-    a, # the items: positive integers
-    T:int, # the target sum, >= 1
+    items, # a: positive integers
+    target:int, # T: the target sum, >= 1
     domain:str='binary', # 'binary' ({0, 1} features) or 'interval' ([0, 1] features)
 )->GAM:
     "R2: the last feature is non-redundant iff some subset of a sums to T (binary domain; 'interval' for [0,1])."
     check_option(domain, 'domain', ('binary', 'interval'))
-    a = _check_items(a, 'a', low=1); check_scalar(T, 'T', int, low=1)
+    a = _check_items(items, 'items', low=1); T = check_scalar(target, 'target', int, low=1)
     if domain == 'binary':
         comps = [TableComponent({0: 0, 1: int(v)}) for v in a] + [TableComponent({0: 0, 1: 1})]
         return GAM(comps, EnumerableDomain([0, 1]), beta0=-(int(T) + 1), task='classification')
     comps = [SplineComponent([0, 1], [[0, float(v)]]) for v in a] + [SplineComponent([0, 1], [[0, 1.0]])]
     return GAM(comps, IntervalDomain(0, 1), beta0=-(float(T) + 1), task='classification')
 
+subsetsum_to_fr = renamed_keywords(a='items', T='target')(subsetsum_to_fr)   # the paper's letters keep working for one release
+
 # %% ../nbs/31_gam_explanations.ipynb #6220477d
 def bit_extraction_net(
-    a, # the items: non-negative integers (one bit of x each, most significant first)
-    T:int, # the target sum
+    items, # a: non-negative integers (one bit of x each, most significant first)
+    target:int, # T: the target sum
     indicator:bool=False, # output [sum == T] instead of -|sum - T|
 )->ReLUNetComponent:
     "R3: ReLU net on x in {0..2^m-1} computing -|sum_j a_j bit_j(x) - T| (or the indicator [sum == T])."
-    a = _check_items(a, 'a', max_items=52); check_scalar(T, 'T', int); m = len(a)
+    a = _check_items(items, 'items', max_items=52); T = check_scalar(target, 'target', int); m = len(a)
     check_flag(indicator, 'indicator')
     layers = []
     # state entering each bit step: (r, s) both >= 0; bit_j = ReLU(r-p+1) - ReLU(r-p) for p = 2^(m-1-j)
@@ -529,45 +537,59 @@ def bit_extraction_net(
     else: layers.append((np.array([[-1.0], [-1.0]]), np.array([0.0])))
     return ReLUNetComponent(layers)
 
+bit_extraction_net = renamed_keywords(a='items', T='target')(bit_extraction_net)   # the paper's letters keep working for one release
+
 # %% ../nbs/31_gam_explanations.ipynb #016dc754
 def subsetsum_to_nam(
-    a, # the items: non-negative integers
-    T:int, # the target sum
+    items, # a: non-negative integers
+    target:int, # T: the target sum
     domain:str='grid', # 'grid' (all 2^m integers) or 'enumerable' (4 of them)
 )->GAM:
     "R3: one-feature NAM classifier, class 1 iff x encodes a subset of a summing to T (grid of 2^m integers)."
     check_option(domain, 'domain', ('grid', 'enumerable'))
-    a = _check_items(a, 'a', max_items=52); m = len(a); net = bit_extraction_net(a, T)
+    a = _check_items(items, 'items', max_items=52); m = len(a); net = bit_extraction_net(a, target)
     d = GridDomain(0, 2**m - 1, 1) if domain == 'grid' else EnumerableDomain([0, 1, 2, 2**m - 1][:min(4, 2**m)])
     return GAM([net], d, beta0=0.5, task='classification')
 
+subsetsum_to_nam = renamed_keywords(a='items', T='target')(subsetsum_to_nam)   # the paper's letters keep working for one release
+
 # %% ../nbs/31_gam_explanations.ipynb #c4883d2a
 class ToleranceInstance(NamedTuple):
-    "The R6 reduction's output: a regression GAM, an instance, a tolerance and a size bound (unpacks as `gam, x, delta, max_size`)."
+    "The R6 reduction's output: a regression GAM, an instance, a tolerance and a size bound (unpacks as `gam, x, tolerance, max_size`)."
     gam: GAM # the regression GAM the reduction builds
     x: np.ndarray # the instance to explain
-    delta: float # the tolerance for `msr_tol`
+    tolerance: float # delta, the tolerance for `msr_tol`
     max_size: int # k: the question is whether a sufficient set of at most this many features exists
+
+    @property
+    def delta(self)->float:
+        "Deprecated: the old name of `tolerance`."
+        warn_at_user("ToleranceInstance.delta is renamed 'tolerance'; 'delta' is deprecated and will be removed in the next release", FutureWarning, every_time=True)
+        return self.tolerance
 
 # %% ../nbs/31_gam_explanations.ipynb #89112b9d
 def partition_to_msr_tol(
-    b, # the items: an even number of non-negative integers
+    items, # b: an even number of non-negative integers
 )->ToleranceInstance:
-    "R6: (gam, x, delta, k): a sufficient set of size <= k under tolerance delta exists iff b has a balanced partition."
-    b = _check_items(b, 'b', min_items=2, even=True)
+    "R6: (gam, x, tolerance, k): a sufficient set of size <= k under the tolerance exists iff b has a balanced partition."
+    b = _check_items(items, 'items', min_items=2, even=True)
     k = len(b) // 2; W = sum(b); s = max(b)
     a = [v + s for v in b]; c = W / k + 2 * s
     comps = [TableComponent({-1: -(c - ai), 0: 0.0, 1: float(ai)}) for ai in a]
     return ToleranceInstance(GAM(comps, EnumerableDomain([-1, 0, 1]), task='regression'), np.zeros(len(b)), k * c / 2, k)
 
+partition_to_msr_tol = renamed_keywords(b='items')(partition_to_msr_tol)   # the paper's letters keep working for one release
+
 # %% ../nbs/31_gam_explanations.ipynb #71381d79
 def balanced_partition_bf(
-    b, # the items: an even number of non-negative integers
+    items, # b: an even number of non-negative integers
 )->bool:
     "Is there a subset of exactly len(b)/2 items summing to sum(b)/2? (brute force)"
-    b = _check_items(b, 'b', min_items=2, even=True)
+    b = _check_items(items, 'items', min_items=2, even=True)
     k = len(b) // 2
     return any(2 * sum(C) == sum(b) for C in itertools.combinations(b, k))
+
+balanced_partition_bf = renamed_keywords(b='items')(balanced_partition_bf)   # the paper's letters keep working for one release
 
 # %% ../nbs/31_gam_explanations.ipynb #36631285
 def _check_dnf(terms, n_vars:int, max_vars:int)->list:
@@ -715,7 +737,7 @@ def runtime_table(
     component:str='table', # component kind (see random_gam)
     domain:str='enumerable', # domain kind
     bf_limit:int=20_000, # brute force only while the input space has at most this many points
-    seed:int=0, # random seed
+    seed:int=0, # random seed (the GAM of size n is drawn from stream n of it, `derived_seed`)
     repeat:int=3, # timing repeats (median)
     grid_bits:int=6, # grid domains: 2^grid_bits points per feature
     check:bool=True, # assert fast == brute force where both run
@@ -728,7 +750,7 @@ def runtime_table(
     check_flag(check, 'check')
     rows = []
     for n in sizes:
-        gam = random_gam(int(n), component, domain, seed=seed + int(n), grid_bits=grid_bits); x = random_instance(gam, seed)
+        gam = random_gam(int(n), component, domain, seed=derived_seed(seed, int(n)), grid_bits=grid_bits); x = random_instance(gam, seed)
         tf, out = _timeit(lambda: run_query(gam, x, query), repeat)
         space = math.prod(d.size for d in gam.domains)
         tb, ok = np.nan, None
@@ -763,12 +785,12 @@ run_query = renamed_keywords(S='features')(run_query)
 
 # %% ../nbs/31_gam_explanations.ipynb #6b0ed9d1
 def domain_decides(
-    qs=(4, 6, 8, 10, 12), # bit lengths (numbers of subset-sum items)
+    bit_lengths=(4, 6, 8, 10, 12), # q: bit lengths (numbers of subset-sum items)
     seed:int=0, # random seed
 )->pd.DataFrame:
     "E1: time of CSR(empty) on the R3 NAM over a 2^q grid (breakpoints, brute force) vs a 4-value enumerable domain."
-    qs = _check_items(qs, 'qs', low=2)
-    if max(qs) > 20: raise ValueError(f"qs must be at most 20 (brute force visits 2^q points), got {max(qs)}")
+    qs = _check_items(bit_lengths, 'bit_lengths', low=2)
+    if max(qs) > 20: raise ValueError(f"bit_lengths must be at most 20 (brute force visits 2^q points), got {max(qs)}")
     rng = make_rng(seed); rows = []
     for q in qs:
         if len(rows) % 2 == 0: a = rng.integers(1, 2 * q, q).tolist(); T = int(sum(a) // 2 + 1)   # usually YES
@@ -782,6 +804,8 @@ def domain_decides(
         rows.append({'q_bits': q, 'subset_sum_yes': yes, 'breakpoints': len(g.components[0].breakpoints(0, 2**q - 1)),
                      'grid_breakpoint_s': tf, 'grid_bruteforce_s': tb, 'enumerable_s': te})
     return pd.DataFrame(rows)
+
+domain_decides = renamed_keywords(qs='bit_lengths')(domain_decides)   # the old keyword keeps working for one release
 
 # %% ../nbs/31_gam_explanations.ipynb #21fbc772
 @report
@@ -798,20 +822,20 @@ class ToleranceStudy(Report):
 # %% ../nbs/31_gam_explanations.ipynb #243ef6ef
 def tolerance_greedy_study(
     n_instances:int=200, # random R6 instances
-    k:int=3, # half the number of items
-    max_b:int=12, # item sizes in 1..max_b
+    items_per_side:int=3, # k: half the number of items (each side of a balanced partition has this many)
+    max_item:int=12, # item sizes are drawn from 1..max_item
     seed:int=0, # random seed
     show_progress:bool|None=None, # progress bar (None: follow TRUSTML_NB_PROGRESS)
 )->ToleranceStudy:
     "E8: exact MSR_delta (DP, brute force) vs greedy on balanced-partition instances."
-    check_scalar(n_instances, 'n_instances', int, low=1); check_scalar(k, 'k', int, low=1, high=8); check_scalar(max_b, 'max_b', int, low=1)
+    check_scalar(n_instances, 'n_instances', int, low=1); check_scalar(items_per_side, 'items_per_side', int, low=1, high=8); check_scalar(max_item, 'max_item', int, low=1)
     check_flag(show_progress, 'show_progress', allow_none=True)
     rng = make_rng(seed); rows = []
     for t in progress(range(n_instances), desc='R6 instances', show=show_progress):
-        b = rng.integers(1, max_b + 1, 2 * k).tolist()
+        k = items_per_side; b = rng.integers(1, max_item + 1, 2 * k).tolist()
         if sum(b) % 2 or sum(b) % k: b[0] += (-sum(b)) % (2 * k)          # keep W/k and W/2 integral
-        gam, x, delta, kk = partition_to_msr_tol(b)
-        dp = msr_tol(gam, x, delta, 'dp', scale=1); bf = msr_tol(gam, x, delta, 'bruteforce'); gr = msr_tol(gam, x, delta, 'greedy')
+        gam, x, tol, kk = partition_to_msr_tol(b)
+        dp = msr_tol(gam, x, tol, 'dp', scale=1); bf = msr_tol(gam, x, tol, 'bruteforce'); gr = msr_tol(gam, x, tol, 'greedy')
         part = balanced_partition_bf(b)
         rows.append({'items': tuple(b), 'has_balanced_partition': part, 'dp_size': len(dp), 'bruteforce_size': len(bf),
                      'greedy_size': len(gr), 'reduction_holds': (len(bf) <= kk) == part})
@@ -822,25 +846,31 @@ def tolerance_greedy_study(
                           reduction_holds=int(df.reduction_holds.sum()), greedy_not_minimum=int((df.greedy_size > df.bruteforce_size).sum()),
                           notes=notes)
 
+# the study's old keywords keep working for one release
+tolerance_greedy_study = renamed_keywords(k='items_per_side', max_b='max_item')(tolerance_greedy_study)
+
 # %% ../nbs/31_gam_explanations.ipynb #74d9ab6e
 def delta_sufficient_reason(
     gam:GAM, # classification GAM with integer contributions (or regression with `threshold`)
     x, # the instance
-    delta:float, # required share of completions that keep the prediction, in (0, 1]
+    min_share:float, # delta: the share of completions that must keep the prediction, in (0, 1]
     method:str='greedy', # 'greedy' (A2 order, heuristic) or 'bruteforce' (smallest, exponential in n)
     threshold:float|None=None, # regression only: one-sided threshold
 )->list:
-    "A delta-sufficient reason: CC(S) >= delta. Greedy follows the A2 order; brute force returns a smallest one."
-    _view(gam, threshold); check_scalar(delta, 'delta', low=0, high=1, closed='right'); check_option(method, 'method', ('greedy', 'bruteforce'))
+    "A delta-sufficient reason: CC(S) >= min_share (the paper's delta). Greedy follows the A2 order; brute force returns a smallest one."
+    _view(gam, threshold); check_scalar(min_share, 'min_share', low=0, high=1, closed='right'); check_option(method, 'method', ('greedy', 'bruteforce'))
     x = gam.check_x(x)
     if method == 'bruteforce':
         for S in _subsets(gam.n):
-            if cc(gam, x, S, threshold) >= delta - 1e-12: return S
+            if cc(gam, x, S, threshold) >= min_share - 1e-12: return S
     S = []
     for i in np.argsort(-_gains(gam, x, threshold).gains, kind='stable'):
-        if cc(gam, x, S, threshold) >= delta - 1e-12: break
+        if cc(gam, x, S, threshold) >= min_share - 1e-12: break
         S.append(int(i))
     return sorted(S)
+
+# the method keeps the paper's name (a delta-sufficient reason); its parameter is named by what it is
+delta_sufficient_reason = renamed_keywords(delta='min_share')(delta_sufficient_reason)
 
 # %% ../nbs/31_gam_explanations.ipynb #793d62f2
 @report

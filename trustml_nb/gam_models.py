@@ -14,14 +14,14 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from .core import check_array, check_option, check_scalar, isolated_seed, make_rng, match_columns, require
+from .core import check_array, check_option, check_scalar, isolated_seed, make_rng, match_columns, renamed_keywords, require
 from fastcore.basics import patch
 
 
 # %% auto #0
-__all__ = ['TASKS', 'COMPONENT_KINDS', 'DOMAIN_KINDS', 'Domain', 'EnumerableDomain', 'GridDomain', 'IntervalDomain',
-           'domain_probabilities', 'Component', 'TableComponent', 'StepComponent', 'SplineComponent',
-           'ReLUNetComponent', 'sawtooth_net', 'check_features', 'GAM', 'linf_ball', 'random_gam', 'random_instance',
+__all__ = ['sawtooth_net', 'TASKS', 'check_features', 'COMPONENT_KINDS', 'DOMAIN_KINDS', 'Domain', 'EnumerableDomain',
+           'GridDomain', 'IntervalDomain', 'domain_probabilities', 'Component', 'TableComponent', 'StepComponent',
+           'SplineComponent', 'ReLUNetComponent', 'GAM', 'linf_ball', 'random_gam', 'random_instance',
            'from_interpret_ebm', 'from_pygam', 'TorchNAM', 'from_torch_nam']
 
 # %% ../nbs/30_gam_models.ipynb #247ae087
@@ -506,14 +506,16 @@ def depth(self:ReLUNetComponent)->int: return len(self.layers) - 1
 
 # %% ../nbs/30_gam_models.ipynb #77b89b78
 def sawtooth_net(
-    L:int, # number of composed tent maps (hidden layers)
+    depth:int, # L: number of composed tent maps (hidden layers)
 )->ReLUNetComponent:
-    "The tent map composed L times on [0, 1]: a 1-D ReLU net with 2^L linear pieces."
-    check_scalar(L, 'L', int, low=1)
+    "The tent map composed `depth` times on [0, 1]: a 1-D ReLU net with 2^depth linear pieces."
+    L = check_scalar(depth, 'depth', int, low=1)
     first = (np.array([[2.0, 2.0]]), np.array([0.0, -1.0]))            # ReLU(2x), ReLU(2x - 1)
     mid = (np.array([[2.0, 2.0], [-4.0, -4.0]]), np.array([0.0, -1.0]))  # tent(x) = ReLU(2x) - 2 ReLU(2x - 1), fed on
     last = (np.array([[1.0], [-2.0]]), np.array([0.0]))
     return ReLUNetComponent([first] + [mid] * (L - 1) + [last])
+
+sawtooth_net = renamed_keywords(L='depth')(sawtooth_net)   # the paper's letter keeps working for one release
 
 # %% ../nbs/30_gam_models.ipynb #86befb1d
 TASKS = ('regression', 'classification')
@@ -522,12 +524,13 @@ def _is_int(v)->bool: return isinstance(v, (Integral, np.integer)) and not isins
 
 # %% ../nbs/30_gam_models.ipynb #6902357f
 def check_features(
-    S, # feature indices (ints), feature names (str), or a mix: a list, tuple, set, range or 1-D integer array
-    n:int, # number of features of the model
+    features:list|tuple|set|range|np.ndarray, # S: feature indices (ints), feature names (str), or a mix (a frame is refused: it is not a set of features)
+    n_features:int, # n: number of features of the model
     feature_names:list|None=None, # names that may be used instead of indices
-    name:str='S', # argument name, used in error messages
+    name:str='features', # argument name, used in error messages
 )->list:
     "The one validator of a feature subset: sorted distinct indices in [0, n), or a clear error (no truncation, no guessing)."
+    S, n = features, n_features
     if S is None: raise TypeError(f"{name} must be a collection of feature indices (use [] for the empty set), got None")
     if isinstance(S, (str, bytes)):
         raise TypeError(f"{name} must be a collection of feature indices such as [0, 2], got the string {S!r}: a string is not read as a list of features")
@@ -558,6 +561,8 @@ def check_features(
     if len(srt) > 1 and (np.diff(srt) == 0).any():
         raise ValueError(f"{name} lists feature(s) {np.unique(srt[1:][np.diff(srt) == 0]).tolist()} more than once")
     return srt.tolist()
+
+check_features = renamed_keywords(S='features', n='n_features')(check_features)   # the paper's letters keep working for one release
 
 # %% ../nbs/30_gam_models.ipynb #40898e53
 class GAM:
@@ -602,21 +607,24 @@ class GAM:
 # %% ../nbs/30_gam_models.ipynb #fcd0c487
 @patch
 def check_features(self:GAM,
-                   S, # feature indices or names (a list, tuple, set, range or 1-D integer array)
-                   name:str='S', # the argument name errors quote
+                   features, # S: feature indices or names (a list, tuple, set, range or 1-D integer array)
+                   name:str='features', # the argument name errors quote
                   )->list:
     "Validate a feature subset (indices or names): sorted distinct indices (see `check_features`)."
-    return check_features(S, self.n, self.feature_names, name)
+    return check_features(features, self.n, self.feature_names, name)
 
 # %% ../nbs/30_gam_models.ipynb #76e595a9
 @patch
 def feature_index(self:GAM,
-                  i, # one feature: its index or name
-                  name:str='i', # the argument name errors quote
+                  feature, # one feature: its index or name
+                  name:str='feature', # the argument name errors quote
                  )->int:
     "Validate one feature, given by index or name; return its index."
-    if isinstance(i, str) or _is_int(i): return check_features([i], self.n, self.feature_names, name)[0]
-    raise TypeError(f"{name} must be a feature index (int) or name (str), got {type(i).__name__} {i!r:.40}")
+    if isinstance(feature, str) or _is_int(feature): return check_features([feature], self.n, self.feature_names, name)[0]
+    raise TypeError(f"{name} must be a feature index (int) or name (str), got {type(feature).__name__} {feature!r:.40}")
+
+GAM.check_features = renamed_keywords(S='features')(GAM.check_features)   # the old keywords keep working for one release
+GAM.feature_index = renamed_keywords(i='feature')(GAM.feature_index)
 
 # %% ../nbs/30_gam_models.ipynb #44d09569
 @patch

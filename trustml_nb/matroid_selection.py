@@ -21,6 +21,8 @@ from .core import (Report, check_array, check_flag, check_option, check_scalar, 
                              report_numerical, require)
 from .data import package_data_dir
 from .viz import PALETTE, explorer, new_figure
+from fastcore.basics import patch
+
 
 # %% auto #0
 __all__ = ['FAMILIES', 'SELECTORS', 'ARRIVALS', 'Matroid', 'UniformMatroid', 'PartitionMatroid', 'LaminarMatroid',
@@ -37,11 +39,6 @@ class Matroid:
     "A matroid on the elements 0, ..., n-1; algorithms see it only through its independence oracle."
     family = 'matroid' # short name of the family, shown in reports
 
-    def _setup(self, n_elements:int, labels):
-        "Store the ground-set size and one display label per element."
-        self.n_elements = int(n_elements)
-        self.labels = tuple(str(v) for v in labels)
-
     def __setattr__(self, name, value):
         "Refuse changes to a built matroid (its arboricity and partition are cached on it); only `labels` may be renamed."
         if getattr(self, '_frozen', False) and not name.startswith('_'):
@@ -53,48 +50,65 @@ class Matroid:
             value = tuple(str(v) for v in value)
         object.__setattr__(self, name, value)
 
-    def _independent(self, elements:tuple)->bool:
-        "The oracle on a tuple of distinct valid indices (no checks; subclasses implement it)."
-        raise NotImplementedError
-
-    def check_elements(self,
-                       elements, # a collection of distinct element indices
-                       name:str='elements', # argument name, used in error messages
-                      )->tuple:
-        "Check a collection of distinct element indices of this matroid; return them as a tuple."
-        if elements is None or isinstance(elements, (str, bytes, dict)) or np.ndim(elements) > 1:
-            raise TypeError(f"{name} must be a collection of element indices 0..{self.n_elements - 1}, got {type(elements).__name__}")
-        try: items = list(elements)
-        except TypeError: raise TypeError(f"{name} must be a collection of element indices, got {type(elements).__name__}") from None
-        for v in items:
-            if not isinstance(v, (Integral, np.integer)) or isinstance(v, (bool, np.bool_)):
-                raise TypeError(f"{name} must hold integer element indices, got {type(v).__name__} {v!r:.40}")
-            if not 0 <= v < self.n_elements: raise ValueError(f"{name} must hold indices in 0..{self.n_elements - 1}, got {v}")
-        if len(set(items)) != len(items): raise ValueError(f"{name} must not repeat an element, got {items}")
-        return tuple(int(v) for v in items)
-
-    def is_independent(self,
-                       elements, # distinct element indices
-                      )->bool:
-        "The independence oracle: whether `elements` form an independent set."
-        return bool(self._independent(self.check_elements(elements)))
-
-    def rank(self,
-             elements=None, # distinct element indices; None: the whole ground set
-            )->int:
-        "Rank of `elements` by the greedy algorithm (exact in every matroid)."
-        items = range(self.n_elements) if elements is None else self.check_elements(elements)
-        basis = ()
-        for e in items:
-            if self._independent(basis + (e,)): basis += (e,)
-        return len(basis)
-
-    def _refuse_loops(self, what:str):
-        "Raise if some element is dependent on its own (no selection can be fair to it)."
-        loops = [e for e in range(self.n_elements) if not self._independent((e,))]
-        if loops: raise ValueError(f"{what} has loop element(s) {loops[:5]} (dependent on their own): they can never be accepted")
-
     def __repr__(self): return f"{type(self).__name__}({self.n_elements} elements)"
+
+# %% ../nbs/90_matroid_selection.ipynb #d657939f
+@patch
+def _setup(self:Matroid, n_elements:int, labels):
+    "Store the ground-set size and one display label per element."
+    self.n_elements = int(n_elements)
+    self.labels = tuple(str(v) for v in labels)
+
+# %% ../nbs/90_matroid_selection.ipynb #418bf33c
+@patch
+def _independent(self:Matroid, elements:tuple)->bool:
+    "The oracle on a tuple of distinct valid indices (no checks; subclasses implement it)."
+    raise NotImplementedError
+
+# %% ../nbs/90_matroid_selection.ipynb #881a7cb4
+@patch
+def check_elements(self:Matroid,
+                   elements, # a collection of distinct element indices
+                   name:str='elements', # argument name, used in error messages
+                  )->tuple:
+    "Check a collection of distinct element indices of this matroid; return them as a tuple."
+    if elements is None or isinstance(elements, (str, bytes, dict)) or np.ndim(elements) > 1:
+        raise TypeError(f"{name} must be a collection of element indices 0..{self.n_elements - 1}, got {type(elements).__name__}")
+    try: items = list(elements)
+    except TypeError: raise TypeError(f"{name} must be a collection of element indices, got {type(elements).__name__}") from None
+    for v in items:
+        if not isinstance(v, (Integral, np.integer)) or isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"{name} must hold integer element indices, got {type(v).__name__} {v!r:.40}")
+        if not 0 <= v < self.n_elements: raise ValueError(f"{name} must hold indices in 0..{self.n_elements - 1}, got {v}")
+    if len(set(items)) != len(items): raise ValueError(f"{name} must not repeat an element, got {items}")
+    return tuple(int(v) for v in items)
+
+# %% ../nbs/90_matroid_selection.ipynb #15f19898
+@patch
+def is_independent(self:Matroid,
+                   elements, # distinct element indices
+                  )->bool:
+    "The independence oracle: whether `elements` form an independent set."
+    return bool(self._independent(self.check_elements(elements)))
+
+# %% ../nbs/90_matroid_selection.ipynb #e39d2bd9
+@patch
+def rank(self:Matroid,
+         elements=None, # distinct element indices; None: the whole ground set
+        )->int:
+    "Rank of `elements` by the greedy algorithm (exact in every matroid)."
+    items = range(self.n_elements) if elements is None else self.check_elements(elements)
+    basis = ()
+    for e in items:
+        if self._independent(basis + (e,)): basis += (e,)
+    return len(basis)
+
+# %% ../nbs/90_matroid_selection.ipynb #888b5beb
+@patch
+def _refuse_loops(self:Matroid, what:str):
+    "Raise if some element is dependent on its own (no selection can be fair to it)."
+    loops = [e for e in range(self.n_elements) if not self._independent((e,))]
+    if loops: raise ValueError(f"{what} has loop element(s) {loops[:5]} (dependent on their own): they can never be accepted")
 
 # %% ../nbs/90_matroid_selection.ipynb #b1b61d60
 def _check_count(x, name:str, low:int=1)->int:
@@ -452,64 +466,80 @@ class OnlineSelector:
     families = None # the matroid families it applies to (None: every matroid)
     first_fit = False # True: it accepts one first-fit colour class, so its worst order is the one that opens the most colours
 
-    def check(self,
-              matroid:Matroid, # the matroid the selector will run on
-             )->Matroid:
-        "Check the matroid and the selector's settings against it."
-        _check_matroid(matroid); matroid._refuse_loops('matroid')
-        if self.families is not None and matroid.family not in self.families:
-            raise ValueError(f"matroid: {type(self).__name__} applies to {', '.join(self.families)} matroids, got a {matroid.family} matroid")
-        return matroid
-
-    def _alpha(self, matroid:Matroid, given=None)->int:
-        "The arboricity: the `given` value (checked), else computed once per matroid and cached on it."
-        if given is not None: return _check_count(given, 'arboricity')
-        if getattr(matroid, '_arboricity', None) is None: matroid._arboricity = arboricity(matroid, show_progress=False).arboricity
-        return matroid._arboricity
-
-    def bound(self,
-              matroid:Matroid, # the matroid the selector runs on
-             )->float:
-        "The fairness factor f it guarantees on `matroid`: every element accepted with probability >= 1/f (inf: none)."
-        return math.inf
-
-    def colours_allowed(self,
-                        matroid:Matroid, # the matroid the selector runs on
-                       )->int:
-        "How many colour classes it draws the accepted one from (0: not a colouring selector)."
-        return 0
-
-    def colouring(self,
-                  matroid:Matroid, # the matroid the selector runs on
-                  order, # the arrival order: a permutation of the element indices
-                 )->np.ndarray|None:
-        "The colour of every element for this arrival order (0: never colourable), or None if it does not colour."
-        return None
-
-    def outcomes(self,
-                 matroid:Matroid, # the matroid
-                 order=None, # arrival order, a permutation of 0..n-1; None: 0, 1, ..., n-1
-                )->list: # [(probability, accepted elements as a tuple)], probabilities summing to 1
-        "Every outcome of the selector's own coins for this arrival order."
-        self.check(matroid)
-        return self._outcomes(matroid, _check_order(matroid, order))
-
-    def select(self,
-               matroid:Matroid, # the matroid
-               order=None, # arrival order; None: 0, 1, ..., n-1
-               seed=None, # random seed (int >= 0) or numpy Generator for the selector's coins
-              )->tuple: # the accepted elements, in arrival order
-        "One online run with coins drawn from `seed`."
-        self.check(matroid)
-        return self._select(matroid, _check_order(matroid, order), make_rng(seed))
-
-    def _colour_outcomes(self, matroid, order, colour, n_colours):
-        "Accept the class of one colour drawn uniformly from 1..n_colours: n_colours outcomes of probability 1/n_colours."
-        return [(1 / n_colours, tuple(e for e in order if colour[e] == c)) for c in range(1, n_colours + 1)]
-
     def __repr__(self):
         keys = [k for k in vars(self) if not k.startswith('_')]
         return f"{type(self).__name__}({', '.join(f'{k}={getattr(self, k)!r}' for k in keys)})"
+
+# %% ../nbs/90_matroid_selection.ipynb #54dd5c4e
+@patch
+def check(self:OnlineSelector,
+          matroid:Matroid, # the matroid the selector will run on
+         )->Matroid:
+    "Check the matroid and the selector's settings against it."
+    _check_matroid(matroid); matroid._refuse_loops('matroid')
+    if self.families is not None and matroid.family not in self.families:
+        raise ValueError(f"matroid: {type(self).__name__} applies to {', '.join(self.families)} matroids, got a {matroid.family} matroid")
+    return matroid
+
+# %% ../nbs/90_matroid_selection.ipynb #10b98ce1
+@patch
+def _alpha(self:OnlineSelector, matroid:Matroid, given=None)->int:
+    "The arboricity: the `given` value (checked), else computed once per matroid and cached on it."
+    if given is not None: return _check_count(given, 'arboricity')
+    if getattr(matroid, '_arboricity', None) is None: matroid._arboricity = arboricity(matroid, show_progress=False).arboricity
+    return matroid._arboricity
+
+# %% ../nbs/90_matroid_selection.ipynb #d133c2e4
+@patch
+def bound(self:OnlineSelector,
+          matroid:Matroid, # the matroid the selector runs on
+         )->float:
+    "The fairness factor f it guarantees on `matroid`: every element accepted with probability >= 1/f (inf: none)."
+    return math.inf
+
+# %% ../nbs/90_matroid_selection.ipynb #15d2e4e4
+@patch
+def colours_allowed(self:OnlineSelector,
+                    matroid:Matroid, # the matroid the selector runs on
+                   )->int:
+    "How many colour classes it draws the accepted one from (0: not a colouring selector)."
+    return 0
+
+# %% ../nbs/90_matroid_selection.ipynb #98f8e79f
+@patch
+def colouring(self:OnlineSelector,
+              matroid:Matroid, # the matroid the selector runs on
+              order, # the arrival order: a permutation of the element indices
+             )->np.ndarray|None:
+    "The colour of every element for this arrival order (0: never colourable), or None if it does not colour."
+    return None
+
+# %% ../nbs/90_matroid_selection.ipynb #831aba92
+@patch
+def outcomes(self:OnlineSelector,
+             matroid:Matroid, # the matroid
+             order=None, # arrival order, a permutation of 0..n-1; None: 0, 1, ..., n-1
+            )->list: # [(probability, accepted elements as a tuple)], probabilities summing to 1
+    "Every outcome of the selector's own coins for this arrival order."
+    self.check(matroid)
+    return self._outcomes(matroid, _check_order(matroid, order))
+
+# %% ../nbs/90_matroid_selection.ipynb #2c951f46
+@patch
+def select(self:OnlineSelector,
+           matroid:Matroid, # the matroid
+           order=None, # arrival order; None: 0, 1, ..., n-1
+           seed=None, # random seed (int >= 0) or numpy Generator for the selector's coins
+          )->tuple: # the accepted elements, in arrival order
+    "One online run with coins drawn from `seed`."
+    self.check(matroid)
+    return self._select(matroid, _check_order(matroid, order), make_rng(seed))
+
+# %% ../nbs/90_matroid_selection.ipynb #c60340fa
+@patch
+def _colour_outcomes(self:OnlineSelector, matroid, order, colour, n_colours):
+    "Accept the class of one colour drawn uniformly from 1..n_colours: n_colours outcomes of probability 1/n_colours."
+    return [(1 / n_colours, tuple(e for e in order if colour[e] == c)) for c in range(1, n_colours + 1)]
 
 # %% ../nbs/90_matroid_selection.ipynb #32e5e2e9
 class ColouringSelector(OnlineSelector):
@@ -620,33 +650,49 @@ class GraphicRandomOrderSelector(OnlineSelector):
     def check(self, matroid):
         super().check(matroid); check_scalar(self.sample_fraction, 'sample_fraction', float, 0, 1, 'neither')
         return matroid
-    def bound(self, matroid): return 4 * self._alpha(matroid, self.arboricity)
-    def colours_allowed(self, matroid): return 2 * self._alpha(matroid, self.arboricity) - 1
 
-    def _stream(self, matroid, order):
-        "Yield (edge, colour) as edges arrive; colour 0 for the observed sample."
-        n_sample = int(self.sample_fraction * len(order))
-        ordering, _ = degeneracy_ordering([matroid.edges[e] for e in order[:n_sample]]) if n_sample else ((), 0)
-        position = {v: i for i, v in enumerate(ordering)}
-        used = defaultdict(set)
-        for t, e in enumerate(order):
-            if t < n_sample: yield e, 0; continue
-            for x in matroid.edges[e]:
-                if x not in position: position[x] = len(position)  # unseen vertices come after all others
-            u, v = matroid.edges[e]
-            child = u if position[u] > position[v] else v          # the edge points from its later endpoint
-            c = min(set(range(1, len(used[child]) + 2)) - used[child]); used[child].add(c)
-            yield e, c
+# %% ../nbs/90_matroid_selection.ipynb #e495ae10
+@patch
+def bound(self:GraphicRandomOrderSelector, matroid): return 4 * self._alpha(matroid, self.arboricity)
 
-    def colouring(self, matroid, order):
-        colour = np.zeros(matroid.n_elements, dtype=int)
-        for e, c in self._stream(matroid, order): colour[e] = c
-        return colour
-    def _outcomes(self, matroid, order):
-        return self._colour_outcomes(matroid, order, self.colouring(matroid, order), self.colours_allowed(matroid))
-    def _select(self, matroid, order, rng):
-        chosen = int(rng.integers(1, self.colours_allowed(matroid) + 1))
-        return tuple(e for e, c in self._stream(matroid, order) if c == chosen)
+# %% ../nbs/90_matroid_selection.ipynb #3749fcc0
+@patch
+def colours_allowed(self:GraphicRandomOrderSelector, matroid): return 2 * self._alpha(matroid, self.arboricity) - 1
+
+# %% ../nbs/90_matroid_selection.ipynb #2d2bc0cf
+@patch
+def _stream(self:GraphicRandomOrderSelector, matroid, order):
+    "Yield (edge, colour) as edges arrive; colour 0 for the observed sample."
+    n_sample = int(self.sample_fraction * len(order))
+    ordering, _ = degeneracy_ordering([matroid.edges[e] for e in order[:n_sample]]) if n_sample else ((), 0)
+    position = {v: i for i, v in enumerate(ordering)}
+    used = defaultdict(set)
+    for t, e in enumerate(order):
+        if t < n_sample: yield e, 0; continue
+        for x in matroid.edges[e]:
+            if x not in position: position[x] = len(position)  # unseen vertices come after all others
+        u, v = matroid.edges[e]
+        child = u if position[u] > position[v] else v          # the edge points from its later endpoint
+        c = min(set(range(1, len(used[child]) + 2)) - used[child]); used[child].add(c)
+        yield e, c
+
+# %% ../nbs/90_matroid_selection.ipynb #6d8e848f
+@patch
+def colouring(self:GraphicRandomOrderSelector, matroid, order):
+    colour = np.zeros(matroid.n_elements, dtype=int)
+    for e, c in self._stream(matroid, order): colour[e] = c
+    return colour
+
+# %% ../nbs/90_matroid_selection.ipynb #1b865739
+@patch
+def _outcomes(self:GraphicRandomOrderSelector, matroid, order):
+    return self._colour_outcomes(matroid, order, self.colouring(matroid, order), self.colours_allowed(matroid))
+
+# %% ../nbs/90_matroid_selection.ipynb #6ad1e613
+@patch
+def _select(self:GraphicRandomOrderSelector, matroid, order, rng):
+    chosen = int(rng.integers(1, self.colours_allowed(matroid) + 1))
+    return tuple(e for e, c in self._stream(matroid, order) if c == chosen)
 
 # %% ../nbs/90_matroid_selection.ipynb #96f64dea
 class OfflineOptimum(OnlineSelector):

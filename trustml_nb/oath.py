@@ -28,21 +28,20 @@ import pandas as pd
 from scipy.special import gammaln
 
 from .core import (Report, check_array, check_binary, check_flag, check_numbers, check_option, check_same_length, check_scalar,
-                             make_rng, progress, report, require)
+                             derived_rng, derived_seed, make_rng, renamed_keywords, warn_at_user, progress, report, require)
 from .groups import check_sensitive
 from .viz import PALETTE, explorer, new_figure
 from fastcore.basics import patch
 
 
 # %% auto #0
-__all__ = ['ALPHA_BYTES', 'COIN_BYTES', 'DIGEST_BYTES', 'SCALE', 'GROUPS', 'MAX_QUERY_ID', 'STRATEGIES', 'CATCHING_CHECK',
-           'ProtocolError', 'commit', 'fresh_bytes', 'SigningKey', 'verify_signature', 'chain_start', 'chain_link',
-           'Message', 'ServiceRequest', 'ServiceResponse', 'Receipt', 'AuditClaims', 'Openings', 'query_bytes',
-           'query_features', 'Client', 'Provider', 'Auditor', 'fairness_test', 'AuditFailure', 'InferenceOracle',
-           'AuditReport', 'verify_log', 'challenge_sample', 'audit', 'CheatingProvider', 'simulate_service',
-           'escape_probability', 'escape_bound', 'worst_case_escape', 'DetectionReport', 'detection_study',
-           'SamplePredictingProvider', 'ProviderServer', 'RemoteProvider', 'plot_escape', 'explore_detection',
-           'oath_explorer']
+__all__ = ['ALPHA_BYTES', 'COIN_BYTES', 'DIGEST_BYTES', 'SCALE', 'GROUPS', 'MAX_QUERY_ID', 'challenge_sample', 'audit',
+           'STRATEGIES', 'CATCHING_CHECK', 'escape_probability', 'escape_bound', 'worst_case_escape', 'detection_study',
+           'plot_escape', 'explore_detection', 'ProtocolError', 'commit', 'fresh_bytes', 'SigningKey',
+           'verify_signature', 'chain_start', 'chain_link', 'Message', 'ServiceRequest', 'ServiceResponse', 'Receipt',
+           'AuditClaims', 'Openings', 'query_bytes', 'query_features', 'Client', 'Provider', 'Auditor', 'fairness_test',
+           'AuditFailure', 'InferenceOracle', 'AuditReport', 'verify_log', 'CheatingProvider', 'simulate_service',
+           'DetectionReport', 'SamplePredictingProvider', 'ProviderServer', 'RemoteProvider', 'oath_explorer']
 
 # %% ../nbs/80_oath.ipynb #e2b69d53
 ALPHA_BYTES = 16 # length of each client group string alpha_0, alpha_1
@@ -627,7 +626,7 @@ class AuditReport(Report):
     parity_gap: float # |c0/n0 - c1/n1| on the declared counts (NaN when a check failed before the counts)
     tolerance: float # theta / scale, the largest parity gap the test accepts
     n_logged: int # queries in the auditor's log
-    nu: int # queries sampled per group (fewer if a group is smaller)
+    sample_per_group: int # nu: queries sampled per group (fewer if a group is smaller)
     n_sampled: int # queries opened in total
     table: pd.DataFrame # one row per group: group, queries, positives, positive_rate, sampled
     checks: pd.DataFrame # one row per check: check, entries (checked), failures, status (passed, FAILED, not reached)
@@ -639,6 +638,12 @@ class AuditReport(Report):
     notes: tuple = () # what is simulated, what was skipped, and whether the audit is sound
 
     title = 'OATH audit'
+
+    @property
+    def nu(self)->int:
+        "Deprecated: the old name of `sample_per_group`."
+        warn_at_user("AuditReport.nu is renamed 'sample_per_group'; 'nu' is deprecated and will be removed in the next release", FutureWarning, every_time=True)
+        return self.sample_per_group
 
 _CHECKS = ('log', 'signature', 'completeness', 'opening', 'group', 'consistency', 'inference')
 
@@ -678,12 +683,14 @@ def _balanced_sample(groups:np.ndarray, nu:int, rng)->np.ndarray:
 # %% ../nbs/80_oath.ipynb #2d461dfb
 def challenge_sample(
     groups, # the declared group (0/1) of every logged query, in log order (AuditClaims.groups)
-    nu:int, # queries sampled per group (all of a group if it is smaller)
+    sample_per_group:int, # nu: queries sampled per group (all of a group if it is smaller)
     seed:int, # the challenge seed, an int >= 0 (AuditReport.challenge_seed)
 )->np.ndarray: # positions in the log of the queries the challenge opens, group 0's first
-    "The positions a challenge seed opens: nu per declared group by a random permutation (what `audit` samples; a third party's replay)."
-    g = check_binary(groups, 'groups'); check_scalar(nu, 'nu', int, low=1); check_scalar(seed, 'seed', int, low=0)
-    return _balanced_sample(g, int(nu), np.random.default_rng(int(seed)))
+    "The positions a challenge seed opens: `sample_per_group` (the paper's nu) per declared group by a random permutation (what `audit` samples; a third party's replay)."
+    g = check_binary(groups, 'groups'); check_scalar(sample_per_group, 'sample_per_group', int, low=1); check_scalar(seed, 'seed', int, low=0)
+    return _balanced_sample(g, int(sample_per_group), np.random.default_rng(int(seed)))
+
+challenge_sample = renamed_keywords(nu='sample_per_group')(challenge_sample)   # the paper's symbols keep working for one release
 
 # %% ../nbs/80_oath.ipynb #3e174565
 def _draw_challenge(seed)->int:
@@ -759,7 +766,7 @@ def audit(
     auditor:Auditor, # holds the log recorded during service
     provider, # the provider (or a RemoteProvider): answers claims() and open(ids)
     oracle:InferenceOracle, # the SIMULATED zero-knowledge proof of inference
-    nu:int=100, # queries sampled per group
+    sample_per_group:int=100, # nu: queries sampled per group
     theta:int=10**4, # fairness tolerance numerator: the test accepts a parity gap up to theta / scale
     scale:int=SCALE, # fairness tolerance denominator
     seed=None, # None (sound): 128 bits from the OS's CSPRNG, drawn after the claims; an int >= 0 or a Generator only to teach or to replay (NOT sound)
@@ -770,7 +777,7 @@ def audit(
     if not isinstance(auditor, Auditor): raise TypeError(f"auditor must be an Auditor, got {type(auditor).__name__}")
     if not (hasattr(provider, 'claims') and hasattr(provider, 'open')): raise TypeError(f"provider must have claims() and open(ids), got {type(provider).__name__}")
     if not isinstance(oracle, InferenceOracle): raise TypeError(f"oracle must be an InferenceOracle, got {type(oracle).__name__}")
-    check_scalar(nu, 'nu', int, low=1); check_scalar(theta, 'theta', int, low=0); check_scalar(scale, 'scale', int, low=1)
+    nu = check_scalar(sample_per_group, 'sample_per_group', int, low=1); check_scalar(theta, 'theta', int, low=0); check_scalar(scale, 'scale', int, low=1)
     check_flag(raise_on_failure, 'raise_on_failure'); check_flag(check_log, 'check_log')
     if seed is not None and not isinstance(seed, np.random.Generator): check_scalar(seed, 'seed', int, low=0)
     sound = seed is None
@@ -803,29 +810,31 @@ def audit(
     if failure is None and not fair: notes.append(f"the declared counts fail the fairness test: parity gap {gap:.4f} > {theta / scale:.4f}")
     return AuditReport(certified=failure is None and bool(fair), cheating_detected=failure is not None,
                        failed_check='' if failure is None else failure.check, message='' if failure is None else str(failure),
-                       fair=bool(fair), parity_gap=gap, tolerance=theta / scale, n_logged=int(n_log), nu=int(nu), n_sampled=int(len(pos)),
+                       fair=bool(fair), parity_gap=gap, tolerance=theta / scale, n_logged=int(n_log), sample_per_group=int(nu), n_sampled=int(len(pos)),
                        table=table, checks=checks, sound=sound,
                        challenge_source='secrets (OS CSPRNG), drawn after the claims' if sound else 'seed given by the caller',
                        challenge_seed=drawn['seed'], claims_digest=drawn['claims_digest'], sampled_ids=np.asarray(drawn['ids'], np.int64),
                        notes=tuple(notes))
+
+audit = renamed_keywords(nu='sample_per_group')(audit)   # the paper's symbols keep working for one release
 
 # %% ../nbs/80_oath.ipynb #6c1c7d47
 STRATEGIES = ('honest', 'unfair_model', 'misreport_group', 'alter', 'late_commit', 'drop') # the provider behaviours the simulator knows
 CATCHING_CHECK = {'unfair_model': 'inference', 'misreport_group': 'group', 'alter': 'consistency', 'late_commit': 'opening', 'drop': 'completeness'} # the check that exposes each strategy
 
 class CheatingProvider(Provider):
-    "A provider that deviates on a fraction eps of queries in one of five ways; `cheated_` marks the wrong entries (simulator truth)."
+    "A provider that deviates on a fraction `cheat_rate` (the paper's eps) of queries in one of five ways; `cheated_` marks the wrong entries (simulator truth)."
     def __init__(self,
                  model, # the certified model (what an honest provider serves)
                  strategy:str='unfair_model', # one of STRATEGIES
-                 eps:float=0.05, # probability of cheating on each query
+                 cheat_rate:float=0.05, # eps: probability of cheating on each query
                  alternative_model=None, # the model served instead (strategy 'unfair_model' only)
                  seed=0, # seed (int >= 0) or numpy Generator: which queries are cheated on
                  key:SigningKey|None=None, # the provider's key pair (None: a fresh one)
                 ):
         super().__init__(model, key)
         self.strategy = check_option(strategy, 'strategy', STRATEGIES)
-        self.eps = float(check_scalar(eps, 'eps', float, 0, 1))
+        self.cheat_rate = float(check_scalar(cheat_rate, 'cheat_rate', float, 0, 1))
         if strategy == 'unfair_model':
             if alternative_model is None: raise ValueError("alternative_model is required with strategy='unfair_model' (the model served instead)")
             _check_model(alternative_model, 'alternative_model')
@@ -840,7 +849,7 @@ class CheatingProvider(Provider):
 
     def _answers(self, X, groups):
         honest = _predict(self.model, X)
-        pick = self._rng.uniform(size=len(X)) < self.eps if self.strategy != 'honest' else np.zeros(len(X), bool)
+        pick = self._rng.uniform(size=len(X)) < self.cheat_rate if self.strategy != 'honest' else np.zeros(len(X), bool)
         if self.strategy == 'unfair_model':
             out = np.where(pick, _predict(self.alternative_model, X, 'alternative_model'), honest).astype(np.uint8)
             self._bad.append(out != honest); return out
@@ -859,6 +868,8 @@ class CheatingProvider(Provider):
             b = self.cheated_[pos]; o[b] ^= 1
             r[b] = np.frombuffer(fresh_bytes(int(b.sum()) * COIN_BYTES), np.uint8).reshape(-1, COIN_BYTES)
         return o, r
+
+CheatingProvider.__init__ = renamed_keywords(eps='cheat_rate')(CheatingProvider.__init__)   # the paper's symbols keep working for one release
 
 # %% ../nbs/80_oath.ipynb #cc6c143f
 def simulate_service(
@@ -904,36 +915,40 @@ def _log_choose(a, k): return gammaln(np.asarray(a, float) + 1) - gammaln(np.asa
 def escape_probability(
     group_sizes, # (n_0, n_1): declared queries per group
     bad_counts, # (b_0, b_1): wrong entries among them
-    nu:int, # queries sampled per group (all of a group if it is smaller)
+    sample_per_group:int, # nu: queries sampled per group (all of a group if it is smaller)
 )->float:
     "Exact probability that a balanced sample of nu per group contains no wrong entry (product of hypergeometric terms)."
     n = np.asarray(check_numbers(group_sizes, 'group_sizes', int, low=0)); b = np.asarray(check_numbers(bad_counts, 'bad_counts', int, low=0))
     if len(n) != len(b): raise ValueError(f"group_sizes and bad_counts must have the same length, got {len(n)} and {len(b)}")
     if (b > n).any(): raise ValueError(f"bad_counts {b.tolist()} exceed group_sizes {n.tolist()}")
-    check_scalar(nu, 'nu', int, low=1)
+    nu = check_scalar(sample_per_group, 'sample_per_group', int, low=1)
     k = np.minimum(nu, n)
     if (n - b < k).any(): return 0.0
     return float(np.exp(np.sum(_log_choose(n - b, k) - _log_choose(n, k))))
 
+escape_probability = renamed_keywords(nu='sample_per_group')(escape_probability)   # the paper's symbols keep working for one release
+
 # %% ../nbs/80_oath.ipynb #d7f63f61
 def escape_bound(
-    eps:float, # fraction of wrong entries in the log
-    nu:int, # queries sampled per group
+    bad_fraction:float, # eps: fraction of wrong entries in the log
+    sample_per_group:int, # nu: queries sampled per group
 )->float:
     "The paper's soundness bound (1 - eps/2)^nu on the escape probability."
-    check_scalar(eps, 'eps', float, 0, 1); check_scalar(nu, 'nu', int, low=1)
+    eps = check_scalar(bad_fraction, 'bad_fraction', float, 0, 1); nu = check_scalar(sample_per_group, 'sample_per_group', int, low=1)
     return float((1 - eps / 2) ** nu)
+
+escape_bound = renamed_keywords(eps='bad_fraction', nu='sample_per_group')(escape_bound)   # the paper's symbols keep working for one release
 
 # %% ../nbs/80_oath.ipynb #53a8645f
 def worst_case_escape(
     n_queries:int, # logged queries
-    eps:float, # fraction of wrong entries (ceil(eps * n_queries) of them)
-    nu:int, # queries sampled per group
-    share0:float=0.5, # fraction of the queries in group 0
+    bad_fraction:float, # eps: fraction of wrong entries (ceil(eps * n_queries) of them)
+    sample_per_group:int, # nu: queries sampled per group
+    group0_share:float=0.5, # fraction of the queries in group 0
 )->float:
     "The largest exact escape probability over every way of splitting the wrong entries between the two groups."
-    check_scalar(n_queries, 'n_queries', int, low=2); check_scalar(eps, 'eps', float, 0, 1); check_scalar(nu, 'nu', int, low=1)
-    check_scalar(share0, 'share0', float, 0, 1, closed='neither')
+    check_scalar(n_queries, 'n_queries', int, low=2); eps = check_scalar(bad_fraction, 'bad_fraction', float, 0, 1); nu = check_scalar(sample_per_group, 'sample_per_group', int, low=1)
+    share0 = check_scalar(group0_share, 'group0_share', float, 0, 1, closed='neither')
     n0 = min(max(int(round(share0 * n_queries)), 1), n_queries - 1); n1 = n_queries - n0; bad = int(np.ceil(eps * n_queries - 1e-9))
     b0 = np.arange(max(0, bad - n1), min(bad, n0) + 1); b1 = bad - b0
     k0, k1 = min(nu, n0), min(nu, n1)
@@ -942,6 +957,8 @@ def worst_case_escape(
              + np.where(n1 - b1 >= k1, _log_choose(n1 - b1, k1), -np.inf) - _log_choose(n1, k1)
     return float(np.exp(logp.max()))
 
+worst_case_escape = renamed_keywords(eps='bad_fraction', nu='sample_per_group', share0='group0_share')(worst_case_escape)   # the paper's symbols keep working for one release
+
 # %% ../nbs/80_oath.ipynb #08e7ef14
 @report
 class DetectionReport(Report):
@@ -949,12 +966,18 @@ class DetectionReport(Report):
     table: pd.DataFrame # one row per strategy: strategy, eps, bad_fraction, bad_entries, declared_0/1 and bad_0/1 (per declared group), audits, caught, escaped, empirical_escape, exact_escape, bound, standard_error, z_score, caught_by
     n_queries: int # queries logged per strategy
     n_audits: int # audits per strategy
-    nu: int # queries sampled per group in every audit
+    sample_per_group: int # nu: queries sampled per group in every audit
     worst_z: float # the largest |empirical - exact| / standard error over the strategies (0 where both are exactly 0 or 1)
     setting: str # the settings in words
     notes: tuple = () # how the numbers were obtained
 
     title = 'OATH: detection of cheating providers'
+
+    @property
+    def nu(self)->int:
+        "Deprecated: the old name of `sample_per_group`."
+        warn_at_user("DetectionReport.nu is renamed 'sample_per_group'; 'nu' is deprecated and will be removed in the next release", FutureWarning, every_time=True)
+        return self.sample_per_group
 
     def to_frame(self)->pd.DataFrame:
         "The headline columns of the table (all of them are in `.table`)."
@@ -971,33 +994,33 @@ def detection_study(
     features, # (m, d) numeric feature table the queries are drawn from
     sensitive, # (m,) the group of each row (two labels)
     strategies=STRATEGIES, # the provider behaviours to measure
-    eps:float=0.02, # probability of cheating on each query
-    nu:int=40, # queries sampled per group in each audit
+    cheat_rate:float=0.02, # eps: probability of cheating on each query
+    sample_per_group:int=40, # nu: queries sampled per group in each audit
     n_audits:int=2000, # audits per strategy
     n_queries:int=2000, # queries logged per strategy
     alternative_model=None, # the model a provider with strategy 'unfair_model' serves instead
-    seed=0, # seed (int >= 0): the queries, the cheated entries and the samples
+    seed=0, # seed (int >= 0): strategy i's cheated entries, queries and samples are streams (i, 0), (i, 1) and (i, 2) of it (`derived_seed`)
     show_progress:bool|None=None, # progress bar (None: follow TRUSTML_NB_PROGRESS)
 )->DetectionReport:
     "Run many audits of providers that cheat in different ways; compare the escape rate with the exact value and the bound."
     strategies = (strategies,) if isinstance(strategies, str) else tuple(strategies)
     if not strategies: raise ValueError("strategies must name at least one of " + ', '.join(STRATEGIES))
     for s_ in strategies: check_option(s_, 'strategies', STRATEGIES)
-    check_scalar(eps, 'eps', float, 0, 1); check_scalar(nu, 'nu', int, low=1); check_scalar(n_audits, 'n_audits', int, low=1)
+    eps = check_scalar(cheat_rate, 'cheat_rate', float, 0, 1); nu = check_scalar(sample_per_group, 'sample_per_group', int, low=1); check_scalar(n_audits, 'n_audits', int, low=1)
     check_scalar(n_queries, 'n_queries', int, low=2); check_scalar(seed, 'seed', int, low=0); check_flag(show_progress, 'show_progress', allow_none=True)
     if 'unfair_model' in strategies: _check_model(alternative_model, 'alternative_model')
     oracle, rows = InferenceOracle(model), []
     bar = progress(total=len(strategies) * int(n_audits), desc='audits', show=show_progress)
     for i, strat in enumerate(strategies):
-        prov = CheatingProvider(model, strat, eps, alternative_model if strat == 'unfair_model' else None, seed=seed + 1000 * i)
+        prov = CheatingProvider(model, strat, eps, alternative_model if strat == 'unfair_model' else None, seed=derived_seed(seed, i, 0))
         aud = Auditor(prov.public_key)
-        simulate_service(prov, aud, features, sensitive, n_queries, seed=seed + 1000 * i, show_progress=False)
+        simulate_service(prov, aud, features, sensitive, n_queries, seed=derived_seed(seed, i, 1), show_progress=False)
         verify_log(aud)                                                  # once per log; every audit below re-runs the other checks
         bad = prov.cheated_; st = prov.state
         g_claim = st['groups'] ^ (bad if strat == 'misreport_group' else 0)
         n_g = np.bincount(g_claim, minlength=2); b_g = np.bincount(g_claim, weights=bad, minlength=2).astype(int)
         exact = 0.0 if strat == 'drop' and bad.any() else escape_probability(n_g, b_g, nu)
-        rng, caught, by = np.random.default_rng(seed + 1000 * i + 1), 0, {}
+        rng, caught, by = derived_rng(seed, i, 2), 0, {}
         try: ids, g, o, _, _ = _check_claims(aud, prov.claims())          # the claims are the same in every audit of this log
         except AuditFailure as e: caught, by = int(n_audits), {e.check: int(n_audits)}; bar.update(int(n_audits))
         if not caught:
@@ -1016,9 +1039,11 @@ def detection_study(
     notes = ("bound: (1 - bad_fraction/2)^nu, the paper's soundness bound at the realised fraction of wrong entries",
              "exact: product of hypergeometric terms over the declared groups; standard error sqrt(exact (1 - exact) / audits)",
              "the inference check is SIMULATED by trusted re-execution of the certified model")
-    return DetectionReport(table=table, n_queries=int(n_queries), n_audits=int(n_audits), nu=int(nu),
+    return DetectionReport(table=table, n_queries=int(n_queries), n_audits=int(n_audits), sample_per_group=int(nu),
                            worst_z=float(table['z_score'].abs().max()), setting=f"eps={eps:.3f}, nu={nu}, {n_audits} audits of {n_queries} queries",
                            notes=notes)
+
+detection_study = renamed_keywords(eps='cheat_rate', nu='sample_per_group')(detection_study)   # the paper's symbols keep working for one release
 
 # %% ../nbs/80_oath.ipynb #a1f0c3d2
 class SamplePredictingProvider(Provider):
@@ -1028,13 +1053,13 @@ class SamplePredictingProvider(Provider):
     def __init__(self,
                  model, # the certified model (served honestly: every commitment is correct)
                  seed:int, # the seed the auditor will use, known in advance (the flaw this provider exploits)
-                 nu:int, # the auditor's queries per group
+                 sample_per_group:int, # nu: the auditor's queries per group
                  theta:int, # the auditor's tolerance numerator: the declared counts are altered until fairness_test(..., theta, scale) passes
                  scale:int=SCALE, # the tolerance denominator
                  key:SigningKey|None=None, # the provider's key pair (None: a fresh one)
                 ):
         super().__init__(model, key)
-        self.seed, self.nu = int(check_scalar(seed, 'seed', int, low=0)), int(check_scalar(nu, 'nu', int, low=1))
+        self.seed, self.nu = int(check_scalar(seed, 'seed', int, low=0)), int(check_scalar(sample_per_group, 'sample_per_group', int, low=1))
         self.theta, self.scale = int(check_scalar(theta, 'theta', int, low=0)), int(check_scalar(scale, 'scale', int, low=1))
 
     @property
@@ -1055,6 +1080,8 @@ class SamplePredictingProvider(Provider):
             while cand and not fairness_test(int(n[0]), int(n[1]), int(c[0]), int(c[1]), self.theta, self.scale):
                 j = cand.pop(); o[j] ^= 1; c[grp] += 1 - 2 * val
         return ids, g, o
+
+SamplePredictingProvider.__init__ = renamed_keywords(nu='sample_per_group')(SamplePredictingProvider.__init__)   # the paper's symbols keep working for one release
 
 # %% ../nbs/80_oath.ipynb #5b63c92a
 class _Refused(Exception):
@@ -1179,28 +1206,13 @@ def _handle(self:_Handler, method:str):
     self._reply(200, out)
 
 # %% ../nbs/80_oath.ipynb #6d832b7f
-@patch
-def do_GET(self:_Handler): self._handle('GET')
+def _route(verb:str):
+    "The `do_<verb>` method of `_Handler`: every verb goes through `_handle`, which answers the known routes and refuses the rest."
+    def do(self:_Handler): self._handle(verb)
+    do.__name__ = do.__qualname__ = f'do_{verb}'
+    return do
 
-# %% ../nbs/80_oath.ipynb #8e908ab7
-@patch
-def do_POST(self:_Handler): self._handle('POST')
-
-# %% ../nbs/80_oath.ipynb #02a6cfc7
-@patch
-def do_PUT(self:_Handler): self._handle('PUT')
-
-# %% ../nbs/80_oath.ipynb #f71c6b35
-@patch
-def do_DELETE(self:_Handler): self._handle('DELETE')
-
-# %% ../nbs/80_oath.ipynb #aa1a0ff0
-@patch
-def do_PATCH(self:_Handler): self._handle('PATCH')
-
-# %% ../nbs/80_oath.ipynb #22ef8c9e
-@patch
-def do_OPTIONS(self:_Handler): self._handle('OPTIONS')
+for _verb in ('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'): setattr(_Handler, f'do_{_verb}', _route(_verb))
 
 # %% ../nbs/80_oath.ipynb #ac78b46c
 class ProviderServer:
@@ -1319,11 +1331,11 @@ class RemoteProvider:
 # %% ../nbs/80_oath.ipynb #85538eab
 def plot_escape(
     detection:DetectionReport, # a detection report (from detection_study); its first strategy is drawn
-    max_nu:int=200, # the x axis runs over nu = 1..max_nu
+    max_per_group:int=200, # the x axis runs over nu = 1..max_per_group
 ):
     "Escape probability over nu: the paper's bound, the exact value, and the empirical rate at the audited nu; and how audits ended."
     if not isinstance(detection, DetectionReport): raise TypeError(f"detection must be a DetectionReport, got {type(detection).__name__}")
-    check_scalar(max_nu, 'max_nu', int, low=2)
+    max_nu = check_scalar(max_per_group, 'max_per_group', int, low=2)
     row = detection.table.iloc[0]; nus = np.arange(1, max_nu + 1)
     fig, (ax, bx) = new_figure(1, 2, figsize=(10, 4.2), gridspec_kw={'width_ratios': [2.2, 1]})
     ax.plot(nus, [(1 - row['bad_fraction'] / 2) ** v for v in nus], '--', color=PALETTE[1], label='paper bound (1 - eps/2)^nu')
@@ -1331,33 +1343,37 @@ def plot_escape(
     exact = [0.0 if row['strategy'] == 'drop' and row['bad_entries'] else escape_probability(sizes, bad, int(v)) for v in nus]
     ax.plot(nus, exact, color=PALETTE[0], label='exact (hypergeometric)')
     se = np.sqrt(max(row['empirical_escape'] * (1 - row['empirical_escape']), 1e-12) / row['audits'])
-    ax.errorbar([detection.nu], [row['empirical_escape']], yerr=[[min(2 * se, row['empirical_escape'])], [2 * se]], fmt='o', color='k',
+    ax.errorbar([detection.sample_per_group], [row['empirical_escape']], yerr=[[min(2 * se, row['empirical_escape'])], [2 * se]], fmt='o', color='k',
                 capsize=4, label=f"observed, {row['audits']} audits")
     ax.set_xlabel('nu: queries opened per group'); ax.set_ylabel('P(cheater escapes)'); ax.set_ylim(-0.02, 1.02); ax.set_xlim(0, max_nu)
     ax.set_title(f"{row['strategy']}: {row['bad_entries']} wrong entries ({row['bad_fraction']:.2%})", fontsize=11)
     ax.legend(loc='upper center', bbox_to_anchor=(0.5, -0.2), ncol=3, fontsize=9, frameon=False)     # below the axes, never over the curves
     bx.bar(['caught', 'escaped'], [row['caught'], row['escaped']], color=[PALETTE[2], PALETTE[3]])
-    bx.set_title(f"{row['audits']} audits at nu = {detection.nu}", fontsize=11); bx.set_ylabel('audits')
+    bx.set_title(f"{row['audits']} audits at nu = {detection.sample_per_group}", fontsize=11); bx.set_ylabel('audits')
     for j, v in enumerate([row['caught'], row['escaped']]): bx.annotate(str(v), (j, v), ha='center', va='bottom', fontsize=10)
     bx.set_ylim(0, row['audits'] * 1.15)
     return fig
+
+plot_escape = renamed_keywords(max_nu='max_per_group')(plot_escape)   # the paper's symbols keep working for one release
 
 # %% ../nbs/80_oath.ipynb #41665d01
 def explore_detection(
     model, features, sensitive, # the certified model, the client feature table and the clients' groups
     strategy:str='unfair_model', # one of STRATEGIES
-    eps:float=0.02, # probability of cheating on each query
-    nu:int=40, # queries sampled per group
+    cheat_rate:float=0.02, # eps: probability of cheating on each query
+    sample_per_group:int=40, # nu: queries sampled per group
     alternative_model=None, # the model served instead (strategy 'unfair_model')
     n_audits:int=200, # audits
     n_queries:int=2000, # queries in the log
     seed:int=0, # seed of the log and the samples
 )->tuple: # (DetectionReport, figure)
     "One strategy's detection study and its picture (the explorer's render function)."
-    det = detection_study(model, features, sensitive, (strategy,), eps, nu, n_audits, n_queries,
+    det = detection_study(model, features, sensitive, (strategy,), cheat_rate, sample_per_group, n_audits, n_queries,
                           alternative_model if strategy == 'unfair_model' else None, seed, show_progress=False)
     fig = plot_escape(det)
     return det, fig
+
+explore_detection = renamed_keywords(eps='cheat_rate', nu='sample_per_group')(explore_detection)   # the paper's symbols keep working for one release
 
 # %% ../nbs/80_oath.ipynb #aa5daa78
 def oath_explorer(
@@ -1370,12 +1386,12 @@ def oath_explorer(
     "Explorer: cheating rate eps, strategy and nu; caught and escaped audits against the exact value and the bound."
     import ipywidgets as W
     _check_model(model); check_option(strategy, 'strategy', STRATEGIES); check_scalar(n_audits, 'n_audits', int, low=1); check_scalar(n_queries, 'n_queries', int, low=2)
-    return explorer(lambda eps, strategy, nu: explore_detection(model, features, sensitive, strategy, eps, nu, alternative_model, n_audits, n_queries),
+    return explorer(lambda cheat_rate, strategy, sample_per_group: explore_detection(model, features, sensitive, strategy, cheat_rate, sample_per_group, alternative_model, n_audits, n_queries),
                     title='OATH: can a cheating provider escape the audit?',
-                    eps=W.FloatSlider(value=0.02, min=0.005, max=0.1, step=0.005, description='cheat rate eps', readout_format='.3f',
+                    cheat_rate=W.FloatSlider(value=0.02, min=0.005, max=0.1, step=0.005, description='cheat rate eps', readout_format='.3f',
                                       continuous_update=False, style={'description_width': 'initial'}),
                     strategy=W.Dropdown(options=list(STRATEGIES), value=strategy, description='strategy'),
-                    nu=W.IntSlider(value=40, min=5, max=200, step=5, description='nu per group', continuous_update=False, style={'description_width': 'initial'}))
+                    sample_per_group=W.IntSlider(value=40, min=5, max=200, step=5, description='nu per group', continuous_update=False, style={'description_width': 'initial'}))
 
 # %% ../nbs/80_oath.ipynb #d0fb1309
 from .core import document_parameters as _document_parameters
