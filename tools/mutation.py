@@ -89,7 +89,7 @@ EQUIVALENT = {
     'trustml_nb.fairdice.x__dual_hess__mutmut_42': "np.minimum(y, 1) inside np.where(y < 0, ...): only entries with y < 0 are used, where min(y, 0) = min(y, 1)",
     'trustml_nb.fairdice.x__newton__mutmut_19': "the stall counter starts at 1: Newton stops one stalled step earlier; the answer is the same to the tolerance",
     'trustml_nb.fairdice.x__newton__mutmut_59': "lstsq(...)[1] in the except branch: np.linalg.solve of a damped SPD matrix never raises LinAlgError here",
-    'trustml_nb.gam_explain.x_csr_tol__mutmut_26': "'<' for '<=' against delta + 1e-12: differs only when the sum equals delta + 1e-12 exactly",
+    'trustml_nb.gam_explain.x_csr_tol__mutmut_26': "'<' for '<=' against tolerance + 1e-12 (the paper's delta): differs only when the sum equals tolerance + 1e-12 exactly",
     'trustml_nb.gam_explain.x_msr_tol__mutmut_131': "take = zeros(..., None): float 0/1 instead of bool; only its truth value is read",
     'trustml_nb.multicalibration.x__smooth_ece__mutmut_31': "bisection bracket [1e-4, 2] for [1e-4, 1]: the root is below 1 (smECE <= 1/2), 25 halvings reach it either way",
     'trustml_nb.pse.x__effects_tables__mutmut_121': "phi_tv with + for -: the two terms live on disjoint rows (x = 1, x = 0) and each has mean 0 in the sample (m1, m0 are the group means), so std(a + b) = std(a - b) exactly",

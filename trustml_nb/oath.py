@@ -1212,7 +1212,8 @@ def _route(verb:str):
     do.__name__ = do.__qualname__ = f'do_{verb}'
     return do
 
-for _verb in ('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'): setattr(_Handler, f'do_{_verb}', _route(_verb))
+_Handler.do_GET, _Handler.do_POST, _Handler.do_PUT, _Handler.do_DELETE, _Handler.do_PATCH, _Handler.do_OPTIONS = (
+    _route(v) for v in ('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'))   # every verb through one router, no loop variable left in the module
 
 # %% ../nbs/80_oath.ipynb #ac78b46c
 class ProviderServer:
