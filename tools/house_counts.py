@@ -71,8 +71,8 @@ def _public_callables():
 
 
 def seed_aliases(deprecated:bool=False) -> list:
-    "(callable, parameter) for every public parameter named random_state or init_seed (deprecated=True: only an estimator's old keyword, declared Renamed and kept for one release)."
-    from trustml_nb.core import Renamed
+    "(callable, parameter) for every public parameter named random_state or init_seed (deprecated=True: only old keywords kept for one release: declared Renamed, or defaulting to core.DEPRECATED)."
+    from trustml_nb.core import DEPRECATED, Renamed
     out = []
     for qual, fn, _ in _public_callables():
         try: params = inspect.signature(fn).parameters
@@ -80,7 +80,8 @@ def seed_aliases(deprecated:bool=False) -> list:
         mod, _, name = qual.partition('.')
         cls = getattr(importlib.import_module(f'trustml_nb.{mod}'), name.split('.')[0], None)
         declared = getattr(cls, 'parameters', {}) if inspect.isclass(cls) else {}
-        out += [(qual, p) for p in params if p in SEED_ALIASES and isinstance(declared.get(p), Renamed) == deprecated]
+        old = lambda p: isinstance(declared.get(p), Renamed) or isinstance(params[p].default, str) and params[p].default == DEPRECATED
+        out += [(qual, p) for p in params if p in SEED_ALIASES and old(p) == deprecated]
     return out
 
 
