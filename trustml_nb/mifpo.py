@@ -21,7 +21,7 @@ from sklearn.base import TransformerMixin
 from threadpoolctl import threadpool_limits
 
 from .core import (Estimator, NumericalWarning, Report, check_array, check_binary, check_flag, check_is_fitted, check_numbers, check_option,
-                             check_probabilities, check_same_length, check_scalar, check_seed, column_names, make_rng, match_columns, progress,
+                             check_probabilities, check_same_length, check_scalar, check_scored, check_seed, column_names, equal_width_bins, make_rng, match_columns, progress,
                              quiet, report, report_numerical, require)
 from .data import benchmark_result
 from .groups import check_sensitive, label_column
@@ -83,11 +83,9 @@ def score_bins(
 # %% ../nbs/70_mifpo.ipynb #14623199
 def _check_score_data(y_true, y_prob, sensitive, min_group_size:int=2, names:tuple=('y_true', 'y_prob'))->tuple:
     "Checked (score, labels, group codes 0/1, group labels); errors name the labels and scores as `names` (the caller's argument names)."
-    yname, pname = names
-    s = check_probabilities(y_prob, pname, one_per_row=True)
-    y = None if y_true is None else check_binary(y_true, yname, both_classes=True)
+    y, s = check_scored(y_true, y_prob, names, both_classes=True)
     codes, labels = check_sensitive(sensitive, 'sensitive', kind='binary', min_group_size=min_group_size)
-    check_same_length(**{pname: s, 'sensitive': codes}, **({} if y is None else {yname: y}))
+    check_same_length(**{names[1]: s, 'sensitive': codes})
     return s, y, codes, tuple(str(g) for g in labels)
 
 # %% ../nbs/70_mifpo.ipynb #eb0d8acd
@@ -280,6 +278,14 @@ def _atom_table(bins, enc0, enc1, layer, bin0, bin1, objective)->tuple:
                         'positive_rate': rate, 'label': (rate > 0.5).astype(int)})
     return tab[T > 1e-9].reset_index(drop=True), value, tv
 
+# %% ../nbs/70_mifpo.ipynb #45a18592
+_DCCP_CHECKS = dict(n_atoms=partial(check_scalar, kind=int, low=1, high=20), restarts=partial(check_scalar, kind=int, low=1, high=50),
+                    max_iter=partial(check_scalar, kind=int, low=1, high=10000), seed=check_seed) # the DCCP settings, checked alike everywhere
+
+def _check_dccp(**settings)->None:
+    "Check DCCP settings given by name (n_atoms, restarts, max_iter, seed) with `_DCCP_CHECKS`."
+    for name, value in settings.items(): _DCCP_CHECKS[name](value, name)
+
 # %% ../nbs/70_mifpo.ipynb #7f0934cd
 def mifpo_program(
     bins:ScoreBins, # binned group scores
@@ -291,9 +297,8 @@ def mifpo_program(
     seed:int=0, # seed of DCCP's random starts
 )->MIFPOSolution:
     "Solve the MIFPO program at one gamma with DCCP (the paper's route); re-evaluate the representation it returns."
-    _check_bins(bins); check_scalar(gamma, 'gamma', float, 0, 1); check_scalar(n_atoms, 'n_atoms', int, 1, 20)
-    check_option(objective, 'objective', OBJECTIVES); check_scalar(restarts, 'restarts', int, 1, 50)
-    check_scalar(max_iter, 'max_iter', int, 1, 10000); check_scalar(seed, 'seed', int, 0)
+    _check_bins(bins); check_scalar(gamma, 'gamma', float, 0, 1); check_option(objective, 'objective', OBJECTIVES)
+    _check_dccp(n_atoms=n_atoms, restarts=restarts, max_iter=max_iter, seed=seed)
     prob, ru, rv = _dccp_problem(bins, float(gamma), n_atoms, objective)
     notes, t0 = [], time.perf_counter()
     try: solver_value = prob.solve(method='dccp', k_ccp=restarts, max_iter=max_iter, seed=seed, parallel=False, solver='CLARABEL')
@@ -354,8 +359,7 @@ def pareto_front(
     routes = _check_routes(routes)
     if 'lp' in routes and objective != 'error': raise ValueError("routes: the LP route is exact for objective='error' only; use routes=('dccp',) for 'entropy'")
     check_scalar(tolerance, 'tolerance', float, 0, 1); check_flag(show_progress, 'show_progress', allow_none=True)
-    check_scalar(n_atoms, 'n_atoms', int, 1, 20); check_scalar(restarts, 'restarts', int, 1, 50)
-    check_scalar(max_iter, 'max_iter', int, 1, 10000); check_scalar(seed, 'seed', int, 0)
+    _check_dccp(n_atoms=n_atoms, restarts=restarts, max_iter=max_iter, seed=seed)
     tab = pd.DataFrame({'gamma': gam, 'lp': np.nan, 'dccp': np.nan, 'gap': np.nan, 'dccp_above_lp': False, 'dp_gap': np.nan, 'tv': np.nan})
     lp_s = dccp_s = dccp_cpu = 0.0; notes = []
     if 'lp' in routes:
@@ -434,7 +438,7 @@ class ScoreReport(Report):
 # %% ../nbs/70_mifpo.ipynb #916b9729
 def _calibration_error(y, p, n_bins:int=10)->float:
     "Expected calibration error over equal-width bins."
-    b = np.minimum((p * n_bins).astype(int), n_bins - 1); cnt = np.bincount(b, minlength=n_bins)
+    b = equal_width_bins(p, n_bins)
     return float(np.abs(np.bincount(b, weights=y - p, minlength=n_bins)).sum() / len(y))
 
 # %% ../nbs/70_mifpo.ipynb #9193a764
@@ -566,9 +570,7 @@ class RepresentationEvaluation(Report):
 class FairRepresentation(TransformerMixin, Estimator):
     "A gamma-fair representation of (score bin, group) from the MIFPO program (DCCP) or the exact LP, with a classifier on top."
     parameters = dict(gamma=partial(check_scalar, kind=float, low=0, high=1), n_bins=partial(check_scalar, kind=int, low=1, high=1000),
-                      route=partial(check_option, options=ROUTES), objective=partial(check_option, options=OBJECTIVES),
-                      n_atoms=partial(check_scalar, kind=int, low=1, high=20), restarts=partial(check_scalar, kind=int, low=1, high=50),
-                      max_iter=partial(check_scalar, kind=int, low=1, high=10000), seed=check_seed)
+                      route=partial(check_option, options=ROUTES), objective=partial(check_option, options=OBJECTIVES), **_DCCP_CHECKS)
 
     def __init__(self, *,
                  gamma:float=0.1, # TV bound of the representation, in [0, 1]
@@ -686,7 +688,8 @@ def evaluate(self:FairRepresentation,
             )->RepresentationEvaluation:
     "Expected error and DP gap of the classifier on top of Z on these rows, beside the front's prediction."
     check_is_fitted(self)
-    codes, b = _assign_bins(self.bins_, X, sensitive, 'X'); y = check_binary(y, 'y'); check_same_length(X=codes, y=y)
+    y, s = check_scored(y, X, ('y', 'X'))
+    codes, b = _assign_bins(self.bins_, s, sensitive, 'X')
     if len(np.unique(codes)) < 2: raise ValueError("sensitive must contain both fitted groups to measure a DP gap")
     ev = self._evaluate(codes, b, y)
     return RepresentationEvaluation(n_rows=len(y), error=ev['error'], dp_gap=ev['dp_gap'], front_error=self.report_.front_value,
@@ -730,13 +733,13 @@ def compare_peers(
     levels = check_numbers(dp_levels, 'dp_levels', float, 0, 1, 'right'); check_scalar(tolerance, 'tolerance', float, 0, 0.1)
     check_scalar(seed, 'seed', int, 0)
     bins = bin_scores(y_true, y_prob, sensitive, n_bins)
-    y = check_binary(y_true, 'y_true'); s = check_probabilities(y_prob, 'y_prob', one_per_row=True)
+    y, s = check_scored(y_true, y_prob)
     sets = {'fit': (y, s, np.asarray(sensitive))}
     given = [v is not None for v in (y_true_test, y_prob_test, sensitive_test)]
     if any(given) and not all(given): raise ValueError("y_true_test, y_prob_test and sensitive_test must be given together")
     if all(given):
-        yt = check_binary(y_true_test, 'y_true_test'); st = check_probabilities(y_prob_test, 'y_prob_test', one_per_row=True)
-        check_same_length(y_true_test=yt, y_prob_test=st, sensitive_test=np.asarray(sensitive_test)); sets['test'] = (yt, st, np.asarray(sensitive_test))
+        yt, st = check_scored(y_true_test, y_prob_test, ('y_true_test', 'y_prob_test'))
+        check_same_length(y_prob_test=st, sensitive_test=np.asarray(sensitive_test)); sets['test'] = (yt, st, np.asarray(sensitive_test))
     feats = {}
     for k, (yy, ss, aa) in sets.items():
         codes, b = assign_bins(bins, ss, aa)

@@ -256,6 +256,17 @@ def _verdict(h:float)->str:
     if h <= 2 / 3: return "between monoculture and multiplicity"
     return "closer to monoculture"
 
+# %% ../nbs/95_monoculture.ipynb #2c4e1679
+def _ecosystem_inputs(y_true, y_pred, null:str, difficulty, n_bins:int)->tuple: # (decisions H, labels or None, null strata, rejections as floats)
+    "Check what `measure_ecosystem` and `bootstrap_ecosystem` share: the decisions, the labels and the null model's strata."
+    H = check_decisions(y_pred)
+    y = None if y_true is None else check_binary(y_true, 'y_true'); check_same_length(y_true=y, y_pred=H)
+    check_option(null, 'null', NULLS)
+    if null == 'label' and y is None: raise ValueError("null='label' needs y_true; it is None")
+    if difficulty is not None: check_same_length(y_pred=H, difficulty=check_array(difficulty, 'difficulty', ndim=1))
+    strata = null_strata(null, y, difficulty, n_bins, n_rows=len(H))
+    return H, y, strata, 1.0 - H.to_numpy(float)   # float rejections: BLAS matrix products
+
 # %% ../nbs/95_monoculture.ipynb #2e59e6ca
 def measure_ecosystem(
     y_true, # labels 0/1 (1 = qualified for the favourable decision), or None for an unlabelled ecosystem
@@ -268,14 +279,9 @@ def measure_ecosystem(
     epsilon:float=0.01, # accuracy tolerance of the Rashomon set
 )->EcosystemReport:
     "Similarity, systemic exclusion, recourse and Rashomon measures of a decisions matrix, each against the chosen null."
-    H = check_decisions(y_pred); n, M = H.shape
-    y = None if y_true is None else check_binary(y_true, 'y_true'); check_same_length(y_true=y, y_pred=H)
+    H, y, strata, reject = _ecosystem_inputs(y_true, y_pred, null, difficulty, n_bins); n, M = H.shape
     G = check_groups(groups if groups is not None else pd.DataFrame({'all': np.ones(n, bool)}), n, min_size=1)
-    check_option(null, 'null', NULLS); check_scalar(epsilon, 'epsilon', float, low=0, high=1)
-    if null == 'label' and y is None: raise ValueError("null='label' needs y_true; it is None")
-    if difficulty is not None: check_same_length(y_pred=H, difficulty=check_array(difficulty, 'difficulty', ndim=1))
-    strata = null_strata(null, y, difficulty, n_bins, n_rows=n)
-    reject = 1.0 - H.to_numpy(float)   # float: BLAS matrix products
+    check_scalar(epsilon, 'epsilon', float, low=0, high=1)
     with threadpool_limits(1):   # small matrix products: threads only contend on a shared machine
         rows = []
         for g in G.columns:
@@ -347,14 +353,9 @@ def bootstrap_ecosystem(
     show_progress:bool|None=None, # progress bar; None follows TRUSTML_NB_PROGRESS
 )->EcosystemIntervals:
     "Percentile bootstrap intervals (resampling people) of systemic exclusion, recourse, unanimity and agreement, observed and null."
-    H = check_decisions(y_pred); n, M = H.shape
-    y = None if y_true is None else check_binary(y_true, 'y_true'); check_same_length(y_true=y, y_pred=H)
-    check_option(null, 'null', NULLS); check_scalar(n_boot, 'n_boot', int, low=20); check_scalar(level, 'level', float, low=0.5, high=1, closed='neither')
-    check_flag(show_progress, 'show_progress', allow_none=True)
-    if null == 'label' and y is None: raise ValueError("null='label' needs y_true; it is None")
-    if difficulty is not None: check_same_length(y_pred=H, difficulty=check_array(difficulty, 'difficulty', ndim=1))
-    strata = null_strata(null, y, difficulty, n_bins, n_rows=n); rng = make_rng(seed)
-    reject = 1.0 - H.to_numpy(float)   # float: BLAS matrix products
+    H, y, strata, reject = _ecosystem_inputs(y_true, y_pred, null, difficulty, n_bins); n, M = H.shape
+    check_scalar(n_boot, 'n_boot', int, low=20); check_scalar(level, 'level', float, low=0.5, high=1, closed='neither')
+    check_flag(show_progress, 'show_progress', allow_none=True); rng = make_rng(seed)
     names = {'systemic_exclusion': 'se', 'systemic_exclusion_qualified': 'se_qualified', 'recourse': 'recourse',
              'recourse_qualified': 'recourse_qualified', 'unanimity': 'unan', 'mean_agreement': 'agree'}
     if y is None: names = {k: v for k, v in names.items() if 'qualified' not in k}
@@ -546,6 +547,12 @@ def plot_position(
     ax.grid(False)
     return ax
 
+# %% ../nbs/95_monoculture.ipynb #8c7af653
+def _scores_matrix(scores)->tuple: # (scores as a float matrix, column names)
+    "A scores matrix (n_rows, n_models) of probabilities, with its column names (a DataFrame's, or 'model j')."
+    S = check_array(scores, 'scores', ndim=2); check_probabilities(S, 'scores')
+    return S, [str(c) for c in scores.columns] if isinstance(scores, pd.DataFrame) else [f"model {j}" for j in range(S.shape[1])]
+
 # %% ../nbs/95_monoculture.ipynb #400b941f
 def render_ecosystem(
     y_true, # labels 0/1
@@ -557,9 +564,7 @@ def render_ecosystem(
     difficulty=None, # difficulty score per row for null='difficulty'; None: the mean score of all models
 )->tuple: # (headline, figure, EcosystemReport)
     "Threshold the scores, keep the Rashomon set, measure it against the null and draw where it sits."
-    S = check_array(scores, 'scores', ndim=2)
-    cols = [str(c) for c in scores.columns] if isinstance(scores, pd.DataFrame) else [f"model {j}" for j in range(S.shape[1])]
-    check_probabilities(S, 'scores'); check_scalar(threshold, 'threshold', float, low=0, high=1, closed='neither')
+    S, cols = _scores_matrix(scores); check_scalar(threshold, 'threshold', float, low=0, high=1, closed='neither')
     H = pd.DataFrame((S >= threshold).astype(np.int8), columns=cols)
     inside = rashomon_set(y_true, H, epsilon).to_numpy()
     if inside.sum() < 2:   # one model is no ecosystem: keep the two most accurate
@@ -679,10 +684,9 @@ def threshold_decisions(
     seed=0, # rule='share': seed (int >= 0, or a numpy Generator; None: fresh entropy) of the lottery among rows tied at a column's cut
 )->pd.DataFrame: # decisions 0/1, same shape and column names
     "Turn a scores matrix into decisions by a fixed threshold or by accepting the same share of rows (ties drawn by lot) in every column."
-    S = check_array(scores, 'scores', ndim=2); check_probabilities(S, 'scores'); check_option(rule, 'rule', THRESHOLD_RULES)
+    S, cols = _scores_matrix(scores); check_option(rule, 'rule', THRESHOLD_RULES)
     check_scalar(accept_share, 'accept_share', float, low=0, high=1, closed='neither'); check_scalar(threshold, 'threshold', float, low=0, high=1)
     rng = make_rng(seed, 'seed')
-    cols = [str(c) for c in scores.columns] if isinstance(scores, pd.DataFrame) else [f"model {j}" for j in range(S.shape[1])]
     if rule == 'fixed': return pd.DataFrame((S >= threshold).astype(np.int8), columns=cols)
     n = S.shape[0]; k = n - int(np.quantile(np.arange(n), 1 - accept_share, method='higher'))   # the top k rows of each column
     D = np.zeros(S.shape, np.int8)

@@ -22,7 +22,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 from .core import (Estimator, Report, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_option,
-                             check_same_length, check_scalar, column_names, make_rng, match_columns, report, report_numerical)
+                             check_same_length, check_scalar, column_names, make_rng, match_columns, report, report_numerical,
+                             warn_at_user)
 from .viz import PALETTE, explorer, new_figure
 from .llm import NO_TOKENS, YES_TOKENS, BlackBoxLM
 
@@ -353,6 +354,8 @@ class QueReProbe(ClassifierMixin, Estimator):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter('always', ConvergenceWarning)
             self.model_ = LogisticRegression(C=settings.C, max_iter=settings.max_iter).fit((X - self.mean_) / self.scale_, y)
+        for w in caught:                 # recording catches every warning: pass on all but the one turned into a note
+            if not issubclass(w.category, ConvergenceWarning): warn_at_user(str(w.message), w.category, every_time=True)
         notes = ()
         if any(issubclass(w.category, ConvergenceWarning) for w in caught):
             notes = (f"the logistic regression did not converge in max_iter={settings.max_iter} iterations",)
