@@ -278,7 +278,7 @@ def _atom_table(bins, enc0, enc1, layer, bin0, bin1, objective)->tuple:
                         'positive_rate': rate, 'label': (rate > 0.5).astype(int)})
     return tab[T > 1e-9].reset_index(drop=True), value, tv
 
-# %% ../nbs/70_mifpo.ipynb #45a18592
+# %% ../nbs/70_mifpo.ipynb #7642064a
 _DCCP_CHECKS = dict(n_atoms=partial(check_scalar, kind=int, low=1, high=20), restarts=partial(check_scalar, kind=int, low=1, high=50),
                     max_iter=partial(check_scalar, kind=int, low=1, high=10000), seed=check_seed) # the DCCP settings, checked alike everywhere
 

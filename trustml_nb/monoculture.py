@@ -256,7 +256,7 @@ def _verdict(h:float)->str:
     if h <= 2 / 3: return "between monoculture and multiplicity"
     return "closer to monoculture"
 
-# %% ../nbs/95_monoculture.ipynb #2c4e1679
+# %% ../nbs/95_monoculture.ipynb #3744bb17
 def _ecosystem_inputs(y_true, y_pred, null:str, difficulty, n_bins:int)->tuple: # (decisions H, labels or None, null strata, rejections as floats)
     "Check what `measure_ecosystem` and `bootstrap_ecosystem` share: the decisions, the labels and the null model's strata."
     H = check_decisions(y_pred)
@@ -547,7 +547,7 @@ def plot_position(
     ax.grid(False)
     return ax
 
-# %% ../nbs/95_monoculture.ipynb #8c7af653
+# %% ../nbs/95_monoculture.ipynb #109a5af1
 def _scores_matrix(scores)->tuple: # (scores as a float matrix, column names)
     "A scores matrix (n_rows, n_models) of probabilities, with its column names (a DataFrame's, or 'model j')."
     S = check_array(scores, 'scores', ndim=2); check_probabilities(S, 'scores')
