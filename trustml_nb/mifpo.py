@@ -8,6 +8,7 @@ Docs: https://trustml-nb.github.io/trustml_nb/mifpo.html.md"""
 from __future__ import annotations
 
 import functools
+from functools import partial
 import json
 import time
 from dataclasses import dataclass
@@ -16,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from scipy.optimize import linprog
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import TransformerMixin
 from threadpoolctl import threadpool_limits
 
-from .core import (NumericalWarning, Report, check_array, check_binary, check_flag, check_is_fitted, check_numbers, check_option,
-                             check_probabilities, check_same_length, check_scalar, column_names, make_rng, match_columns, progress,
+from .core import (Estimator, NumericalWarning, Report, check_array, check_binary, check_flag, check_is_fitted, check_numbers, check_option,
+                             check_probabilities, check_same_length, check_scalar, check_scored, check_seed, column_names, equal_width_bins, make_rng, match_columns, progress,
                              quiet, report, report_numerical, require)
 from .data import benchmark_result
 from .groups import check_sensitive, label_column
@@ -82,11 +83,9 @@ def score_bins(
 # %% ../nbs/70_mifpo.ipynb #14623199
 def _check_score_data(y_true, y_prob, sensitive, min_group_size:int=2, names:tuple=('y_true', 'y_prob'))->tuple:
     "Checked (score, labels, group codes 0/1, group labels); errors name the labels and scores as `names` (the caller's argument names)."
-    yname, pname = names
-    s = check_probabilities(y_prob, pname, one_per_row=True)
-    y = None if y_true is None else check_binary(y_true, yname, both_classes=True)
+    y, s = check_scored(y_true, y_prob, names, both_classes=True)
     codes, labels = check_sensitive(sensitive, 'sensitive', kind='binary', min_group_size=min_group_size)
-    check_same_length(**{pname: s, 'sensitive': codes}, **({} if y is None else {yname: y}))
+    check_same_length(**{names[1]: s, 'sensitive': codes})
     return s, y, codes, tuple(str(g) for g in labels)
 
 # %% ../nbs/70_mifpo.ipynb #eb0d8acd
@@ -279,6 +278,14 @@ def _atom_table(bins, enc0, enc1, layer, bin0, bin1, objective)->tuple:
                         'positive_rate': rate, 'label': (rate > 0.5).astype(int)})
     return tab[T > 1e-9].reset_index(drop=True), value, tv
 
+# %% ../nbs/70_mifpo.ipynb #7642064a
+_DCCP_CHECKS = dict(n_atoms=partial(check_scalar, kind=int, low=1, high=20), restarts=partial(check_scalar, kind=int, low=1, high=50),
+                    max_iter=partial(check_scalar, kind=int, low=1, high=10000), seed=check_seed) # the DCCP settings, checked alike everywhere
+
+def _check_dccp(**settings)->None:
+    "Check DCCP settings given by name (n_atoms, restarts, max_iter, seed) with `_DCCP_CHECKS`."
+    for name, value in settings.items(): _DCCP_CHECKS[name](value, name)
+
 # %% ../nbs/70_mifpo.ipynb #7f0934cd
 def mifpo_program(
     bins:ScoreBins, # binned group scores
@@ -290,9 +297,8 @@ def mifpo_program(
     seed:int=0, # seed of DCCP's random starts
 )->MIFPOSolution:
     "Solve the MIFPO program at one gamma with DCCP (the paper's route); re-evaluate the representation it returns."
-    _check_bins(bins); check_scalar(gamma, 'gamma', float, 0, 1); check_scalar(n_atoms, 'n_atoms', int, 1, 20)
-    check_option(objective, 'objective', OBJECTIVES); check_scalar(restarts, 'restarts', int, 1, 50)
-    check_scalar(max_iter, 'max_iter', int, 1, 10000); check_scalar(seed, 'seed', int, 0)
+    _check_bins(bins); check_scalar(gamma, 'gamma', float, 0, 1); check_option(objective, 'objective', OBJECTIVES)
+    _check_dccp(n_atoms=n_atoms, restarts=restarts, max_iter=max_iter, seed=seed)
     prob, ru, rv = _dccp_problem(bins, float(gamma), n_atoms, objective)
     notes, t0 = [], time.perf_counter()
     try: solver_value = prob.solve(method='dccp', k_ccp=restarts, max_iter=max_iter, seed=seed, parallel=False, solver='CLARABEL')
@@ -353,8 +359,7 @@ def pareto_front(
     routes = _check_routes(routes)
     if 'lp' in routes and objective != 'error': raise ValueError("routes: the LP route is exact for objective='error' only; use routes=('dccp',) for 'entropy'")
     check_scalar(tolerance, 'tolerance', float, 0, 1); check_flag(show_progress, 'show_progress', allow_none=True)
-    check_scalar(n_atoms, 'n_atoms', int, 1, 20); check_scalar(restarts, 'restarts', int, 1, 50)
-    check_scalar(max_iter, 'max_iter', int, 1, 10000); check_scalar(seed, 'seed', int, 0)
+    _check_dccp(n_atoms=n_atoms, restarts=restarts, max_iter=max_iter, seed=seed)
     tab = pd.DataFrame({'gamma': gam, 'lp': np.nan, 'dccp': np.nan, 'gap': np.nan, 'dccp_above_lp': False, 'dp_gap': np.nan, 'tv': np.nan})
     lp_s = dccp_s = dccp_cpu = 0.0; notes = []
     if 'lp' in routes:
@@ -433,12 +438,16 @@ class ScoreReport(Report):
 # %% ../nbs/70_mifpo.ipynb #916b9729
 def _calibration_error(y, p, n_bins:int=10)->float:
     "Expected calibration error over equal-width bins."
-    b = np.minimum((p * n_bins).astype(int), n_bins - 1); cnt = np.bincount(b, minlength=n_bins)
+    b = equal_width_bins(p, n_bins)
     return float(np.abs(np.bincount(b, weights=y - p, minlength=n_bins)).sum() / len(y))
 
 # %% ../nbs/70_mifpo.ipynb #9193a764
-class GroupCalibratedScores(BaseEstimator):
+class GroupCalibratedScores(Estimator):
     "Per-group calibrated classifiers, cross-fitted: out-of-fold scores for the fitting rows, fold averages for new rows."
+    parameters = dict(model=partial(check_option, options=('hgb', 'lightgbm')), calibration=partial(check_option, options=('isotonic', 'sigmoid')),
+                      n_folds=partial(check_scalar, kind=int, low=2, high=20), max_iter=partial(check_scalar, kind=int, low=1, high=10000),
+                      seed=check_seed)
+
     def __init__(self, *,
                  model:str='hgb', # 'hgb' (scikit-learn HistGradientBoosting) or 'lightgbm'
                  calibration:str='isotonic', # 'isotonic' or 'sigmoid' (CalibratedClassifierCV's method)
@@ -448,46 +457,19 @@ class GroupCalibratedScores(BaseEstimator):
                 ):
         self.model, self.calibration, self.n_folds, self.max_iter, self.seed = model, calibration, n_folds, max_iter, seed
 
-    def _new_model(self, rs:int):
-        from sklearn.calibration import CalibratedClassifierCV
-        if self.model == 'lightgbm':
-            lgb = require('lightgbm', 'mc', 'GroupCalibratedScores(model="lightgbm")')
-            base = lgb.LGBMClassifier(n_estimators=self.max_iter, learning_rate=0.1, num_leaves=15, random_state=rs, verbose=-1, n_jobs=1)
-        else:
-            from sklearn.ensemble import HistGradientBoostingClassifier
-            base = HistGradientBoostingClassifier(max_iter=self.max_iter, categorical_features='from_dtype', random_state=rs)
-        return CalibratedClassifierCV(base, method=self.calibration, cv=2)
-
     def fit(self,
             X:pd.DataFrame, # features (numbers, or text as pandas categories); not the sensitive column
             y, # labels 0/1
             sensitive=None, # one group label per row; exactly two groups
            ):
         "Fit the per-group, per-fold calibrated models; keep out-of-fold scores."
-        check_option(self.model, 'model', ('hgb', 'lightgbm')); check_option(self.calibration, 'calibration', ('isotonic', 'sigmoid'))
-        check_scalar(self.n_folds, 'n_folds', int, 2, 20); check_scalar(self.max_iter, 'max_iter', int, 1, 10000); check_scalar(self.seed, 'seed', int, 0)
+        settings = self._validate_params()
         X = _check_features(X); y = check_binary(y, 'y', both_classes=True)
-        codes, labels = check_sensitive(sensitive, 'sensitive', kind='binary', min_group_size=4 * self.n_folds)
+        codes, labels = check_sensitive(sensitive, 'sensitive', kind='binary', min_group_size=4 * settings.n_folds)
         check_same_length(X=X, y=y, sensitive=codes)
         for g in (0, 1):
             if len(np.unique(y[codes == g])) < 2: raise ValueError(f"y must contain both classes inside every group; group {labels[g]!r} has only {y[codes == g][0]}")
-        rng = make_rng(self.seed); oof = np.zeros(len(y)); self.models_ = {}
-        with threadpool_limits(1):        # small fits: one thread each is fastest, and fair to a shared machine
-            for g in (0, 1):
-                rows = np.flatnonzero(codes == g)
-                fold = rng.permutation(len(rows)) % self.n_folds; self.models_[g] = []
-                for f in range(self.n_folds):
-                    tr, te = rows[fold != f], rows[fold == f]
-                    mdl = self._new_model(int(rng.integers(2**31))).fit(X.iloc[tr], y[tr])
-                    oof[te] = mdl.predict_proba(X.iloc[te])[:, 1]; self.models_[g].append(mdl)
-        self.groups_, self.columns_, self.oof_score_ = tuple(str(v) for v in labels), list(X.columns), oof
-        self.feature_names_in_ = column_names(X)
-        rows = [dict(group=self.groups_[g], n=int((codes == g).sum()), base_rate=float(y[codes == g].mean()),
-                     brier=float(np.mean((y[codes == g] - oof[codes == g])**2)), calibration_error=_calibration_error(y[codes == g], oof[codes == g]))
-                for g in (0, 1)]
-        self.report_ = ScoreReport(table=pd.DataFrame(rows), model=self.model, calibration=self.calibration, n_folds=self.n_folds,
-                                   brier=float(np.mean((y - oof)**2)))
-        return self
+        return self._fit(settings, X, y, codes, labels)
 
     def predict_proba(self,
                       X:pd.DataFrame, # features with the columns seen in fit
@@ -502,6 +484,40 @@ class GroupCalibratedScores(BaseEstimator):
                 rows = np.flatnonzero(codes == g)
                 if len(rows): p[rows] = np.mean([m.predict_proba(X.iloc[rows][self.columns_])[:, 1] for m in self.models_[g]], axis=0)
         return np.column_stack([1 - p, p])
+
+# %% ../nbs/70_mifpo.ipynb #ee4557ce
+def _new_model(settings, seed:int):
+    "One calibrated booster of the chosen kind, seeded with `seed`."
+    from sklearn.calibration import CalibratedClassifierCV
+    if settings.model == 'lightgbm':
+        lgb = require('lightgbm', 'mc', 'GroupCalibratedScores(model="lightgbm")')
+        base = lgb.LGBMClassifier(n_estimators=settings.max_iter, learning_rate=0.1, num_leaves=15, random_state=seed, verbose=-1, n_jobs=1)
+    else:
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        base = HistGradientBoostingClassifier(max_iter=settings.max_iter, categorical_features='from_dtype', random_state=seed)
+    return CalibratedClassifierCV(base, method=settings.calibration, cv=2)
+
+# %% ../nbs/70_mifpo.ipynb #edac6e14
+@patch
+def _fit(self:GroupCalibratedScores, settings, X, y, codes, labels):
+    "Cross-fit the models of each group (folds drawn from `seed`), keep the out-of-fold scores, set `report_`."
+    rng = make_rng(settings.seed); oof = np.zeros(len(y)); self.models_ = {}
+    with threadpool_limits(1):        # small fits: one thread each is fastest, and fair to a shared machine
+        for g in (0, 1):
+            rows = np.flatnonzero(codes == g)
+            fold = rng.permutation(len(rows)) % settings.n_folds; self.models_[g] = []
+            for f in range(settings.n_folds):
+                tr, te = rows[fold != f], rows[fold == f]
+                mdl = _new_model(settings, int(rng.integers(2**31))).fit(X.iloc[tr], y[tr])
+                oof[te] = mdl.predict_proba(X.iloc[te])[:, 1]; self.models_[g].append(mdl)
+    self.groups_, self.columns_, self.oof_score_ = tuple(str(v) for v in labels), list(X.columns), oof
+    self.feature_names_in_ = column_names(X)
+    rows = [dict(group=self.groups_[g], n=int((codes == g).sum()), base_rate=float(y[codes == g].mean()),
+                 brier=float(np.mean((y[codes == g] - oof[codes == g])**2)), calibration_error=_calibration_error(y[codes == g], oof[codes == g]))
+            for g in (0, 1)]
+    self.report_ = ScoreReport(table=pd.DataFrame(rows), model=settings.model, calibration=settings.calibration, n_folds=settings.n_folds,
+                               brier=float(np.mean((y - oof)**2)))
+    return self
 
 # %% ../nbs/70_mifpo.ipynb #09d40a99
 def _check_features(X)->pd.DataFrame:
@@ -551,8 +567,11 @@ class RepresentationEvaluation(Report):
     title = 'Representation on held-out rows'
 
 # %% ../nbs/70_mifpo.ipynb #89d76040
-class FairRepresentation(TransformerMixin, BaseEstimator):
+class FairRepresentation(TransformerMixin, Estimator):
     "A gamma-fair representation of (score bin, group) from the MIFPO program (DCCP) or the exact LP, with a classifier on top."
+    parameters = dict(gamma=partial(check_scalar, kind=float, low=0, high=1), n_bins=partial(check_scalar, kind=int, low=1, high=1000),
+                      route=partial(check_option, options=ROUTES), objective=partial(check_option, options=OBJECTIVES), **_DCCP_CHECKS)
+
     def __init__(self, *,
                  gamma:float=0.1, # TV bound of the representation, in [0, 1]
                  n_bins:int=10, # score bins per group
@@ -574,26 +593,29 @@ def fit(self:FairRepresentation,
         sensitive=None, # one group label per row; exactly two groups
        ):
     "Bin the scores, solve the program at gamma, keep the encoding."
-    check_scalar(self.gamma, 'gamma', float, 0, 1); check_scalar(self.n_bins, 'n_bins', int, 1, 1000)
-    check_option(self.route, 'route', ROUTES); check_option(self.objective, 'objective', OBJECTIVES)
-    if self.route == 'lp' and self.objective != 'error': raise ValueError("route='lp' is exact for objective='error' only; use route='dccp' for 'entropy'")
-    check_scalar(self.n_atoms, 'n_atoms', int, 1, 20); check_scalar(self.restarts, 'restarts', int, 1, 50)
-    check_scalar(self.max_iter, 'max_iter', int, 1, 10000); check_scalar(self.seed, 'seed', int, 0)
+    settings = self._validate_params()
+    if settings.route == 'lp' and settings.objective != 'error': raise ValueError("route='lp' is exact for objective='error' only; use route='dccp' for 'entropy'")
     if sensitive is None: raise TypeError("sensitive must be given: one group label per row")
-    bins = _bin_scores(y, X, sensitive, self.n_bins, names=('y', 'X'))
+    bins = _bin_scores(y, X, sensitive, settings.n_bins, names=('y', 'X'))     # checks the scores, labels and groups
+    return self._fit(settings, bins, X, y, sensitive)
+
+# %% ../nbs/70_mifpo.ipynb #a13d64b0
+@patch
+def _fit(self:FairRepresentation, settings, bins, X, y, sensitive):
+    "Solve the program on the fitting rows' bins (LP or DCCP), keep the encoding, set `report_`."
     notes = list(bins.notes)
-    if self.route == 'lp':
-        fc = best_fair_classifier(bins, float(self.gamma))
+    if settings.route == 'lp':
+        fc = best_fair_classifier(bins, float(settings.gamma))
         enc = tuple(np.column_stack([1 - t, t]) for t in fc.positive_rule)
         atoms, value, tv = _atom_table(bins, *enc, np.zeros(2, int), np.full(2, -1), np.full(2, -1), 'error')
         enc = tuple(e[:, atoms['atom'].to_numpy()] for e in enc)
     else:
-        sol = mifpo_program(bins, float(self.gamma), self.n_atoms, self.objective, self.restarts, self.max_iter, self.seed)
+        sol = mifpo_program(bins, float(settings.gamma), settings.n_atoms, settings.objective, settings.restarts, settings.max_iter, settings.seed)
         enc, atoms, value, tv = sol.encoding, sol.atoms, sol.value, sol.tv; notes += list(sol.notes)
     self.bins_, self.encoding_, self.groups_ = bins, enc, bins.groups
     self.atom_rate_, self.atom_label_ = atoms['positive_rate'].to_numpy(), atoms['label'].to_numpy()
     ev = self._evaluate(*_assign_bins(bins, X, sensitive, 'X'), check_binary(y, 'y'))
-    self.report_ = RepresentationReport(gamma=float(self.gamma), route=self.route, objective=self.objective, front_value=value, tv=tv,
+    self.report_ = RepresentationReport(gamma=float(settings.gamma), route=settings.route, objective=settings.objective, front_value=value, tv=tv,
                                         n_atoms=len(atoms), fit_error=ev['error'], fit_dp_gap=ev['dp_gap'],
                                         atoms=atoms.assign(atom=np.arange(len(atoms))), notes=tuple(notes))
     return self
@@ -666,7 +688,8 @@ def evaluate(self:FairRepresentation,
             )->RepresentationEvaluation:
     "Expected error and DP gap of the classifier on top of Z on these rows, beside the front's prediction."
     check_is_fitted(self)
-    codes, b = _assign_bins(self.bins_, X, sensitive, 'X'); y = check_binary(y, 'y'); check_same_length(X=codes, y=y)
+    y, s = check_scored(y, X, ('y', 'X'))
+    codes, b = _assign_bins(self.bins_, s, sensitive, 'X')
     if len(np.unique(codes)) < 2: raise ValueError("sensitive must contain both fitted groups to measure a DP gap")
     ev = self._evaluate(codes, b, y)
     return RepresentationEvaluation(n_rows=len(y), error=ev['error'], dp_gap=ev['dp_gap'], front_error=self.report_.front_value,
@@ -710,13 +733,13 @@ def compare_peers(
     levels = check_numbers(dp_levels, 'dp_levels', float, 0, 1, 'right'); check_scalar(tolerance, 'tolerance', float, 0, 0.1)
     check_scalar(seed, 'seed', int, 0)
     bins = bin_scores(y_true, y_prob, sensitive, n_bins)
-    y = check_binary(y_true, 'y_true'); s = check_probabilities(y_prob, 'y_prob', one_per_row=True)
+    y, s = check_scored(y_true, y_prob)
     sets = {'fit': (y, s, np.asarray(sensitive))}
     given = [v is not None for v in (y_true_test, y_prob_test, sensitive_test)]
     if any(given) and not all(given): raise ValueError("y_true_test, y_prob_test and sensitive_test must be given together")
     if all(given):
-        yt = check_binary(y_true_test, 'y_true_test'); st = check_probabilities(y_prob_test, 'y_prob_test', one_per_row=True)
-        check_same_length(y_true_test=yt, y_prob_test=st, sensitive_test=np.asarray(sensitive_test)); sets['test'] = (yt, st, np.asarray(sensitive_test))
+        yt, st = check_scored(y_true_test, y_prob_test, ('y_true_test', 'y_prob_test'))
+        check_same_length(y_prob_test=st, sensitive_test=np.asarray(sensitive_test)); sets['test'] = (yt, st, np.asarray(sensitive_test))
     feats = {}
     for k, (yy, ss, aa) in sets.items():
         codes, b = assign_bins(bins, ss, aa)

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import itertools
 import math
+from functools import partial
 
 import ipywidgets as widgets
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
-from .core import (Report, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_numbers, check_option,
-                             check_probabilities, check_same_length, check_scalar, column_names, make_rng, match_columns, progress, report,
+from .core import (Estimator, Report, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_numbers, check_option,
+                             check_probabilities, check_same_length, check_scalar, check_seed, check_show_progress, column_names, make_rng, match_columns, progress, report,
                              report_numerical)
 from .groups import check_groups
 from .viz import PALETTE, explorer, new_figure
@@ -256,6 +256,17 @@ def _verdict(h:float)->str:
     if h <= 2 / 3: return "between monoculture and multiplicity"
     return "closer to monoculture"
 
+# %% ../nbs/95_monoculture.ipynb #3744bb17
+def _ecosystem_inputs(y_true, y_pred, null:str, difficulty, n_bins:int)->tuple: # (decisions H, labels or None, null strata, rejections as floats)
+    "Check what `measure_ecosystem` and `bootstrap_ecosystem` share: the decisions, the labels and the null model's strata."
+    H = check_decisions(y_pred)
+    y = None if y_true is None else check_binary(y_true, 'y_true'); check_same_length(y_true=y, y_pred=H)
+    check_option(null, 'null', NULLS)
+    if null == 'label' and y is None: raise ValueError("null='label' needs y_true; it is None")
+    if difficulty is not None: check_same_length(y_pred=H, difficulty=check_array(difficulty, 'difficulty', ndim=1))
+    strata = null_strata(null, y, difficulty, n_bins, n_rows=len(H))
+    return H, y, strata, 1.0 - H.to_numpy(float)   # float rejections: BLAS matrix products
+
 # %% ../nbs/95_monoculture.ipynb #2e59e6ca
 def measure_ecosystem(
     y_true, # labels 0/1 (1 = qualified for the favourable decision), or None for an unlabelled ecosystem
@@ -268,14 +279,9 @@ def measure_ecosystem(
     epsilon:float=0.01, # accuracy tolerance of the Rashomon set
 )->EcosystemReport:
     "Similarity, systemic exclusion, recourse and Rashomon measures of a decisions matrix, each against the chosen null."
-    H = check_decisions(y_pred); n, M = H.shape
-    y = None if y_true is None else check_binary(y_true, 'y_true'); check_same_length(y_true=y, y_pred=H)
+    H, y, strata, reject = _ecosystem_inputs(y_true, y_pred, null, difficulty, n_bins); n, M = H.shape
     G = check_groups(groups if groups is not None else pd.DataFrame({'all': np.ones(n, bool)}), n, min_size=1)
-    check_option(null, 'null', NULLS); check_scalar(epsilon, 'epsilon', float, low=0, high=1)
-    if null == 'label' and y is None: raise ValueError("null='label' needs y_true; it is None")
-    if difficulty is not None: check_same_length(y_pred=H, difficulty=check_array(difficulty, 'difficulty', ndim=1))
-    strata = null_strata(null, y, difficulty, n_bins, n_rows=n)
-    reject = 1.0 - H.to_numpy(float)   # float: BLAS matrix products
+    check_scalar(epsilon, 'epsilon', float, low=0, high=1)
     with threadpool_limits(1):   # small matrix products: threads only contend on a shared machine
         rows = []
         for g in G.columns:
@@ -347,14 +353,9 @@ def bootstrap_ecosystem(
     show_progress:bool|None=None, # progress bar; None follows TRUSTML_NB_PROGRESS
 )->EcosystemIntervals:
     "Percentile bootstrap intervals (resampling people) of systemic exclusion, recourse, unanimity and agreement, observed and null."
-    H = check_decisions(y_pred); n, M = H.shape
-    y = None if y_true is None else check_binary(y_true, 'y_true'); check_same_length(y_true=y, y_pred=H)
-    check_option(null, 'null', NULLS); check_scalar(n_boot, 'n_boot', int, low=20); check_scalar(level, 'level', float, low=0.5, high=1, closed='neither')
-    check_flag(show_progress, 'show_progress', allow_none=True)
-    if null == 'label' and y is None: raise ValueError("null='label' needs y_true; it is None")
-    if difficulty is not None: check_same_length(y_pred=H, difficulty=check_array(difficulty, 'difficulty', ndim=1))
-    strata = null_strata(null, y, difficulty, n_bins, n_rows=n); rng = make_rng(seed)
-    reject = 1.0 - H.to_numpy(float)   # float: BLAS matrix products
+    H, y, strata, reject = _ecosystem_inputs(y_true, y_pred, null, difficulty, n_bins); n, M = H.shape
+    check_scalar(n_boot, 'n_boot', int, low=20); check_scalar(level, 'level', float, low=0.5, high=1, closed='neither')
+    check_flag(show_progress, 'show_progress', allow_none=True); rng = make_rng(seed)
     names = {'systemic_exclusion': 'se', 'systemic_exclusion_qualified': 'se_qualified', 'recourse': 'recourse',
              'recourse_qualified': 'recourse_qualified', 'unanimity': 'unan', 'mean_agreement': 'agree'}
     if y is None: names = {k: v for k, v in names.items() if 'qualified' not in k}
@@ -409,9 +410,22 @@ class EcosystemFit(Report):
     @property
     def title(self)->str: return f"Ecosystem of {self.n_models} models"
 
+# %% ../nbs/95_monoculture.ipynb #60afb578
+def _check_families(families, name:str='families')->tuple:
+    "A non-empty tuple or list of family names from FAMILIES; return it as a tuple."
+    if isinstance(families, str) or not isinstance(families, (tuple, list)) or not families:
+        raise TypeError(f"{name} must be a non-empty tuple of family names from {FAMILIES}, got {families!r:.60}")
+    return tuple(check_option(f, name, FAMILIES) for f in families)
+
 # %% ../nbs/95_monoculture.ipynb #96accc49
-class ModelEcosystem(BaseEstimator):
+class ModelEcosystem(Estimator):
     "An ecosystem of classifiers differing in family, features, training rows, seed and threshold; predicts a decisions matrix."
+    parameters = dict(n_models=partial(check_scalar, kind=int, low=2), families=_check_families,
+                      feature_share=partial(check_scalar, kind=float, low=0, high=1, closed='right'),
+                      row_share=partial(check_scalar, kind=float, low=0, high=1, closed='right'),
+                      thresholds=partial(check_numbers, kind=float, low=0, high=1, closed='neither'),
+                      seed=check_seed, show_progress=check_show_progress)
+
     def __init__(self, *,
                  n_models:int=30, # number of models
                  families:tuple=FAMILIES, # model families, used in turn (any of FAMILIES)
@@ -423,18 +437,6 @@ class ModelEcosystem(BaseEstimator):
                 ):
         self.n_models, self.families, self.feature_share, self.row_share = n_models, families, feature_share, row_share
         self.thresholds, self.seed, self.show_progress = thresholds, seed, show_progress
-
-# %% ../nbs/95_monoculture.ipynb #60afb578
-@patch
-def _check_settings(self:ModelEcosystem):
-    check_scalar(self.n_models, 'n_models', int, low=2)
-    if isinstance(self.families, str) or not isinstance(self.families, (tuple, list)) or not self.families:
-        raise TypeError(f"families must be a non-empty tuple of family names from {FAMILIES}, got {self.families!r:.60}")
-    for f in self.families: check_option(f, 'families', FAMILIES)
-    check_scalar(self.feature_share, 'feature_share', float, low=0, high=1, closed='right')
-    check_scalar(self.row_share, 'row_share', float, low=0, high=1, closed='right')
-    check_numbers(self.thresholds, 'thresholds', float, low=0, high=1, closed='neither')
-    check_scalar(self.seed, 'seed', int, low=0); check_flag(self.show_progress, 'show_progress', allow_none=True)
 
 # %% ../nbs/95_monoculture.ipynb #d1afa98d
 @patch
@@ -458,28 +460,35 @@ def fit(self:ModelEcosystem,
         y, # training labels 0/1 (1 = favourable)
        ):
     "Fit every model on its own features and rows; return self."
-    self._check_settings()
+    settings = self._validate_params()
     y = check_binary(y, 'y', both_classes=True); names = column_names(X); X = self._check_X(X, len(y))
     if len(y) < 20: raise ValueError(f"y must have at least 20 rows to fit an ecosystem, got {len(y)}")
-    rng = make_rng(self.seed); d, n = X.shape[1], len(y)
-    k_feat, k_rows = max(1, int(round(self.feature_share * d))), max(10, int(round(self.row_share * n)))
+    return self._fit(settings, X, y, names)
+
+# %% ../nbs/95_monoculture.ipynb #be28a695
+@patch
+def _fit(self:ModelEcosystem, settings, X, y, names):
+    "Draw each model's features, rows and seed from `seed`, fit it, set `report_`."
+    rng = make_rng(settings.seed); d, n = X.shape[1], len(y)
+    k_feat, k_rows = max(1, int(round(settings.feature_share * d))), max(10, int(round(settings.row_share * n)))
+    families, thresholds = settings.families, settings.thresholds
     models, rows = [], []
-    for j in progress(range(self.n_models), desc='fitting the ecosystem', show=self.show_progress):
-        family = self.families[j % len(self.families)]
+    for j in progress(range(settings.n_models), desc='fitting the ecosystem', show=settings.show_progress):
+        family = families[j % len(families)]
         feats = list(X.columns[np.sort(rng.choice(d, k_feat, replace=False))])
         idx = np.sort(rng.choice(n, min(k_rows, n), replace=False)); seed_j = int(rng.integers(2**31 - 1))
         if len(np.unique(y[idx])) < 2: idx = np.arange(n)
         with threadpool_limits(1):   # 30 small fits: threads only contend with each other on a shared machine
             model = _family_model(family, X[feats], seed_j).fit(X.iloc[idx][feats], y[idx])
-        thr = float(self.thresholds[(j // len(self.families)) % len(self.thresholds)])
+        thr = float(thresholds[(j // len(families)) % len(thresholds)])
         models.append((model, feats, thr))
         rows.append(dict(model=f"{family} {j:02d}", family=family, n_features=len(feats), features=', '.join(map(str, feats)),
                          train_rows=len(idx), threshold=thr, seed=seed_j))
     self.models_, self.features_, self.feature_names_in_ = models, list(X.columns), names
     self.model_names_ = [r['model'] for r in rows]
-    self.report_ = EcosystemFit(table=pd.DataFrame(rows), n_models=self.n_models, n_rows=n, n_features=d,
-                                notes=(f"families {', '.join(self.families)} in turn; each model sees {k_feat} of {d} features and "
-                                       f"{min(k_rows, n):,} of {n:,} rows; thresholds {', '.join(map(str, self.thresholds))} cycled",))
+    self.report_ = EcosystemFit(table=pd.DataFrame(rows), n_models=settings.n_models, n_rows=n, n_features=d,
+                                notes=(f"families {', '.join(families)} in turn; each model sees {k_feat} of {d} features and "
+                                       f"{min(k_rows, n):,} of {n:,} rows; thresholds {', '.join(map(str, thresholds))} cycled",))
     return self
 
 # %% ../nbs/95_monoculture.ipynb #4304b1d1
@@ -538,6 +547,12 @@ def plot_position(
     ax.grid(False)
     return ax
 
+# %% ../nbs/95_monoculture.ipynb #109a5af1
+def _scores_matrix(scores)->tuple: # (scores as a float matrix, column names)
+    "A scores matrix (n_rows, n_models) of probabilities, with its column names (a DataFrame's, or 'model j')."
+    S = check_array(scores, 'scores', ndim=2); check_probabilities(S, 'scores')
+    return S, [str(c) for c in scores.columns] if isinstance(scores, pd.DataFrame) else [f"model {j}" for j in range(S.shape[1])]
+
 # %% ../nbs/95_monoculture.ipynb #400b941f
 def render_ecosystem(
     y_true, # labels 0/1
@@ -549,9 +564,7 @@ def render_ecosystem(
     difficulty=None, # difficulty score per row for null='difficulty'; None: the mean score of all models
 )->tuple: # (headline, figure, EcosystemReport)
     "Threshold the scores, keep the Rashomon set, measure it against the null and draw where it sits."
-    S = check_array(scores, 'scores', ndim=2)
-    cols = [str(c) for c in scores.columns] if isinstance(scores, pd.DataFrame) else [f"model {j}" for j in range(S.shape[1])]
-    check_probabilities(S, 'scores'); check_scalar(threshold, 'threshold', float, low=0, high=1, closed='neither')
+    S, cols = _scores_matrix(scores); check_scalar(threshold, 'threshold', float, low=0, high=1, closed='neither')
     H = pd.DataFrame((S >= threshold).astype(np.int8), columns=cols)
     inside = rashomon_set(y_true, H, epsilon).to_numpy()
     if inside.sum() < 2:   # one model is no ecosystem: keep the two most accurate
@@ -671,10 +684,9 @@ def threshold_decisions(
     seed=0, # rule='share': seed (int >= 0, or a numpy Generator; None: fresh entropy) of the lottery among rows tied at a column's cut
 )->pd.DataFrame: # decisions 0/1, same shape and column names
     "Turn a scores matrix into decisions by a fixed threshold or by accepting the same share of rows (ties drawn by lot) in every column."
-    S = check_array(scores, 'scores', ndim=2); check_probabilities(S, 'scores'); check_option(rule, 'rule', THRESHOLD_RULES)
+    S, cols = _scores_matrix(scores); check_option(rule, 'rule', THRESHOLD_RULES)
     check_scalar(accept_share, 'accept_share', float, low=0, high=1, closed='neither'); check_scalar(threshold, 'threshold', float, low=0, high=1)
     rng = make_rng(seed, 'seed')
-    cols = [str(c) for c in scores.columns] if isinstance(scores, pd.DataFrame) else [f"model {j}" for j in range(S.shape[1])]
     if rule == 'fixed': return pd.DataFrame((S >= threshold).astype(np.int8), columns=cols)
     n = S.shape[0]; k = n - int(np.quantile(np.arange(n), 1 - accept_share, method='higher'))   # the top k rows of each column
     D = np.zeros(S.shape, np.int8)

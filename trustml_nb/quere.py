@@ -8,6 +8,7 @@ Docs: https://trustml-nb.github.io/trustml_nb/quere.html.md"""
 from __future__ import annotations
 
 import warnings
+from functools import partial
 from numbers import Integral
 from pathlib import Path
 
@@ -15,13 +16,14 @@ import numpy as np
 import pandas as pd
 
 from scipy.stats import rankdata
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
-from .core import (Report, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_option,
-                             check_same_length, check_scalar, column_names, make_rng, match_columns, report, report_numerical)
+from .core import (Estimator, Report, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_option,
+                             check_same_length, check_scalar, column_names, make_rng, match_columns, report, report_numerical,
+                             warn_at_user)
 from .viz import PALETTE, explorer, new_figure
 from .llm import NO_TOKENS, YES_TOKENS, BlackBoxLM
 
@@ -321,8 +323,10 @@ def _check_same_rows(
         raise ValueError(f"{name_a} and {name_b} have different row labels (index); align them first, e.g. {name_b}.loc[{name_a}.index]")
 
 # %% ../nbs/96_quere.ipynb #0491edf8
-class QueReProbe(ClassifierMixin, BaseEstimator):
+class QueReProbe(ClassifierMixin, Estimator):
     "QueRE's predictor: standardise the elicited features, then an L2-regularised logistic regression."
+    parameters = dict(C=partial(check_scalar, kind=float, low=1e-8, high=1e8), max_iter=partial(check_scalar, kind=int, low=1))
+
     def __init__(self, *,
                  C:float=1.0, # inverse L2 strength of the logistic regression
                  max_iter:int=2000, # iteration limit of the solver (non-convergence is reported)
@@ -334,22 +338,27 @@ class QueReProbe(ClassifierMixin, BaseEstimator):
             y, # 0/1 labels, shape (n,)
            ):
         "Fit the probe on features `X` (n, d) and 0/1 labels `y`; returns self."
-        check_scalar(self.C, 'C', float, low=1e-8, high=1e8)
-        check_scalar(self.max_iter, 'max_iter', int, low=1)
+        settings = self._validate_params()
         _check_same_rows(X, y, 'X', 'y')
         names = column_names(X, 'X') # a DataFrame's column names, matched by name in every later call
         X = check_array(X, 'X', ndim=2)
         y = check_binary(y, 'y')
         check_same_length(X=X, y=y)
         if len(np.unique(y)) < 2: raise ValueError(f"y must contain both classes 0 and 1, got only {int(y[0])}")
+        return self._fit(settings, X, y, names)
+
+    def _fit(self, settings, X, y, names):
+        "Standardise, fit the logistic regression (non-convergence becomes a note and a NumericalWarning), set `report_`."
         scale = X.std(0); scale[scale == 0] = 1.0
         self.mean_, self.scale_ = X.mean(0), scale
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter('always', ConvergenceWarning)
-            self.model_ = LogisticRegression(C=self.C, max_iter=self.max_iter).fit((X - self.mean_) / self.scale_, y)
+            self.model_ = LogisticRegression(C=settings.C, max_iter=settings.max_iter).fit((X - self.mean_) / self.scale_, y)
+        for w in caught:                 # recording catches every warning: pass on all but the one turned into a note
+            if not issubclass(w.category, ConvergenceWarning): warn_at_user(str(w.message), w.category, every_time=True)
         notes = ()
         if any(issubclass(w.category, ConvergenceWarning) for w in caught):
-            notes = (f"the logistic regression did not converge in max_iter={self.max_iter} iterations",)
+            notes = (f"the logistic regression did not converge in max_iter={settings.max_iter} iterations",)
             report_numerical(notes[0])
         self.classes_, self.n_features_in_ = np.array([0, 1]), X.shape[1]
         if names is None: self.__dict__.pop('feature_names_in_', None) # a refit on unnamed input forgets old names
