@@ -55,6 +55,7 @@ def discovered_functions() -> dict:
         for name in getattr(mod, '__all__', []):
             obj = getattr(mod, name)
             if inspect.isclass(obj) or not callable(obj): continue
+            if getattr(obj, '__module__', mod.__name__) != mod.__name__: continue   # a re-export is checked in its home module
             for p in frame_params(obj): found[f"{short}.{name}({p})"] = obj
     return found
 
@@ -414,7 +415,7 @@ FUNCTION_CASES = {
     'pse.pse_effects(data)': _case_pse_effects,
     'pse_simulator.binary_sfm_nuisances(df)': _case_binary_sfm_nuisances,
     'pse_simulator.nonlinear_nuisances(data)': _case_nonlinear_nuisances,
-    'fedfact.make_fed_data(X)': _case_make_fed_data,
+    'fedfact_constraints.make_fed_data(X)': _case_make_fed_data,
 }
 
 # Discovered parameters that do not take a labelled frame, or whose computation is covered by another case; each with why.
@@ -436,11 +437,14 @@ EXEMPT = {
     'core.markdown_table(df)': "displays the columns in the order given (a rendering, not a computation)",
     'data.adult_task(sensitive)': "names of sensitive columns (strings), not a frame",
     'data.german_task(sensitive)': "names of sensitive columns (strings), not a frame",
-    'fedfact.confusion_matrices(y_pred)': _VECTOR, 'fedfact.direct_disparities(y_pred)': _VECTOR,
-    'fedfact.prediction_counts(y_pred)': _VECTOR,
+    'fedfact_constraints.confusion_matrices(y_pred)': _VECTOR, 'fedfact_constraints.direct_disparities(y_pred)': _VECTOR,
+    'fedfact_constraints.prediction_counts(y_pred)': _VECTOR, 'fedfact_constraints.check_codes(x)': _VECTOR,
+    'momdp.check_dataset(data)': "an OfflineDataset of transitions (arrays), not a frame",
+    'omniprediction.quantile_fit(features)': "the numeric basis the caller built (the paper's Phi), used by position",
+    'omniprediction.quantile_fit(scores)': _VECTOR,
     'core.describe_input(x)': "describes any refused input for an error message; reads no values",
     'oath.challenge_sample(groups)': _VECTOR, 'quere.auroc_over_splits(groups_of_rows)': _VECTOR,
-    'fedfact.client_counts(data)': "a client's partition inside a federated protocol (arrays), not a user frame",
+    'fedfact_protocols.client_counts(data)': "a client's partition inside a federated protocol (arrays), not a user frame",
     'gam_explain.plot_runtime(df)': "draws runtime_table's own output (columns it wrote itself)",
     'mifpo.bin_scores(sensitive)': _VECTOR, 'mifpo.assign_bins(sensitive)': _VECTOR,
     'mifpo.compare_peers(sensitive)': _VECTOR, 'mifpo.compare_peers(sensitive_test)': _VECTOR,
