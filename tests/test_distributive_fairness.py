@@ -216,3 +216,63 @@ def test_the_largest_paper_instance_is_fast():
     r = fair_division(np.array([[45, 4, 3, 48], [15, 20, 40, 25], [52, 1, 45, 2]]), money=7)
     assert r.n_allocations == 4 ** 4 * 36
     assert time.perf_counter() - t0 < 10
+
+
+# ---- instances, prompts, parsing ----------------------------------------------------------------------------------------
+
+from trustml_nb.distributive_fairness import (INSTANCES_FILE, INSTANCES_SHA256, classify_answers, generative_prompt,  # noqa: E402
+                                               menu_options, menu_prompt, paper_instances, parse_allocation, parse_choice,
+                                               property_shares, reorder_instance)
+
+
+def test_shipped_instances_are_verified_and_complete():
+    from trustml_nb.data import dataset_path, verify_checksum
+    assert verify_checksum(dataset_path(INSTANCES_FILE), INSTANCES_SHA256) == INSTANCES_SHA256
+    inst = paper_instances()
+    assert len(inst) == 10
+    for name, i in inst.items():
+        assert (i.valuations.to_numpy() >= 0).all() and i.valuations.shape[0] in (2, 3)
+        want = [100, 100, 99] if name == 'HP10' else [100] * len(i.valuations)    # HP10's Person 3 sums to 99 in the authors' code
+        assert i.valuations.sum(axis=1).tolist() == want, name
+    assert [k for k, i in inst.items() if i.money] == ['HP7', 'HP8', 'HP10']
+    assert [k for k, i in inst.items() if i.decision_maker] == ['HP9', 'HP10']
+
+
+def test_menu_options_reproduce_the_authors_menus():
+    "The authors' menus for HP2, HP6 and HP7 (payoff vectors from their code), found by the calculus."
+    inst = paper_instances()
+    pay = lambda k: [tuple(r) for r in menu_options(inst[k])[[c for c in menu_options(inst[k]).columns if c.startswith('payoff ')]].to_numpy().tolist()]
+    assert set(pay('HP2')) == {(45, 45, 45), (47, 48, 43), (47, 45, 52), (47, 93, 20)}
+    assert {(45, 45, 45), (48, 60, 52), (48, 20, 97)} <= set(pay('HP6'))
+    assert (45, 45, 45) in pay('HP7')
+
+
+def test_parsing_is_strict_and_every_answer_is_kept():
+    hp = paper_instances()['HP8']
+    good = '{"Good A": "Person 3", "Good B": "Person 2", "Good C": "Person 2", "Good D": "Person 1", "Person 1 money": 5, "Person 2 money": 0, "Person 3 money": 2}'
+    p = parse_allocation(good, hp)
+    assert p['status'] == 'parsed' and p['owners'] == [2, 1, 1, 0] and p['money'] == [5, 0, 2]
+    too_much = good.replace('"Person 3 money": 2', '"Person 3 money": 3')
+    assert parse_allocation(too_much, hp)['status'] == 'unparseable'
+    c = classify_answers([good, too_much, 'no idea', '{"Good A": 1}'], hp)
+    assert len(c) == 4 and c['status'].tolist() == ['parsed', 'unparseable', 'unparseable', 'unparseable']
+    assert c.loc[0, ['EF', 'RMM', 'PO']].tolist() == [True, True, True]       # the authors' EF + RMM + PO option for this instance
+    s = property_shares(c, hp)
+    assert s.attrs['parse_rate'] == 0.25 and s.set_index('property').loc['EF', 'answers_percent'] == 100
+    assert s.set_index('property').loc['EF', 'humans_percent'] == 32.2
+    with pytest.raises(TypeError, match='texts'): classify_answers('one string', hp)
+
+
+def test_prompts_name_every_good_and_person_and_reordering_round_trips():
+    inst = paper_instances()
+    for i in inst.values():
+        text = generative_prompt(i)
+        assert all(g in text for g in i.valuations.columns)
+        assert all((a in text) or a == i.decision_maker for a in i.valuations.index)
+    hp = inst['HP3']
+    re3, back = reorder_instance(hp, goods_order=list(hp.valuations.columns[::-1]), agents_order=list(hp.valuations.index[::-1]))
+    assert re3.valuations.loc['Person 1'].tolist() == hp.valuations.loc['Person 3'].tolist()[::-1]
+    opts = menu_options(hp)
+    text = menu_prompt(hp, opts, order=list(range(len(opts)))[::-1])
+    assert text.index(opts['allocation'].iloc[-1]) < text.index(opts['allocation'].iloc[0])
+    assert parse_choice('Option 1', len(opts)) == 0 and parse_choice('Option 9', len(opts)) is None
