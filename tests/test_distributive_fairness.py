@@ -154,7 +154,7 @@ def test_paper_instance_two_matches_the_authors_menu_labels():
 def test_pareto_optimal_matches_pairwise_dominance():
     rng = np.random.default_rng(0)
     for _ in range(200):
-        P = rng.integers(0, 4, size=(int(rng.integers(1, 40)), int(rng.integers(1, 4)))).astype(float)
+        P = rng.integers(0, 4, size=(int(rng.integers(1, 40)), int(rng.integers(1, 5)))).astype(float)
         want = [not any((q >= p).all() and (q > p).any() for q in P) for p in P]
         assert pareto_optimal(P).tolist() == want
 
@@ -276,3 +276,31 @@ def test_prompts_name_every_good_and_person_and_reordering_round_trips():
     text = menu_prompt(hp, opts, order=list(range(len(opts)))[::-1])
     assert text.index(opts['allocation'].iloc[-1]) < text.index(opts['allocation'].iloc[0])
     assert parse_choice('Option 1', len(opts)) == 0 and parse_choice('Option 9', len(opts)) is None
+
+
+# ---- the explorer, headless ----------------------------------------------------------------------------------------------
+
+from trustml_nb.distributive_fairness import division_explorer, parse_valuations, render_division  # noqa: E402
+
+
+def test_render_division_is_pure_and_checks_its_input():
+    head, fig, rep = render_division(money=5, instance='HP7', highlight='RMM')
+    assert head.startswith('HP7, money 5: 1,344 allocations') and 'humans chose' in head and rep.money == 5
+    head2, _, rep2 = render_division(money=0, instance='HP1', values='10 90; 90 10')
+    assert head2.startswith('edited') and 'humans' not in head2 and rep2.max_welfare == 180
+    with pytest.raises(ValueError, match='instance'): render_division(instance='HP99')
+    with pytest.raises(ValueError, match='highlight'): render_division(highlight='fairest')
+    with pytest.raises(ValueError, match='valuations text'): render_division(values='1 2; 3')
+    assert parse_valuations('1,2\n3 4').tolist() == [[1, 2], [3, 4]]
+
+
+def test_explorer_handlers_rerender_and_keep_the_report():
+    ex = division_explorer(instance='HP2')
+    first = ex.n_renders
+    ex.controls['money'].value = 20                      # what the browser test does (End on the first slider)
+    assert ex.n_renders == first + 1 and ex.report.money == 20 and ex.error is None
+    ex.controls['values'].value = 'not numbers'
+    assert isinstance(ex.error, ValueError) and ex.report.money == 20    # the last good report is kept, the error shown
+    ex.controls['values'].value = ''
+    ex.controls['highlight'].value = 'USW'
+    assert ex.error is None and ex.report.n_allocations == 256 * 231    # 4^4 goods assignments x C(22, 2) money splits
