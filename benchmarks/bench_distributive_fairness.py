@@ -11,12 +11,18 @@ fairpyx pins numpy 1.26 and would downgrade the project's environment, so it run
 set FAIRPYX_PYTHON to that interpreter (e.g. `python3.11 -m venv /tmp/fairpyx_venv && /tmp/fairpyx_venv/bin/pip install
 fairpyx`); fairpyx is called there through a small script over JSON on stdin/stdout. Without it, part 1 is skipped.
 Part 2 (speed): median time of `fair_division` on the shipped paper instances (5 runs each).
-Run: .venv/bin/python benchmarks/bench_distributive_fairness.py    (writes benchmarks/results/distributive_fairness_*.{md,csv})
+Part 3 (`llm`, only when asked): the live harness on SmolLM2-135M-Instruct (trustml_nb.llm, greedy, no cache). Menu setting on
+all ten instances, every option in every position once (cyclic orders): exact choice probabilities, averaged per option and
+per position, and the share of probability on options with each property; generative setting (one greedy answer,
+max_new_tokens=80, intention 'fairest', values as sentences) on HP1 and HP2: parse rate and reasons. What a 135M model
+shows is the harness and its own position bias, not distributive preferences.
+Run: .venv/bin/python benchmarks/bench_distributive_fairness.py [llm]    (writes benchmarks/results/distributive_fairness*.{md,csv})
 The machine is a shared, noisy 2-core box; timings are indicative only.
 """
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -24,7 +30,8 @@ import numpy as np
 import pandas as pd
 
 from trustml_nb.core import markdown_table
-from trustml_nb.distributive_fairness import FairDivision, fair_division, paper_instances
+from trustml_nb.distributive_fairness import (MAIN_PROPERTIES, FairDivision, fair_division, generative_answers, menu_choice_shares,
+                                               paper_instances)
 
 OUT = Path(__file__).parent / 'results'
 
@@ -103,8 +110,41 @@ def speed_part():
     return pd.DataFrame(rows)
 
 
+def llm_part():
+    from trustml_nb.llm import BlackBoxLM
+    lm = BlackBoxLM(cache=False, show_progress=False)
+    t0 = time.perf_counter(); menus = []
+    for name, inst in paper_instances().items():
+        menus.append(menu_choice_shares(lm, inst).assign(instance=name))
+    menus = pd.concat(menus, ignore_index=True); menu_s = time.perf_counter() - t0
+    per_position = menus.groupby('position')['probability'].mean()
+    per_option = menus.groupby(['instance', 'option'])['probability'].mean()
+    n_orders = menus.groupby('instance')['order'].nunique()
+    prop = {p: float((menus['probability'] * menus[p]).groupby(menus['instance']).sum().div(n_orders).mean()) for p in MAIN_PROPERTIES}
+    t0 = time.perf_counter(); gens = []
+    for name in ('HP1', 'HP2'):
+        gens.append(generative_answers(lm, paper_instances()[name]).assign(instance=name))
+    gens = pd.concat(gens, ignore_index=True); gen_s = time.perf_counter() - t0
+    return menus, per_position, per_option, prop, gens, menu_s, gen_s
+
+
 def main():
     OUT.mkdir(exist_ok=True)
+    if 'llm' in sys.argv[1:]:
+        menus, per_position, per_option, prop, gens, menu_s, gen_s = llm_part()
+        menus.to_csv(OUT / 'distributive_fairness_llm_menu.csv', index=False)
+        gens.to_csv(OUT / 'distributive_fairness_llm_generative.csv', index=False)
+        md = ['# Distributive fairness: live harness on SmolLM2-135M-Instruct (greedy, no cache)', '',
+              f'Menu setting, 10 instances, every option in every position once ({len(menus)} (order, option) rows, {menu_s:.0f} s):', '',
+              markdown_table(per_position.rename('mean probability').reset_index()), '',
+              'spread of the per-option probability (averaged over positions) within an instance: '
+              f'{per_option.groupby(level=0).agg(lambda s: s.max() - s.min()).describe()[["min", "mean", "max"]].round(3).to_dict()}', '',
+              'probability mass on options with each property (mean over instances): ' + ', '.join(f'{p} {v:.3f}' for p, v in prop.items()), '',
+              f'Generative setting (HP1, HP2; {gen_s:.0f} s): parse rate {(gens["status"] == "parsed").mean():.2f}', '',
+              markdown_table(gens[['instance', 'status', 'reason']]), '', f'load average: {os.getloadavg()[0]:.2f}', '']
+        (OUT / 'distributive_fairness_llm.md').write_text('\n'.join(md))
+        print('\n'.join(md))
+        return
     python = os.environ.get('FAIRPYX_PYTHON')
     md = ['# Distributive fairness: calculus vs fairpyx, and speed', '']
     if python:

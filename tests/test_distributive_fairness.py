@@ -304,3 +304,39 @@ def test_explorer_handlers_rerender_and_keep_the_report():
     ex.controls['values'].value = ''
     ex.controls['highlight'].value = 'USW'
     assert ex.error is None and ex.report.n_allocations == 256 * 231    # 4^4 goods assignments x C(22, 2) money splits
+
+
+# ---- the harness, with stand-in models (the live run is benchmarks/bench_distributive_fairness.py llm) ---------------------
+
+from trustml_nb.distributive_fairness import cyclic_orders, generative_answers, menu_choice_shares  # noqa: E402
+
+
+class _ContentLM:
+    "Stand-in that reads the menu and puts probability 0.9 on the option whose allocation equalises payoffs (HP2: 45, 45, 45)."
+    def answer_probabilities(self, prompts, options):
+        out = []
+        for p in prompts:
+            lines = [l for l in p.splitlines() if l.startswith('Option ')]
+            eq = [k for k, l in enumerate(lines) if 'Person 1: Good C | Person 2: Good A | Person 3: Good B, Good D' in l]
+            row = np.full(len(options), 0.1 / (len(options) - 1)); row[eq[0]] = 0.9
+            out.append(row)
+        return np.array(out)
+
+    def generate(self, prompt, max_new_tokens=80):
+        return '{"Good A": "Person 2", "Good B": "Person 3", "Good C": "Person 1", "Good D": "Person 3"}'
+
+
+def test_menu_choice_shares_follow_content_not_position():
+    hp2 = paper_instances()['HP2']
+    s = menu_choice_shares(_ContentLM(), hp2)
+    assert len(s) == 16 and sorted(map(tuple, cyclic_orders(4))) == sorted({tuple(g['option']) for _, g in s.groupby('order')})
+    by_option = s.groupby('option')['probability'].mean()
+    assert by_option.idxmax() == 0 and np.isclose(by_option.max(), 0.9)          # menu_options lists EQ* first
+    assert np.allclose(s.groupby('position')['probability'].mean(), 0.25)        # no position bias
+    assert s.loc[s['option'] == 0, ['EQ', 'RMM']].all(axis=None)
+
+
+def test_generative_answers_keep_variations_and_answers():
+    g = generative_answers(_ContentLM(), paper_instances()['HP2'], intentions=('fairest', 'EF'), valuation_formats=('sentences', 'table'))
+    assert len(g) == 4 and (g['status'] == 'parsed').all() and g['EQ'].all()
+    with pytest.raises(ValueError, match='intentions'): generative_answers(_ContentLM(), paper_instances()['HP2'], intentions=('kind',))
