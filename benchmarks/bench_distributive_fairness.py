@@ -11,7 +11,8 @@ fairpyx pins numpy 1.26 and would downgrade the project's environment, so it run
 set FAIRPYX_PYTHON to that interpreter (e.g. `python3.11 -m venv /tmp/fairpyx_venv && /tmp/fairpyx_venv/bin/pip install
 fairpyx`); fairpyx is called there through a small script over JSON on stdin/stdout. Without it, part 1 is skipped.
 Part 2 (speed): median time of `fair_division` on the shipped paper instances (5 runs each).
-Part 3 (`llm`, only when asked): the live harness on SmolLM2-135M-Instruct (trustml_nb.llm, greedy, no cache). Menu setting on
+Part 3 (`llm`, only when asked): the live harness on SmolLM2-135M-Instruct (trustml_nb.llm, greedy; answers are cached on
+disk under TRUSTML_NB_CACHE, so a run cut short by a timeout resumes where it stopped). Menu setting on
 all ten instances, every option in every position once (cyclic orders): exact choice probabilities, averaged per option and
 per position, and the share of probability on options with each property; generative setting (one greedy answer,
 max_new_tokens=80, intention 'fairest', values as sentences) on HP1 and HP2: parse rate and reasons. What a 135M model
@@ -112,11 +113,13 @@ def speed_part():
 
 def llm_part():
     from trustml_nb.llm import BlackBoxLM
-    lm = BlackBoxLM(cache=False, show_progress=False)
+    lm = BlackBoxLM(show_progress=False)
     t0 = time.perf_counter(); menus = []
     for name, inst in paper_instances().items():
         menus.append(menu_choice_shares(lm, inst).assign(instance=name))
     menus = pd.concat(menus, ignore_index=True); menu_s = time.perf_counter() - t0
+    menus.to_csv(OUT / 'distributive_fairness_llm_menu.csv', index=False)
+    print(f'menu setting done in {menu_s:.0f} s', flush=True)
     per_position = menus.groupby('position')['probability'].mean()
     per_option = menus.groupby(['instance', 'option'])['probability'].mean()
     n_orders = menus.groupby('instance')['order'].nunique()
@@ -134,7 +137,7 @@ def main():
         menus, per_position, per_option, prop, gens, menu_s, gen_s = llm_part()
         menus.to_csv(OUT / 'distributive_fairness_llm_menu.csv', index=False)
         gens.to_csv(OUT / 'distributive_fairness_llm_generative.csv', index=False)
-        md = ['# Distributive fairness: live harness on SmolLM2-135M-Instruct (greedy, no cache)', '',
+        md = ['# Distributive fairness: live harness on SmolLM2-135M-Instruct (greedy)', '',
               f'Menu setting, 10 instances, every option in every position once ({len(menus)} (order, option) rows, {menu_s:.0f} s):', '',
               markdown_table(per_position.rename('mean probability').reset_index()), '',
               'spread of the per-option probability (averaged over positions) within an instance: '
