@@ -1,0 +1,171 @@
+"""Distributive fairness (issue 37): the exact fair-division calculus against the peer library fairpyx, and its speed.
+
+Part 1 (fairpyx): on 1,000 random goods-only instances (seed 37; 2 or 3 agents, 1 to 5 goods, integer values 0..100,
+complete allocations: fairpyx has no discarding and no money), fairpyx 0.1 computes, and we compare:
+  a. for every allocation of the first 200 instances: envy-freeness (fairpyx AgentBundleValueMatrix(normalized=False)
+     .max_envy() <= 0) against our EF flag, and its egalitarian value (smallest payoff) and utilitarian value (mean payoff)
+     against our `minimum` and `welfare / n`;
+  b. for every instance: fairpyx's round_robin allocation, which is EF1 by a theorem (Caragiannis et al. 2019), must carry
+     our EF1 flag; fairpyx's utilitarian_matching allocation must carry our USW flag (and its welfare must be our maximum).
+fairpyx pins numpy 1.26 and would downgrade the project's environment, so it runs in its own virtual environment:
+set FAIRPYX_PYTHON to that interpreter (e.g. `python3.11 -m venv /tmp/fairpyx_venv && /tmp/fairpyx_venv/bin/pip install
+fairpyx`); fairpyx is called there through a small script over JSON on stdin/stdout. Without it, part 1 is skipped.
+Part 2 (speed): median time of `fair_division` on the shipped paper instances (5 runs each).
+Part 3 (`llm`, only when asked): the live harness on SmolLM2-135M-Instruct (trustml_nb.llm, greedy; answers are cached on
+disk under TRUSTML_NB_CACHE, so a run cut short by a timeout resumes where it stopped). Menu setting on
+all ten instances, every option in every position once (cyclic orders): exact choice probabilities, averaged per option and
+per position, and the share of probability on options with each property; generative setting (one greedy answer,
+max_new_tokens=80, intention 'fairest', values as sentences) on HP1 and HP2: parse rate and reasons. What a 135M model
+shows is the harness and its own position bias, not distributive preferences.
+Run: .venv/bin/python benchmarks/bench_distributive_fairness.py [llm]    (writes benchmarks/results/distributive_fairness*.{md,csv})
+The machine is a shared, noisy 2-core box; timings are indicative only.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from trustml_nb.core import markdown_table
+from trustml_nb.distributive_fairness import (MAIN_PROPERTIES, FairDivision, fair_division, generative_answers, menu_choice_shares,
+                                               paper_instances)
+
+OUT = Path(__file__).parent / 'results'
+
+FAIRPYX_SCRIPT = r'''
+import json, sys, warnings, logging
+logging.disable(logging.CRITICAL)
+from fairpyx import Instance, divide, AgentBundleValueMatrix
+from fairpyx.algorithms import round_robin, utilitarian_matching
+jobs = json.load(sys.stdin)
+out = []
+for job in jobs:
+    vals = job['valuations']; n, m = len(vals), len(vals[0])
+    agents, goods = [f"a{i}" for i in range(n)], [f"g{g}" for g in range(m)]
+    inst = Instance(valuations={agents[i]: {goods[g]: vals[i][g] for g in range(m)} for i in range(n)},
+                    agent_capacities=m, item_capacities=1)
+    def owners(alloc): return [next(i for i in range(n) if goods[g] in alloc[agents[i]]) for g in range(m)]
+    res = {'round_robin': owners(divide(round_robin, inst)), 'utilitarian_matching': owners(divide(utilitarian_matching, inst)), 'checks': []}
+    for own in job.get('allocations', []):
+        alloc = {agents[i]: [goods[g] for g in range(m) if own[g] == i] for i in range(n)}
+        M = AgentBundleValueMatrix(inst, alloc, normalized=False)
+        res['checks'].append([M.max_envy(), M.egalitarian_value(), M.utilitarian_value()])
+    out.append(res)
+json.dump(out, sys.stdout)
+'''
+
+
+def random_instances(k=1000, seed=37):
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(k):
+        n = int(rng.choice([2, 3])); m = int(rng.integers(1, 6 if n == 2 else 5))
+        out.append(rng.integers(0, 101, size=(n, m)).tolist())
+    return out
+
+
+def fairpyx_part(python):
+    vals = random_instances()
+    fits = [FairDivision(allow_discard=False).fit(np.array(v)) for v in vals]
+    jobs = []
+    for k, (v, fd) in enumerate(zip(vals, fits)):
+        t = fd.report_.table
+        owners = t[[f'owner {g}' for g in fd.goods_]].to_numpy().tolist() if k < 200 else []
+        jobs.append({'valuations': v, 'allocations': owners})
+    t0 = time.perf_counter()
+    done = subprocess.run([python, '-c', FAIRPYX_SCRIPT], input=json.dumps(jobs), capture_output=True, text=True, timeout=600)
+    if done.returncode: raise RuntimeError(done.stderr[-2000:])
+    peer = json.loads(done.stdout); peer_s = time.perf_counter() - t0
+    ef_agree = ef_total = ev_agree = uv_agree = ef_true = 0
+    rr_ef1 = um_usw = 0
+    for fd, job, res in zip(fits, jobs, peer):
+        t, n = fd.report_.table, len(fd.agents_)
+        for k, (max_envy, egal, util) in enumerate(res['checks']):
+            ef_total += 1
+            ef_agree += bool(max_envy <= 1e-9) == bool(t['EF'].iloc[k]); ef_true += bool(t['EF'].iloc[k])
+            ev_agree += abs(egal - t['minimum'].iloc[k]) < 1e-9
+            uv_agree += abs(util - t['welfare'].iloc[k] / n) < 1e-9
+        rr_ef1 += bool(fd.classify(res['round_robin'])['EF1'])
+        um_usw += bool(fd.classify(res['utilitarian_matching'])['USW'])
+    rows = [(f'EF: fairpyx max_envy <= 0 vs our EF flag ({ef_true} of them envy-free)', ef_agree, ef_total),
+            ('egalitarian value vs our minimum payoff', ev_agree, ef_total),
+            ('utilitarian value vs our welfare / n', uv_agree, ef_total),
+            ('fairpyx round_robin allocation is EF1 by our calculus', rr_ef1, len(vals)),
+            ('fairpyx utilitarian_matching allocation is USW by our calculus', um_usw, len(vals))]
+    table = pd.DataFrame(rows, columns=['comparison', 'agree', 'of'])
+    return table, peer_s
+
+
+def speed_part():
+    rows = []
+    for name, inst in paper_instances().items():
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter(); r = fair_division(inst.valuations, money=inst.money); times.append(time.perf_counter() - t0)
+        rows.append({'instance': name, 'agents': len(r.agents), 'goods': len(r.goods), 'money': r.money,
+                     'allocations': r.n_allocations, 'median_s': float(np.median(times))})
+    return pd.DataFrame(rows)
+
+
+def llm_part():
+    from trustml_nb.llm import BlackBoxLM
+    lm = BlackBoxLM(show_progress=False)
+    t0 = time.perf_counter(); menus = []
+    for name, inst in paper_instances().items():
+        menus.append(menu_choice_shares(lm, inst).assign(instance=name))
+    menus = pd.concat(menus, ignore_index=True); menu_s = time.perf_counter() - t0
+    menus.to_csv(OUT / 'distributive_fairness_llm_menu.csv', index=False)
+    print(f'menu setting done in {menu_s:.0f} s', flush=True)
+    per_position = menus.groupby('position')['probability'].mean()
+    per_option = menus.groupby(['instance', 'option'])['probability'].mean()
+    n_orders = menus.groupby('instance')['order'].nunique()
+    prop = {p: float((menus['probability'] * menus[p]).groupby(menus['instance']).sum().div(n_orders).mean()) for p in MAIN_PROPERTIES}
+    t0 = time.perf_counter(); gens = []
+    for name in ('HP1', 'HP2'):
+        gens.append(generative_answers(lm, paper_instances()[name]).assign(instance=name))
+    gens = pd.concat(gens, ignore_index=True); gen_s = time.perf_counter() - t0
+    return menus, per_position, per_option, prop, gens, menu_s, gen_s
+
+
+def main():
+    OUT.mkdir(exist_ok=True)
+    if 'llm' in sys.argv[1:]:
+        menus, per_position, per_option, prop, gens, menu_s, gen_s = llm_part()
+        menus.to_csv(OUT / 'distributive_fairness_llm_menu.csv', index=False)
+        gens.to_csv(OUT / 'distributive_fairness_llm_generative.csv', index=False)
+        md = ['# Distributive fairness: live harness on SmolLM2-135M-Instruct (greedy)', '',
+              f'Menu setting, 10 instances, every option in every position once ({len(menus)} (order, option) rows, {menu_s:.0f} s):', '',
+              markdown_table(per_position.rename('mean probability').reset_index()), '',
+              'spread of the per-option probability (averaged over positions) within an instance: '
+              f'{per_option.groupby(level=0).agg(lambda s: s.max() - s.min()).describe()[["min", "mean", "max"]].round(3).to_dict()}', '',
+              'probability mass on options with each property (mean over instances): ' + ', '.join(f'{p} {v:.3f}' for p, v in prop.items()), '',
+              f'Generative setting (HP1, HP2; {gen_s:.0f} s): parse rate {(gens["status"] == "parsed").mean():.2f}', '',
+              markdown_table(gens[['instance', 'status', 'reason']]), '', f'load average: {os.getloadavg()[0]:.2f}', '']
+        (OUT / 'distributive_fairness_llm.md').write_text('\n'.join(md))
+        print('\n'.join(md))
+        return
+    python = os.environ.get('FAIRPYX_PYTHON')
+    md = ['# Distributive fairness: calculus vs fairpyx, and speed', '']
+    if python:
+        table, peer_s = fairpyx_part(python)
+        table.to_csv(OUT / 'distributive_fairness_fairpyx.csv', index=False)
+        md += ['## Agreement with fairpyx 0.1 (1,000 random goods-only instances, seed 37; per-allocation checks on the first 200)', '',
+               markdown_table(table), '', f'fairpyx subprocess time: {peer_s:.1f} s', '']
+        print(table.to_string(index=False))
+    else:
+        md += ['fairpyx part skipped: set FAIRPYX_PYTHON to an interpreter with fairpyx installed.', '']
+        print('FAIRPYX_PYTHON not set: fairpyx comparison skipped')
+    speed = speed_part()
+    speed.to_csv(OUT / 'distributive_fairness_speed.csv', index=False)
+    md += ['## Speed on the paper instances (median of 5)', '', markdown_table(speed), '',
+           f'load average: {os.getloadavg()[0]:.2f}', '']
+    (OUT / 'distributive_fairness.md').write_text('\n'.join(md))
+    print(speed.to_string(index=False))
+
+
+if __name__ == '__main__':
+    main()
