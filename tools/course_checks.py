@@ -105,3 +105,38 @@ def verdict(row: dict) -> bool:
     failed = row['failed_tests'].split()
     return (row['auto_score'] == row['auto_max'] - row['wrong_points']
             and all(f.startswith(f"exercise_{row['wrong_exercise']}_tests") for f in failed) and len(failed) >= 1)
+
+
+_MARKERS = ('### BEGIN SOLUTION', '### BEGIN HIDDEN TESTS', '<summary>Solutions</summary>', '<summary>Answers</summary>')
+
+
+def answer_texts(lesson: dict) -> tuple[list[str], str]:
+    """The answers a lesson holds (model answers, solutions, hidden tests, worked solutions), and the rest of its text.
+
+    Found from the markers the lessons use (tools/nbgrader_course.py's docstring lists them), independently of
+    trustml_nb.course.student_notebook, whose output this is used to check."""
+    answers, rest = [], []
+    for cell in lesson['cells']:
+        s = _src(cell)
+        worked = re.sub(r'^(#\|.*\n)*', '', s).startswith('# Solution to') or s.startswith('**Solution')
+        body = s if worked else ''   # a worked solution is an answer as a whole (70's first line explains it)
+        found = re.findall(r'<details><summary>(?:Solutions|Answers)</summary>(.*?)</details>', s, re.S)
+        found += re.findall(r'### BEGIN SOLUTION\n(.*?)### END SOLUTION', s, re.S)
+        found += re.findall(r'### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS', s, re.S)
+        if body: found.append(body)
+        answers += found
+        for a in found: s = s.replace(a, '')
+        rest.append(s)
+    return answers, '\n'.join(rest)
+
+
+def answer_leaks(student: dict, lesson: dict, min_chars: int = 25) -> list[str]:
+    "Markers and answer lines (over `min_chars` long, not also elsewhere in the lesson) that a student copy still holds."
+    text = '\n'.join(_src(c) for c in student['cells'])
+    answers, rest = answer_texts(lesson)
+    leaks = [m for m in _MARKERS if m in text]
+    for a in answers:
+        for line in a.splitlines():
+            line = line.strip()
+            if len(line) > min_chars and line not in rest and line in text: leaks.append(line)
+    return leaks
