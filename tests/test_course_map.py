@@ -72,3 +72,27 @@ def test_instructor_notes_agree_with_lesson_40_on_the_returns_axis():
     assert 'returns axis stays the same for every setting' in lesson
     assert 'returns axis is the same for every setting' in section and 'can\n  change' not in section
     assert 'scale can' not in section
+
+
+def test_the_course_glossary_is_every_lessons_glossary():
+    "GLOSSARY.md is generated from the lessons (tools/course_checks.py glossary): current, and it has every term."
+    import sys
+    sys.path.insert(0, str(ROOT / 'tools'))
+    import course_checks
+    entries = course_checks.glossary_entries()
+    assert len(entries) >= 80 and {lesson for _, lesson, _ in entries} == set(LESSONS)
+    text = (TUTORIALS / 'GLOSSARY.md').read_text()
+    assert text == course_checks.glossary_markdown(), "GLOSSARY.md is stale: python tools/course_checks.py glossary > tutorials/GLOSSARY.md"
+    for term, lesson, _ in entries: assert f"- **{term}** (`{lesson}`)" in text
+
+
+def test_the_reading_list_links_every_lessons_paper():
+    "One row per lesson with a link (https) to its paper; official code linked where the brief names one."
+    text = (TUTORIALS / 'READING_LIST.md').read_text()
+    rows = {m[1]: m[0] for m in re.finditer(r'^\| `(\d\d_[a-z_]+)` \|.*$', text, re.M)}
+    assert sorted(rows) == LESSONS
+    for lesson, row in rows.items():
+        cells = [c.strip() for c in row.strip('|').split('|')]
+        assert re.search(r'<https://(arxiv\.org/abs|openreview\.net/forum\?id=|doi\.org)/?[\w.=/-]+>', cells[2]), (lesson, cells[2])
+        assert cells[3].startswith('<https://github.com/') or cells[3].split()[0] in ('none', 'supplementary', '-'), (lesson, cells[3])
+    assert len(re.findall(r'<https://github\.com/[^>]+>', text)) >= 7

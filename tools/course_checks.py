@@ -140,3 +140,35 @@ def answer_leaks(student: dict, lesson: dict, min_chars: int = 25) -> list[str]:
             line = line.strip()
             if len(line) > min_chars and line not in rest and line in text: leaks.append(line)
     return leaks
+
+
+GLOSSARY_HEAD = """# Glossary of the course
+
+Every term of the twelve lessons' glossaries, in one alphabetical list, with the lesson that defines it (the lesson's
+own glossary is at its end, after *Check your understanding*). Generated from the lessons by
+`python tools/course_checks.py glossary > tutorials/GLOSSARY.md`; tests/test_course_map.py checks that it is current.
+"""
+
+
+def glossary_entries(tutorials: Path = course.TUTORIALS) -> list[tuple[str, str, str]]:
+    "(term, lesson, definition) for every item of every lesson's `## Glossary` section."
+    found = []
+    for path in sorted(Path(tutorials).glob('*.ipynb')):
+        for cell in json.loads(path.read_text())['cells']:
+            s = _src(cell)
+            if cell['cell_type'] != 'markdown' or '## Glossary' not in s: continue
+            section = s[s.index('## Glossary'):].split('\n## ')[0]
+            for term, definition in re.findall(r'^- \*\*((?:[^*\\]|\\.)+?)\*\*:?[ \t]*(.*)$', section, re.M):
+                found.append((term.strip().rstrip(':'), path.stem, definition.strip()))
+    return found
+
+
+def glossary_markdown(tutorials: Path = course.TUTORIALS) -> str:
+    "The course-wide glossary (tutorials/GLOSSARY.md): every lesson's terms, sorted, each with its lesson."
+    key = lambda e: re.sub(r'[^a-z0-9 ]', '', e[0].lower().replace('$', '')).strip()
+    lines = [f"- **{t}** (`{lesson}`): {d}" for t, lesson, d in sorted(glossary_entries(tutorials), key=key)]
+    return GLOSSARY_HEAD + '\n' + '\n'.join(lines) + '\n'
+
+
+if __name__ == '__main__' and sys.argv[1:] == ['glossary']:
+    sys.stdout.write(glossary_markdown())

@@ -35,9 +35,10 @@ def lessons_dir()->Path: # the folder that holds the lessons
 
 # %% ../nbs/04_course.ipynb #cdf960e5
 def lesson_files()->list: # the lesson notebooks, then the course's markdown files, sorted by name
-    "The files a student's copy of the course contains: every lesson notebook and the course's markdown files."
+    "The files a student's copy of the course contains: every lesson notebook, the course's markdown files and the datasheets."
     folder = lessons_dir()
-    return [p for pattern in LESSON_PATTERNS for p in sorted(folder.glob(pattern)) if p.is_file() and p.name not in INSTRUCTOR_ONLY]
+    found = [p for pattern in LESSON_PATTERNS for p in sorted(folder.glob(pattern)) if p.is_file() and p.name not in INSTRUCTOR_ONLY]
+    return found + sorted((Path(str(files('trustml_nb'))) / 'datasets').glob('DATASHEET_*.md'))
 
 # %% ../nbs/04_course.ipynb #796c8e37
 ANSWER_BLOCK_RE = re.compile(r'\n*<details><summary>(Solutions|Answers)</summary>\s*(.*?)\s*</details>\s*', re.S) # model answers
