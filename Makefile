@@ -31,6 +31,7 @@ help:
 	@echo "make mutation - mutmut over the numeric cores; score per module in benchmarks/results/mutation.md"
 	@echo "make mutants  - the nine planted bugs of issues 15 and 33 against the default tests (benchmarks/results/mutants.md)"
 	@echo "make course - install nbgrader if needed; the student release (course/release/, no answers) and the instructor key (course/source/) of every lesson"
+	@echo "make slides - reveal.js slides of every lesson (student copies) in course/slides/, offline (SLIDES_FLAGS=--execute adds outputs)"
 	@echo "make grade SUBMISSIONS=dir - autograde dir/<student>/<lesson>.ipynb; grade table in course/grades.csv and course/grades.md"
 	@echo "make bench - run every benchmark in benchmarks/ (ours vs peers, and studies); results go to benchmarks/results/, the summaries lessons read to trustml_nb/results/"
 
@@ -160,3 +161,17 @@ grade-usage:
 grade: grade-usage $(COURSE_STAMP)
 	@echo ">>> nbgrader autograde: every submission in $(SUBMISSIONS) (each lesson runs in full); table in $(COURSE_DIR)/grades.csv and .md"
 	$(BIN)/python tools/nbgrader_course.py grade "$(SUBMISSIONS)" --course $(COURSE_DIR)
+
+# Slides (tools/build_slides.py): reveal.js decks of the lessons' student copies in $(COURSE_DIR)/slides/, opened from file://
+# with nothing fetched: reveal.js from the sphinx-revealjs wheel, require.js from Voila and MathJax 2 from the site extra, all
+# from the package index through constraints.txt. SLIDES_FLAGS=--execute runs each lesson first so the slides show outputs.
+SLIDES_STAMP := $(VENV)/.installed-slides
+.PHONY: slides
+$(SLIDES_STAMP): pyproject.toml constraints.txt | $(SITE_STAMP)
+	@echo ">>> installing sphinx-revealjs 3.2.1 (it carries reveal.js 5.2.0) for offline slides; through constraints.txt"
+	$(BIN)/python -m pip install --progress-bar off -c constraints.txt sphinx-revealjs==3.2.1
+	@touch $@
+
+slides: $(SLIDES_STAMP)
+	@echo ">>> reveal.js slides of every lesson (no answers) into $(COURSE_DIR)/slides/ (open $(COURSE_DIR)/slides/index.html)"
+	$(BIN)/python tools/build_slides.py --out $(COURSE_DIR)/slides $(SLIDES_FLAGS)
