@@ -30,7 +30,8 @@ help:
 	@echo "make coverage - line coverage of trustml_nb/ over the default suite (test-output/coverage.txt, benchmarks/results/coverage.md)"
 	@echo "make mutation - mutmut over the numeric cores; score per module in benchmarks/results/mutation.md"
 	@echo "make mutants  - the nine planted bugs of issues 15 and 33 against the default tests (benchmarks/results/mutants.md)"
-	@echo "make course - nbgrader: the student release (course/release/) and the instructor key (course/source/) of every lesson"
+	@echo "make course - install nbgrader if needed; the student release (course/release/, no answers) and the instructor key (course/source/) of every lesson"
+	@echo "make slides - reveal.js slides of every lesson (student copies) in course/slides/, offline (SLIDES_FLAGS=--execute adds outputs)"
 	@echo "make grade SUBMISSIONS=dir - autograde dir/<student>/<lesson>.ipynb; grade table in course/grades.csv and course/grades.md"
 	@echo "make bench - run every benchmark in benchmarks/ (ours vs peers, and studies); results go to benchmarks/results/, the summaries lessons read to trustml_nb/results/"
 
@@ -134,16 +135,43 @@ bench: install $(VENV)/.installed-bench
 	@set -e; for f in benchmarks/bench_*.py; do [ -e "$$f" ] || continue; echo ">>> $$f"; $(BIN)/python "$$f"; done
 	$(BIN)/python benchmarks/ship.py
 
-# The course for instructors (nbgrader, tools/nbgrader_course.py): tutorials/ stay the single source. No install step here: it uses
-# .venv when present, else the python3 on PATH (which needs nbgrader: `pip install -c constraints.txt '.[course]'`).
+# The course for instructors (nbgrader, tools/nbgrader_course.py): tutorials/ stay the single source. In a fresh clone the first
+# `make course` creates .venv and installs the lessons and nbgrader (the `course` extra), through constraints.txt (so torch is the
+# CPU build); later runs skip the install until pyproject.toml or constraints.txt change. `make grade` runs every lesson, so it
+# needs the lessons' packages as well as nbgrader: the same environment.
 COURSE_DIR ?= course
-COURSE_PY = $(if $(wildcard $(BIN)/python),$(BIN)/python,python3)
-.PHONY: course grade
-course:
-	@echo ">>> nbgrader: the instructor key ($(COURSE_DIR)/source/) and the student release ($(COURSE_DIR)/release/) of every lesson"
-	$(COURSE_PY) tools/nbgrader_course.py build --course $(COURSE_DIR)
+COURSE_STAMP := $(VENV)/.installed-course
+.PHONY: course grade grade-usage
+$(COURSE_STAMP): pyproject.toml constraints.txt | $(LESSONS_STAMP)
+	@if [ -e $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ] && [ $(STAMP) -nt constraints.txt ]; then \
+	  echo ">>> the full environment is installed: it has nbgrader (the course extra)"; \
+	else \
+	  echo ">>> installing nbgrader (the course extra) beside the lessons' packages; torch pinned by constraints.txt"; \
+	  $(BIN)/python -m pip install --progress-bar off -c constraints.txt -e ".[lessons,course]"; \
+	fi
+	@touch $@
 
-grade:
+course: $(COURSE_STAMP)
+	@echo ">>> nbgrader: the instructor key ($(COURSE_DIR)/source/) and the student release ($(COURSE_DIR)/release/) of every lesson"
+	$(BIN)/python tools/nbgrader_course.py build --course $(COURSE_DIR)
+
+grade-usage:
 	@if [ -z "$(SUBMISSIONS)" ]; then echo "usage: make grade SUBMISSIONS=folder   (folder/<student>/<lesson>.ipynb; run make course first)"; exit 2; fi
+
+grade: grade-usage $(COURSE_STAMP)
 	@echo ">>> nbgrader autograde: every submission in $(SUBMISSIONS) (each lesson runs in full); table in $(COURSE_DIR)/grades.csv and .md"
-	$(COURSE_PY) tools/nbgrader_course.py grade "$(SUBMISSIONS)" --course $(COURSE_DIR)
+	$(BIN)/python tools/nbgrader_course.py grade "$(SUBMISSIONS)" --course $(COURSE_DIR)
+
+# Slides (tools/build_slides.py): reveal.js decks of the lessons' student copies in $(COURSE_DIR)/slides/, opened from file://
+# with nothing fetched: reveal.js from the sphinx-revealjs wheel, require.js from Voila and MathJax 2 from the site extra, all
+# from the package index through constraints.txt. SLIDES_FLAGS=--execute runs each lesson first so the slides show outputs.
+SLIDES_STAMP := $(VENV)/.installed-slides
+.PHONY: slides
+$(SLIDES_STAMP): pyproject.toml constraints.txt | $(SITE_STAMP)
+	@echo ">>> installing sphinx-revealjs 3.2.1 (it carries reveal.js 5.2.0) for offline slides; through constraints.txt"
+	$(BIN)/python -m pip install --progress-bar off -c constraints.txt sphinx-revealjs==3.2.1
+	@touch $@
+
+slides: $(SLIDES_STAMP)
+	@echo ">>> reveal.js slides of every lesson (no answers) into $(COURSE_DIR)/slides/ (open $(COURSE_DIR)/slides/index.html)"
+	$(BIN)/python tools/build_slides.py --out $(COURSE_DIR)/slides $(SLIDES_FLAGS)

@@ -48,8 +48,11 @@ def test_release_and_key(built, name):
     key_text = '\n'.join(_src(c) for c in key['cells'])
     release_text = '\n'.join(_src(c) for c in release['cells'])
     assert '### BEGIN SOLUTION' in key_text and '### BEGIN HIDDEN TESTS' in key_text
-    for marker in ('### BEGIN SOLUTION', '### BEGIN HIDDEN TESTS', '<summary>Solutions</summary>'):
+    for marker in ('### BEGIN SOLUTION', '### BEGIN HIDDEN TESTS', '<summary>Solutions</summary>', '<summary>Answers</summary>'):
         assert marker not in release_text, (name, marker)
+    lesson = json.loads((course.TUTORIALS / f'{name}.ipynb').read_text())
+    assert not course_checks.answer_leaks(release, lesson), name      # no model answer, solution or hidden test line
+    assert '<summary>Answers</summary>' not in key_text and 'check_your_understanding' in json.dumps(key)  # a graded cell
     # no line of any reference solution survives in the release (lines the lesson also has elsewhere excepted)
     elsewhere = '\n'.join(_src(c) for c in key['cells'] if not c['metadata'].get('nbgrader', {}).get('solution'))
     for cell in key['cells']:
@@ -119,3 +122,36 @@ def test_grade_needs_a_built_course(tmp_path):
         course.grade(tmp_path / 'subs', tmp_path / 'empty_course')
     with pytest.raises(ValueError, match='unknown lesson'):
         course.build(tmp_path / 'c', ['no_such_lesson'])
+
+
+def test_the_leak_scan_finds_answers():
+    "The scan below is not vacuous: on a lesson itself (the instructor's key) it finds its markers and answer lines."
+    for name in LESSONS:
+        lesson = json.loads((course.TUTORIALS / f'{name}.ipynb').read_text())
+        leaks = course_checks.answer_leaks(lesson, lesson)
+        assert '<summary>Answers</summary>' in leaks and '### BEGIN SOLUTION' in leaks and len(leaks) >= 8, (name, leaks)
+
+
+def test_student_copies_hold_no_answers(tmp_path):
+    "What `trustml-nb-lessons` (trustml_nb.course.copy_lessons) writes holds no answer, and no instructor file."
+    from trustml_nb.course import INSTRUCTOR_ONLY, copy_lessons, main
+    assert main([str(tmp_path / 'copy')]) == 0
+    copied = sorted((tmp_path / 'copy').iterdir())
+    assert {p.stem for p in copied if p.suffix == '.ipynb'} == set(LESSONS)
+    assert not set(INSTRUCTOR_ONLY) & {p.name for p in copied} and 'SYLLABUS.md' in {p.name for p in copied}
+    for p in copied:
+        if p.suffix != '.ipynb': continue
+        student = json.loads(p.read_text())
+        lesson = json.loads((course.TUTORIALS / p.name).read_text())
+        assert not course_checks.answer_leaks(student, lesson), (p.name, course_checks.answer_leaks(student, lesson)[:3])
+        n_graded = sum('### BEGIN SOLUTION' in _src(c) for c in lesson['cells'])
+        assert sum('raise NotImplementedError()' in _src(c) for c in student['cells']) == n_graded, p.name
+        # every model-answer block became an empty answer cell, right after its questions
+        n_blocks = sum('<details><summary>' in _src(c) for c in lesson['cells'])
+        assert sum(_src(c).startswith('**Your answers**') for c in student['cells']) == n_blocks, p.name
+        # the hidden tests are gone but the visible asserts stay
+        for c in lesson['cells']:
+            if c['cell_type'] == 'code' and course.TEST_RE.match(_src(c)):
+                visible = _src(c).split('### BEGIN HIDDEN TESTS')[0].strip()
+                assert any(_src(d).strip() == visible for d in student['cells']), (p.name, visible)
+    assert len(copy_lessons(tmp_path / 'copy', overwrite=True)) == len(copied)   # a copy of the copy is the same copy

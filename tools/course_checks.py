@@ -105,3 +105,70 @@ def verdict(row: dict) -> bool:
     failed = row['failed_tests'].split()
     return (row['auto_score'] == row['auto_max'] - row['wrong_points']
             and all(f.startswith(f"exercise_{row['wrong_exercise']}_tests") for f in failed) and len(failed) >= 1)
+
+
+_MARKERS = ('### BEGIN SOLUTION', '### BEGIN HIDDEN TESTS', '<summary>Solutions</summary>', '<summary>Answers</summary>')
+
+
+def answer_texts(lesson: dict) -> tuple[list[str], str]:
+    """The answers a lesson holds (model answers, solutions, hidden tests, worked solutions), and the rest of its text.
+
+    Found from the markers the lessons use (tools/nbgrader_course.py's docstring lists them), independently of
+    trustml_nb.course.student_notebook, whose output this is used to check."""
+    answers, rest = [], []
+    for cell in lesson['cells']:
+        s = _src(cell)
+        worked = re.sub(r'^(#\|.*\n)*', '', s).startswith('# Solution to') or s.startswith('**Solution')
+        body = s if worked else ''   # a worked solution is an answer as a whole (70's first line explains it)
+        found = re.findall(r'<details><summary>(?:Solutions|Answers)</summary>(.*?)</details>', s, re.S)
+        found += re.findall(r'### BEGIN SOLUTION\n(.*?)### END SOLUTION', s, re.S)
+        found += re.findall(r'### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS', s, re.S)
+        if body: found.append(body)
+        answers += found
+        for a in found: s = s.replace(a, '')
+        rest.append(s)
+    return answers, '\n'.join(rest)
+
+
+def answer_leaks(student: dict, lesson: dict, min_chars: int = 25) -> list[str]:
+    "Markers and answer lines (over `min_chars` long, not also elsewhere in the lesson) that a student copy still holds."
+    text = '\n'.join(_src(c) for c in student['cells'])
+    answers, rest = answer_texts(lesson)
+    leaks = [m for m in _MARKERS if m in text]
+    for a in answers:
+        for line in a.splitlines():
+            line = line.strip()
+            if len(line) > min_chars and line not in rest and line in text: leaks.append(line)
+    return leaks
+
+
+GLOSSARY_HEAD = """# Glossary of the course
+
+Every term of the twelve lessons' glossaries, in one alphabetical list, with the lesson that defines it (the lesson's
+own glossary is at its end, after *Check your understanding*). Generated from the lessons by
+`python tools/course_checks.py glossary > tutorials/GLOSSARY.md`; tests/test_course_map.py checks that it is current.
+"""
+
+
+def glossary_entries(tutorials: Path = course.TUTORIALS) -> list[tuple[str, str, str]]:
+    "(term, lesson, definition) for every item of every lesson's `## Glossary` section."
+    found = []
+    for path in sorted(Path(tutorials).glob('*.ipynb')):
+        for cell in json.loads(path.read_text())['cells']:
+            s = _src(cell)
+            if cell['cell_type'] != 'markdown' or '## Glossary' not in s: continue
+            section = s[s.index('## Glossary'):].split('\n## ')[0]
+            for term, definition in re.findall(r'^- \*\*((?:[^*\\]|\\.)+?)\*\*:?[ \t]*(.*)$', section, re.M):
+                found.append((term.strip().rstrip(':'), path.stem, definition.strip()))
+    return found
+
+
+def glossary_markdown(tutorials: Path = course.TUTORIALS) -> str:
+    "The course-wide glossary (tutorials/GLOSSARY.md): every lesson's terms, sorted, each with its lesson."
+    key = lambda e: re.sub(r'[^a-z0-9 ]', '', e[0].lower().replace('$', '')).strip()
+    lines = [f"- **{t}** (`{lesson}`): {d}" for t, lesson, d in sorted(glossary_entries(tutorials), key=key)]
+    return GLOSSARY_HEAD + '\n' + '\n'.join(lines) + '\n'
+
+
+if __name__ == '__main__' and sys.argv[1:] == ['glossary']:
+    sys.stdout.write(glossary_markdown())

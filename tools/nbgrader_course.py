@@ -13,7 +13,12 @@ ordinary comments in JupyterLab and in the notebook tests:
 - a worked solution that is not autograded: a code cell whose first line is `# Solution to exercise N ...`; the
   student copy gets an empty answer cell in its place;
 - the written answers: the `<details><summary>Solutions</summary>` block of the Exercises cell (and a markdown cell
-  that starts with `**Solution`) becomes a manually graded answer cell holding the model answers.
+  that starts with `**Solution`) becomes a manually graded answer cell holding the model answers;
+- the questionnaire: the `<details><summary>Answers</summary>` block of "Check your understanding" becomes a manually
+  graded answer cell too (one point per question), so its answers are in the instructor key only.
+
+The same markers are what trustml_nb.course.student_notebook strips from the copy `trustml-nb-lessons` makes; the
+answers exist only in tutorials/ (the instructor's key) and in course/source/.
 
 `build` converts each lesson into an nbgrader source notebook (course/source/<lesson>/<lesson>.ipynb: the instructor
 key, with solutions and hidden tests), inserts an empty "Your prediction" cell after every "predict first" prompt,
@@ -45,7 +50,7 @@ CELL_TIMEOUT = 600  # seconds per cell when autograde executes a lesson (the lon
 ANSWER_RE = re.compile(r'^# Exercise (\d+)\b.*\(graded\)')
 TEST_RE = re.compile(r'^# Tests for exercise (\d+) \((\d+) points?\)')
 SOLUTION_RE = re.compile(r'^# Solution to (exercises? (\d+)(?: to \d+)?)')
-DETAILS_RE = re.compile(r'\n*<details><summary>Solutions</summary>\s*(.*?)\s*</details>\s*', re.S)
+DETAILS_RE = re.compile(r'\n*<details><summary>(Solutions|Answers)</summary>\s*(.*?)\s*</details>\s*', re.S)
 PREDICT_RE = re.compile(r'^\*\*(Check yourself|Predict first)\.\*\*.*\bpredict', re.S | re.I)
 PREDICTION_CELL = ("**Your prediction** (write it here *before* you run the next cell, then compare):\n\n"
                    "*...*")
@@ -136,11 +141,15 @@ def to_source(nb: dict) -> dict:
                               f"### BEGIN SOLUTION\n{s.rstrip()}\n### END SOLUTION")
             cells.append(cell)
         elif kind == 'markdown' and (m := DETAILS_RE.search(s)):
-            questions = DETAILS_RE.sub('\n', s).rstrip() + '\n\n*Write your answers in the cell below; the ones marked (graded) in code cells are checked automatically.*'
+            exercises = m[1] == 'Solutions'   # the Exercises' written answers, else the Check-your-understanding questionnaire
+            note = ('the ones marked (graded) in code cells are checked automatically' if exercises else 'one point per question')
+            questions = DETAILS_RE.sub('\n', s).rstrip() + f'\n\n*Write your answers in the cell below; {note}.*'
             cells.append(_cell('markdown', questions, cell['id']))
-            answer = _cell('markdown', m[1], cell['id'] + 'a')
-            n_written = max(1, len(re.findall(r'^\d+\.', m[1], re.M)) - len(auto))
-            answer['metadata'].update(_meta('written_answers', grade=True, solution=True, points=n_written))
+            answer = _cell('markdown', m[2], cell['id'] + ('a' if exercises else 'q'))
+            n_items = len(re.findall(r'^\d+\.', m[2], re.M))
+            points = max(1, n_items - len(auto)) if exercises else max(1, n_items)
+            answer['metadata'].update(_meta('written_answers' if exercises else 'check_your_understanding', grade=True,
+                                            solution=True, points=points))
             cells.append(answer)
         elif kind == 'markdown' and s.startswith('**Solution'):
             cell['metadata'].update(_meta(f'written_answer_{cell["id"]}', grade=True, solution=True, points=1))

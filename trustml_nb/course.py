@@ -8,16 +8,22 @@ Docs: https://trustml-nb.github.io/trustml_nb/course.html.md"""
 from __future__ import annotations
 
 import argparse
+import copy
+import json
+import re
 import shutil
 import sys
 from importlib.resources import files
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['LESSON_PATTERNS', 'lessons_dir', 'lesson_files', 'copy_lessons', 'main']
+__all__ = ['LESSON_PATTERNS', 'INSTRUCTOR_ONLY', 'ANSWER_BLOCK_RE', 'SOLUTION_BLOCK_RE', 'HIDDEN_TESTS_RE', 'WORKED_SOLUTION_RE',
+           'PREDICT_RE', 'CODE_STUB', 'PREDICTION_CELL', 'lessons_dir', 'lesson_files', 'student_notebook',
+           'copy_lessons', 'main']
 
 # %% ../nbs/04_course.ipynb #3640e51c
-LESSON_PATTERNS = ('*.ipynb', '*.md') # what a copy of the course contains: the lessons, the syllabus and the instructor notes
+LESSON_PATTERNS = ('*.ipynb', '*.md') # what a copy of the course contains: the lessons and the course's markdown files
+INSTRUCTOR_ONLY = ('INSTRUCTOR_NOTES.md', 'RUBRICS.md') # the instructor's files, never in a student's copy
 
 def lessons_dir()->Path: # the folder that holds the lessons
     "The lessons' folder: `tutorials/` of a source checkout, else the copy inside the installed package."
@@ -29,16 +35,80 @@ def lessons_dir()->Path: # the folder that holds the lessons
 
 # %% ../nbs/04_course.ipynb #cdf960e5
 def lesson_files()->list: # the lesson notebooks, then the course's markdown files, sorted by name
-    "The files a copy of the course contains: every lesson notebook and the syllabus and instructor notes."
+    "The files a student's copy of the course contains: every lesson notebook, the course's markdown files and the datasheets."
     folder = lessons_dir()
-    return [p for pattern in LESSON_PATTERNS for p in sorted(folder.glob(pattern)) if p.is_file()]
+    found = [p for pattern in LESSON_PATTERNS for p in sorted(folder.glob(pattern)) if p.is_file() and p.name not in INSTRUCTOR_ONLY]
+    return found + sorted((Path(str(files('trustml_nb'))) / 'datasets').glob('DATASHEET_*.md'))
+
+# %% ../nbs/04_course.ipynb #796c8e37
+ANSWER_BLOCK_RE = re.compile(r'\n*<details><summary>(Solutions|Answers)</summary>\s*(.*?)\s*</details>\s*', re.S) # model answers
+SOLUTION_BLOCK_RE = re.compile(r'^[ \t]*### BEGIN SOLUTION[ \t]*\n.*?^[ \t]*### END SOLUTION[ \t]*$', re.S | re.M) # a graded solution
+HIDDEN_TESTS_RE = re.compile(r'^[ \t]*### BEGIN HIDDEN TESTS[ \t]*\n.*?^[ \t]*### END HIDDEN TESTS[ \t]*(\n|$)', re.S | re.M) # hidden tests
+WORKED_SOLUTION_RE = re.compile(r'^# Solution to (exercises? \d+(?: to \d+)?)') # a worked, ungraded solution cell
+PREDICT_RE = re.compile(r'^\*\*(Check yourself|Predict first)\.\*\*.*\bpredict', re.S | re.I) # a "predict first" prompt
+CODE_STUB = '# YOUR CODE HERE\nraise NotImplementedError()' # what replaces a graded solution (nbgrader's stub)
+PREDICTION_CELL = "**Your prediction** (write it here *before* you run the next cell, then compare):\n\n*...*" # after each prompt
+
+# %% ../nbs/04_course.ipynb #7e4b71b5
+def _source(cell)->str: return ''.join(cell['source']) if isinstance(cell['source'], list) else cell['source']
+
+def _code_head(cell)->str:
+    "A code cell's source without its leading `#|` directive lines (where the markers are)."
+    lines = _source(cell).splitlines(True)
+    while lines and lines[0].startswith('#|'): lines = lines[1:]
+    return ''.join(lines)
+
+def _new_cell(kind:str, source:str, cell_id:str)->dict:
+    c = {'cell_type': kind, 'id': cell_id, 'metadata': {}, 'source': source}
+    if kind == 'code': c.update(execution_count=None, outputs=[])
+    return c
+
+def _answer_lines(block:str)->str:
+    "An empty numbered answer per item of a model-answer block."
+    n = len(re.findall(r'^\d+\.', block, re.M)) or 1
+    return '\n'.join(f"{i}. ..." for i in range(1, n + 1))
+
+# %% ../nbs/04_course.ipynb #5306962d
+def student_notebook(
+    nb:dict, # a lesson notebook, as `json.load` reads it (not changed)
+)->dict: # a copy without solutions, hidden tests, model answers or worked solutions
+    "The student's copy of a lesson: every answer replaced by an empty answer cell, hidden tests removed."
+    nb = copy.deepcopy(nb)
+    cells, pending = [], None
+    for cell in nb['cells']:
+        kind, s = cell['cell_type'], _source(cell)
+        head = _code_head(cell) if kind == 'code' else s
+        if kind == 'code':
+            cell.update(execution_count=None, outputs=[])
+            if SOLUTION_BLOCK_RE.search(s): cell['source'] = SOLUTION_BLOCK_RE.sub(CODE_STUB, s)
+            elif HIDDEN_TESTS_RE.search(s): cell['source'] = HIDDEN_TESTS_RE.sub('', s).rstrip()
+            elif (m := WORKED_SOLUTION_RE.match(head)):
+                cell['source'] = f"# {m[1].capitalize()}: your answer and your own checks here (not autograded)\n"
+        elif (m := ANSWER_BLOCK_RE.search(s)):
+            cell['source'] = ANSWER_BLOCK_RE.sub('\n', s).rstrip() + '\n\n*Write your answers in the cell below.*'
+            cells.append(cell)
+            cell = _new_cell('markdown', f"**Your answers** ({m[1].lower()} to the questions above):\n\n{_answer_lines(m[2])}",
+                             cell['id'][:6] + 'aa')
+        elif s.startswith('**Solution'):
+            cell['source'] = '**Your answer** (' + s.split('**')[1].replace('Solution', 'exercise').strip(' .') + '):\n\n*...*'
+        elif PREDICT_RE.match(s) and not s.endswith(PREDICTION_CELL):
+            paragraphs = s.split('\n\n')   # the prompt, an empty prediction cell; a paragraph answering it waits for the check
+            k = next((i for i, p in enumerate(paragraphs) if '?' in p), 0) + 1
+            cell['source'] = '\n\n'.join(paragraphs[:k])
+            cells += [cell, _new_cell('markdown', PREDICTION_CELL, cell['id'][:6] + 'pp')]
+            if paragraphs[k:]: pending = _new_cell('markdown', '\n\n'.join(paragraphs[k:]), cell['id'][:6] + 'rr')
+            continue
+        cells.append(cell)
+        if kind == 'code' and pending is not None: cells.append(pending); pending = None
+    nb['cells'] = cells
+    return nb
 
 # %% ../nbs/04_course.ipynb #e68f5bbd
 def copy_lessons(
     dest:str|Path, # the folder to copy into (created if missing)
     overwrite:bool=False, # replace files that already exist in `dest`
 )->list: # the paths of the copies
-    "Copy the lessons, the syllabus and the instructor notes into `dest`; refuse to overwrite unless asked."
+    "Copy the lessons (without their answers) and the course's markdown files into `dest`; refuse to overwrite unless asked."
     if not isinstance(dest, (str, Path)) or not str(dest).strip(): raise TypeError(f"dest must be a folder path (str or Path), got {type(dest).__name__} {dest!r}")
     if not isinstance(overwrite, bool): raise TypeError(f"overwrite must be True or False, got {type(overwrite).__name__} {overwrite!r}")
     dest = Path(dest).expanduser()
@@ -49,7 +119,14 @@ def copy_lessons(
         raise FileExistsError(f"{len(clash)} lesson file(s) already exist in {dest}, e.g. {clash[:3]}: pass overwrite=True "
                               "(or --overwrite) to replace them, or choose another folder")
     dest.mkdir(parents=True, exist_ok=True)
-    return [Path(shutil.copyfile(p, dest / p.name)) for p in sources]
+    copied = []
+    for p in sources:
+        if p.suffix == '.ipynb':
+            nb = student_notebook(json.loads(p.read_text(encoding='utf-8')))
+            (dest / p.name).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + '\n', encoding='utf-8')
+        else: shutil.copyfile(p, dest / p.name)
+        copied.append(dest / p.name)
+    return copied
 
 # %% ../nbs/04_course.ipynb #84199987
 def main(
@@ -71,5 +148,6 @@ def main(
     return 0
 
 # %% ../nbs/04_course.ipynb #8999bd3b
-from .core import document_parameters as _document_parameters
-_document_parameters(__name__)  # help() on every public name of this module lists its parameters (from the comments beside them)
+try: from trustml_nb.core import document_parameters as _document_parameters
+except ImportError: _document_parameters = None   # setup.py loads this file alone (no numpy at build time) to strip the wheel's lessons
+if _document_parameters: _document_parameters(__name__)  # help() on every public name lists its parameters (from the comments beside them)

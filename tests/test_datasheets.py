@@ -1,0 +1,92 @@
+"""The datasheets of the shipped data (trustml_nb/datasets/DATASHEET_*.md) quote counts that the shipped files give:
+each number is recomputed here from the loaders and must appear in the datasheet as written."""
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from trustml_nb.data import load_adult, load_german
+
+DATASETS = Path(__file__).resolve().parents[1] / 'trustml_nb' / 'datasets'
+
+
+def _quiet(fn, *a, **k):
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')   # load_adult warns how many rows it dropped: counted here instead
+        return fn(*a, **k)
+
+
+def _n(x) -> str: return f"{int(x):,}"
+def _pct(x) -> str: return f"{100 * x:.1f}%"
+
+
+@pytest.fixture(scope='module')
+def adult():
+    return {s: (_quiet(load_adult, s, dropna=False), _quiet(load_adult, s)) for s in ('train', 'test')}
+
+
+def test_adult_datasheet_counts(adult):
+    sheet = (DATASETS / 'DATASHEET_adult.md').read_text()
+    (raw, kept), (traw, tkept) = adult['train'], adult['test']
+    row = lambda *cells: '| ' + ' | '.join(cells) + ' |'
+    assert row('rows', _n(len(raw)), _n(len(traw))) in sheet
+    assert row('rows with a missing value (`?`)', _n(raw.isna().any(axis=1).sum()), _n(traw.isna().any(axis=1).sum())) in sheet
+    assert row('rows after `load_adult` drops them (the default)', _n(len(kept)), _n(len(tkept))) in sheet
+    assert row('income > \\$50K (after dropping)', f"{_n(kept.income.sum())} ({_pct(kept.income.mean())})",
+               f"{_n(tkept.income.sum())} ({_pct(tkept.income.mean())})") in sheet
+    assert row('exact duplicate rows (before dropping)', _n(raw.duplicated().sum()), _n(traw.duplicated().sum())) in sheet
+    na = raw.isna().sum()
+    assert f"workclass {_n(na.workclass)}, occupation {_n(na.occupation)}, native_country {_n(na.native_country)}" in sheet
+    assert f"The {int(na.occupation - na.workclass)} rows whose occupation is" in sheet
+    assert set(raw.loc[raw.occupation.isna() & raw.workclass.notna(), 'workclass']) == {'Never-worked'}
+    sex = kept.sex.value_counts()
+    rate = kept.groupby('sex', observed=True).income.mean()
+    trate = tkept.groupby('sex', observed=True).income.mean()
+    assert f"{_n(sex['Female'])} women and {_n(sex['Male'])} men; income > \\$50K for {_pct(rate['Female'])} of women" in sheet
+    assert f"and {_pct(rate['Male'])} of men (test: {_pct(trate['Female'])} and {_pct(trate['Male'])})" in sheet
+    race = kept.race.value_counts()
+    assert (f"White {_n(race['White'])}; Black {_n(race['Black'])}; Asian-Pac-Islander {_n(race['Asian-Pac-Islander'])}; "
+            f"Amer-Indian-Eskimo {_n(race['Amer-Indian-Eskimo'])};\n  Other {_n(race['Other'])}") in sheet
+    both = pd.concat([kept, tkept])
+    assert f"Age** {both.age.min()} to {both.age.max()}" in sheet
+    us = (pd.concat([raw, traw]).native_country == 'United-States').mean()
+    known = pd.concat([raw, traw]).native_country.dropna()
+    assert f"{_pct(us)} of all rows have native_country United-States ({_pct((known == 'United-States').mean())} of the rows" in sheet
+    assert f"99,999 in {(both.capital_gain == 99999).sum()} rows" in sheet and f"value 99 in {(both.hours_per_week == 99).sum()}" in sheet
+    xt = pd.crosstab(both.relationship, both.sex)
+    assert f"({_n(xt.loc['Husband', 'Male'])} men, {xt.loc['Husband', 'Female']} woman" in sheet
+    assert f"({_n(xt.loc['Wife', 'Female'])} women, {xt.loc['Wife', 'Male']} man)" in sheet
+
+
+def test_german_datasheet_counts():
+    sheet = (DATASETS / 'DATASHEET_german.md').read_text()
+    g = load_german(decode=False)
+    d = load_german()
+    assert len(g) == 1000 and '**1,000 rows, 20 attributes and the label**; no missing values; no duplicate rows.' in sheet
+    assert g.drop(columns=['sex', 'age_group']).shape[1] == 21 and not g.isna().any().any() and not g.duplicated().any()
+    good = g.good_credit.sum()
+    assert f"{good} good risks" in sheet and f"and {len(g) - good} bad" in sheet
+    purpose = ', '.join(f"{k} {v}" for k, v in d.purpose.value_counts().items())
+    assert purpose in sheet.replace('\n  ', ' ')
+    assert f"**Age** {g.age.min()} to {g.age.max()}; {(g.age < 25).sum()} applicants under 25" in sheet
+    fw = g.foreign_worker.value_counts()
+    assert f"{fw['A201']} yes, {fw['A202']} no" in sheet
+    counts = g.personal_status_sex.value_counts()
+    rates = g.groupby('personal_status_sex', observed=True).good_credit.mean()
+    for code in ('A91', 'A92', 'A93', 'A94'):
+        assert f"| {code} |" in sheet and f"| {counts[code]} | {rates[code]:.3f} |" in sheet, code
+    assert 'A95' not in set(g.personal_status_sex.astype(str)) and '| A95 | female: single | **0** |' in sheet
+    sex = g.sex.value_counts(); srate = g.groupby('sex', observed=True).good_credit.mean()
+    assert f"giving {sex['female']} women and {sex['male']} men" in sheet
+    assert f"(good-risk rate {srate['female']:.3f} and {srate['male']:.3f})" in sheet
+    arate = g.groupby('age_group', observed=True).good_credit.mean()
+    assert f"good-risk rate {arate['<25']:.3f} under 25 and {arate['>=25']:.3f} from 25" in sheet
+
+
+def test_datasheets_ship_with_the_data_and_reach_the_students_copy(tmp_path):
+    "Package data `datasets/*` (pyproject) carries them in the wheel; copy_lessons puts them in the student's folder."
+    from trustml_nb.course import copy_lessons
+    assert '"datasets/*"' in (DATASETS.parents[1] / 'pyproject.toml').read_text()
+    names = {p.name for p in copy_lessons(tmp_path / 'c')}
+    assert {'DATASHEET_adult.md', 'DATASHEET_german.md'} <= names
