@@ -255,8 +255,15 @@ def small_fits() -> dict:
         run = lambda e, X: (e.predict_proba(X), e.predict(X))
         return SmallFit(lambda: quere.QueReProbe(C=0.5), lambda e: e.fit(X, y), lambda e: run(e, X), {'X': (X, run)})
 
+    def fair_division_fit():
+        from trustml_nb import distributive_fairness as dfair
+        V = pd.DataFrame([[49, 46, 5], [47, 48, 5]], index=['Person 1', 'Person 2'], columns=['Good A', 'Good B', 'Good C'])
+        return SmallFit(lambda: dfair.FairDivision(), lambda e: e.fit(V, money=2),
+                        lambda e: (e.report_.table, e.classify([0, 1, -1], money=[1, 1])))
+
     return {
         'trustml_nb.core.PrefitClassifier': prefit,
+        'trustml_nb.distributive_fairness.FairDivision': fair_division_fit,
         'trustml_nb.fairdice.FairDICE': lambda: fairdice_fit(False),
         'trustml_nb.fairdice.NeuralFairDICE': lambda: fairdice_fit(True),
         'trustml_nb.fedfact.FedAvg': lambda: _fed_fit('FedAvg'),

@@ -471,12 +471,15 @@ EXEMPT = {
     'pse.gmf_estimate(x)': "x is the exposure vector (the paper's X), not a frame",
     'pse.crossfit_gmf(x)': "x is the exposure vector and blocks are arrays; pse_effects (covered) maps named columns to them",
     'pse.plot_coverage(table)': "draws the coverage table the package's own benchmark wrote",
+    'distributive_fairness.menu_prompt(options)': "menu_options' own table, read by its 'allocation' column; its row order is the menu order by design",
+    'distributive_fairness.property_shares(classified)': "classify_answers' own table, read by column name (status and the property flags); shares do not depend on row or column order",
     'quere.elicit(tasks)': "needs the language model; reads tasks['prompt'] by name",
     'quere.compare_probes(groups_of_rows)': _VECTOR,
 }
 
 # Estimators whose inputs are not labelled frames
 EXEMPT_ESTIMATORS = {
+    'trustml_nb.distributive_fairness.FairDivision': "valuations' labels name the instance's agents and goods (free labels, no fitted schema); reordered goods give the same allocation sets (tests/test_distributive_fairness.py::test_labelled_valuations_keep_their_names_and_reordered_goods_give_the_same_sets)",
     'trustml_nb.core.PrefitClassifier': "X is a vector of base scores passed to proba_fn: no column labels",
     'trustml_nb.fairdice.FairDICE': "fits an OfflineDataset or a TabularMOMDP (arrays of states and actions), no frame",
     'trustml_nb.fairdice.NeuralFairDICE': "fits an OfflineDataset (arrays of states and actions), no frame",

@@ -35,7 +35,13 @@ def test_the_wheel_carries_license_lessons_and_results(wheel):
     license_text = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith('licenses/LICENSE'))).decode()
     assert 'Apache License' in license_text and 'Version 2.0, January 2004' in license_text
     lessons = sorted(n.split('/')[-1] for n in names if n.startswith('trustml_nb/lessons/'))
-    expected = sorted(p.name for pattern in ('*.ipynb', '*.md') for p in (ROOT / 'tutorials').glob(pattern))
+    expected = sorted(p.name for pattern in ('*.ipynb', '*.md') for p in (ROOT / 'tutorials').glob(pattern)
+                      if p.name not in ('INSTRUCTOR_NOTES.md', 'RUBRICS.md'))       # the instructor's files stay out
+    for n in names:   # the wheel's lessons are the student's copy: no answers
+        if n.startswith('trustml_nb/lessons/') and n.endswith('.ipynb'):
+            text = zipfile.ZipFile(wheel).read(n).decode()
+            assert '<summary>Answers</summary>' not in text and '### BEGIN SOLUTION' not in text, n
+    assert {'trustml_nb/datasets/DATASHEET_adult.md', 'trustml_nb/datasets/DATASHEET_german.md'} <= set(names)
     assert lessons == expected and len([n for n in lessons if n.endswith('.ipynb')]) >= 10, lessons
     results = {n.split('/')[-1] for n in names if n.startswith('trustml_nb/results/')}
     for needed in ('oath_detection.csv', 'oath_throughput.csv', 'multicalibration_vs_mcgrad.csv', 'mifpo.json', 'mifpo_random.csv'):
@@ -66,7 +72,10 @@ def test_the_installed_wheel_copies_its_lessons(wheel, tmp_path):
     assert f"copied {len(list(dest.iterdir()))} files to {dest}" in run.stdout
     first = json.loads((dest / '00_start_here.ipynb').read_text())
     assert first['cells'][0]['cell_type'] == 'markdown'
-    assert (dest / '00_start_here.ipynb').read_bytes() == (ROOT / 'tutorials' / '00_start_here.ipynb').read_bytes()
+    sys.path.insert(0, str(ROOT))
+    from trustml_nb.course import student_notebook
+    assert first == student_notebook(json.loads((ROOT / 'tutorials' / '00_start_here.ipynb').read_text()))   # no answers
+    assert not (dest / 'INSTRUCTOR_NOTES.md').exists() and (dest / 'DATASHEET_german.md').exists()
     again = subprocess.run([str(target / 'bin' / 'trustml-nb-lessons'), str(dest)], env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert again.returncode == 1 and 'overwrite' in again.stderr
     # the installed package (not a checkout) finds its lessons and the benchmark results the lessons read

@@ -40,6 +40,9 @@ WRONG_ANSWERS = {
     '96_quere': ('1', "X = sets['QueRE'][:, -2:]  # the answer probabilities, not pre/post\n"
                       "sol1 = compare_probes({'pre + post only': X, 'QueRE': sets['QueRE']}, y, test_fraction=0.4, n_bootstrap=500, seed=0)\n"
                       "auroc_pre_post = sol1.table.set_index('features').auroc['pre + post only']"),
+    '97_distributive_fairness': ('2', "def has_complete_equitable(m):\n"
+                                      "    return bool(fair_division(hp7.valuations, money=m).table['EQ'].any())  # forgets that every good must be given away\n"
+                                      "smallest_money = next(m for m in range(11) if has_complete_equitable(m))"),
 }
 
 _SOLUTION_RE = re.compile(r'^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?', re.M)
@@ -144,7 +147,7 @@ def answer_leaks(student: dict, lesson: dict, min_chars: int = 25) -> list[str]:
 
 GLOSSARY_HEAD = """# Glossary of the course
 
-Every term of the twelve lessons' glossaries, in one alphabetical list, with the lesson that defines it (the lesson's
+Every term of the lessons' glossaries, in one alphabetical list, with the lesson that defines it (the lesson's
 own glossary is at its end, after *Check your understanding*). Generated from the lessons by
 `python tools/course_checks.py glossary > tutorials/GLOSSARY.md`; tests/test_course_map.py checks that it is current.
 """
