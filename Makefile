@@ -18,7 +18,7 @@ TEST_WORKERS ?= 2
 # JupyterLab refuses to run as root unless told; CI and containers run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: help install kernel lab test test-slow sync-check tour bench coverage mutation mutants apps site
+.PHONY: help install kernel lab test test-slow sync-check tour bench coverage mutation mutants apps site serve-site
 
 help:
 	@echo "make lab   - install the lean student set (the lessons extra) if needed and start JupyterLab on tutorials/00_start_here.ipynb (127.0.0.1:$(LAB_PORT))"
@@ -26,6 +26,7 @@ help:
 	@echo "make tour  - execute every tutorial headless and write HTML copies to tutorials/_html/"
 	@echo "make apps  - serve each lesson's explorer as a code-free Voila app on http://127.0.0.1:$(APPS_PORT) (offline)"
 	@echo "make site  - build the static site offline: executed lessons, API reference, search (docs/_build/html)"
+	@echo "make serve-site - serve the built site on 127.0.0.1 (search then shows each hit's text)"
 	@echo "make test-slow - the long studies (tests marked slow: coverage, sweeps) and every notebook with its #| slow cells"
 	@echo "make coverage - line coverage of trustml_nb/ over the default suite (test-output/coverage.txt, benchmarks/results/coverage.md)"
 	@echo "make mutation - mutmut over the numeric cores; score per module in benchmarks/results/mutation.md"
@@ -90,6 +91,13 @@ apps: $(SITE_STAMP)
 site: $(SITE_STAMP)
 	@echo ">>> building the static site into docs/_build/html (lessons executed once, then cached)"
 	$(BIN)/python tools/build_site.py $(SITE_FLAGS)
+
+# Sphinx search shows each hit's text only when the site is served (a browser blocks file:// fetches of the pages)
+SITE_PORT ?= 8000
+serve-site:
+	@test -f docs/_build/html/index.html || { echo "run make site first"; exit 2; }
+	@echo ">>> the site on http://127.0.0.1:$(SITE_PORT)/ (search shows each hit's text when served; Ctrl-C stops it)"
+	exec $(PYTHON) -m http.server --bind 127.0.0.1 --directory docs/_build/html $(SITE_PORT)
 
 sync-check: install
 	@echo ">>> nbdev: nbdev-clean and nbdev-export must change nothing"
