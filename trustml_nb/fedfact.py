@@ -460,7 +460,7 @@ class FedFactIn(_FedFactBase):
                  notion:str='dp', # 'dp', 'eop' or 'eo'
                  global_budget:float|None=0.01, # xi_g: budget on every global subgroup-vs-overall rate difference (None: no global constraint)
                  local_budget:float|None=0.01, # xi_l: budget of every client on its subgroup-vs-overall rate differences (None: no local constraints)
-                 n_rounds:int=80, # communication rounds (80: the final mixture then needs no constant rule on the 5 Adult splits of benchmarks/results/fedfact_in.md)
+                 n_rounds:int=80, # communication rounds (80: the final mixture then needs no constant rule on the 5 Adult splits of the fedfact_in benchmark summary)
                  local_steps:int=20, # Adam steps per model, client and round
                  lr:float=0.01, # Adam learning rate
                  batch_size:int=256, # rows per mini-batch

@@ -970,16 +970,16 @@ def adversarial_order_search(
 
 # %% ../nbs/90_matroid_selection.ipynb #859130c2
 def stress_results()->pd.DataFrame: # one row per (instance, selector) of the stress study
-    "The earlier, smaller stress study written by benchmarks/bench_matroid_selection.py (the copy shipped in the package's datasets folder)."
+    "The earlier, smaller stress study written by the repository's benchmark bench_matroid_selection.py (the copy shipped in the package's datasets folder)."
     path = package_data_dir() / 'matroid_selection_stress.csv'
-    if not path.exists(): raise FileNotFoundError(f"{path} is missing: run benchmarks/bench_matroid_selection.py to write it")
+    if not path.exists(): raise FileNotFoundError(f"{path} is missing: run the repository's benchmark bench_matroid_selection.py to write it")
     return pd.read_csv(path)
 
 # %% ../nbs/90_matroid_selection.ipynb #c117ebf3
 def adversarial_results()->pd.DataFrame: # one row per (matroid, selector) of the adversarial study
-    "The exact worst-order study written by benchmarks/bench_matroid_adversarial.py (the copy shipped in the package's datasets folder)."
+    "The exact worst-order study written by the repository's benchmark bench_matroid_adversarial.py (the copy shipped in the package's datasets folder)."
     path = package_data_dir() / 'matroid_adversarial.csv.gz'   # 46 KB gzipped (675 KB as plain CSV)
-    if not path.exists(): raise FileNotFoundError(f"{path} is missing: run benchmarks/bench_matroid_adversarial.py to write it")
+    if not path.exists(): raise FileNotFoundError(f"{path} is missing: run the repository's benchmark bench_matroid_adversarial.py to write it")
     return pd.read_csv(path)
 
 # %% ../nbs/90_matroid_selection.ipynb #a94fd879

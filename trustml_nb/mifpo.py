@@ -799,7 +799,7 @@ def plot_front(
 def benchmark_results(
     file:str='mifpo.json', # 'mifpo.json' (the summary) or 'mifpo_random.csv' (one row per random instance)
 ): # a dict (json) or a DataFrame (csv)
-    "Results written by benchmarks/bench_mifpo.py, read from the summaries shipped inside the package."
+    "Results written by the repository's benchmark bench_mifpo.py, read from the summaries shipped inside the package."
     check_option(file, 'file', ('mifpo.json', 'mifpo_random.csv'))
     path = benchmark_result(file)
     return json.loads(path.read_text()) if file.endswith('.json') else pd.read_csv(path)

@@ -697,7 +697,7 @@ def threshold_decisions(
     return pd.DataFrame(D, columns=cols)
 
 # %% ../nbs/95_monoculture.ipynb #8363809e
-LLM_SCORES_FILE = 'monoculture_llm.npz' # shipped P(yes) per row and template (computed once by benchmarks/make_monoculture_llm.py)
+LLM_SCORES_FILE = 'monoculture_llm.npz' # shipped P(yes) per row and template (computed once by the repository's script make_monoculture_llm.py)
 LLM_SCORES_SHA256 = '69f731647b013a0c6c27f660886eab4d4a01dd1c421403e1b5bc4d30385e2b10' # its SHA-256 (verified on every load)
 
 def load_prompt_multiplicity(

@@ -177,7 +177,7 @@ def elicit(
     return out
 
 # %% ../nbs/96_quere.ipynb #f8de8cbe
-QUERE_FEATURES_FILE = 'quere_features.npz' # the shipped features (computed once by benchmarks/make_quere_features.py)
+QUERE_FEATURES_FILE = 'quere_features.npz' # the shipped features (computed once by the repository's script make_quere_features.py)
 QUERE_FEATURES_SHA256 = 'f361ee1033e380efe494f2873ec2f336235feb7524684361d0753b67d63118f0' # its SHA-256 (verified on every load)
 
 # %% ../nbs/96_quere.ipynb #71fc3448
