@@ -344,7 +344,7 @@ def fit(self:GCNClassifier,
     Xt, coded, A, n_edges = _prepare_fit(self, X, y, edges)
     return self._fit(settings, Xt, coded, A, n_edges)
 
-# %% ../nbs/98_unreal.ipynb #cda97ea0
+# %% ../nbs/98_unreal.ipynb #1471a96b
 @patch
 def _fit(self:GCNClassifier, settings, Xt, coded, A, n_edges):
     start, K = time.perf_counter(), len(self.classes_)
@@ -371,7 +371,7 @@ def _softmax(L:np.ndarray)->np.ndarray:
     E = np.exp(L - L.max(1, keepdims=True))
     return E / E.sum(1, keepdims=True)
 
-# %% ../nbs/98_unreal.ipynb #5aeb7d39
+# %% ../nbs/98_unreal.ipynb #7e443217
 @patch
 def predict_proba(self:GCNClassifier,
                   X, # node features, as at fit
@@ -382,7 +382,7 @@ def predict_proba(self:GCNClassifier,
     check_is_fitted(self)
     return _softmax(_forward(self, X, edges)[0])
 
-# %% ../nbs/98_unreal.ipynb #ff860910
+# %% ../nbs/98_unreal.ipynb #4a5f3775
 @patch
 def predict(self:GCNClassifier,
             X, # node features, as at fit
@@ -390,9 +390,10 @@ def predict(self:GCNClassifier,
             edges=None, # (m, 2) edges of the graph (required)
            )->np.ndarray:
     "The most probable class of every node."
+    check_is_fitted(self)
     return self.classes_[self.predict_proba(X, edges=edges).argmax(1)]
 
-# %% ../nbs/98_unreal.ipynb #76b8be0e
+# %% ../nbs/98_unreal.ipynb #5be47bdf
 @patch
 def transform(self:GCNClassifier,
               X, # node features, as at fit
@@ -418,7 +419,7 @@ def geometric_margin(
     with np.errstate(divide='ignore', invalid='ignore'):
         return np.where(d[:, 0] > 0, (d[:, 1] - d[:, 0]) / np.where(d[:, 0] > 0, d[:, 0], 1), np.inf)
 
-# %% ../nbs/98_unreal.ipynb #cb5857b3
+# %% ../nbs/98_unreal.ipynb #cc93b0d9
 @report
 class GeometricImbalance(Report):
     "How many nodes of each class sit near the boundary between two class centres on the unit sphere."
@@ -532,7 +533,7 @@ def select_pseudo_labels(
         rows.append({'class': c, 'candidates': len(cand), 'added': len(added), 'discarded': dropped, 'rbo': rho})
     return np.array(nodes, dtype=np.int64), np.array(labs, dtype=np.int64), pd.DataFrame(rows)
 
-# %% ../nbs/98_unreal.ipynb #9cd357d1
+# %% ../nbs/98_unreal.ipynb #ee1c6ccf
 @report
 class UNREALReport(Report):
     "What UNREAL's rounds added to the labelled set."
@@ -573,7 +574,7 @@ class UNREAL(ClassifierMixin, Estimator):
         self.class_weight, self.rounds, self.budget, self.n_clusters, self.threshold = class_weight, rounds, budget, n_clusters, threshold
         self.rbo_p, self.alignment, self.n_threads, self.seed, self.show_progress = rbo_p, alignment, n_threads, seed, show_progress
 
-# %% ../nbs/98_unreal.ipynb #ba9579e0
+# %% ../nbs/98_unreal.ipynb #fa3cd60e
 @patch
 def fit(self:UNREAL,
         X, # (n, d) node features: array, DataFrame or scipy sparse matrix
@@ -600,7 +601,7 @@ def _unreal_round(net, Xt, A, labels:np.ndarray, K:int, settings, seed:int)->tup
         clu = cluster_pseudo_labels(Z, km.labels_, centres, L)
     return select_pseudo_labels(P, Z, centres, L, settings.budget, clu, settings.threshold, settings.rbo_p)
 
-# %% ../nbs/98_unreal.ipynb #f5dee4e4
+# %% ../nbs/98_unreal.ipynb #e964a297
 @patch
 def _fit(self:UNREAL, settings, Xt, coded, A):
     with _limited_threads(settings.n_threads): return _unreal_fit(self, settings, Xt, coded, A)
@@ -629,7 +630,7 @@ def _unreal_fit(self, settings, Xt, coded, A):
 # %% ../nbs/98_unreal.ipynb #7135bba1
 UNREAL.predict_proba, UNREAL.predict, UNREAL.transform = GCNClassifier.predict_proba, GCNClassifier.predict, GCNClassifier.transform
 
-# %% ../nbs/98_unreal.ipynb #0f9dcd15
+# %% ../nbs/98_unreal.ipynb #14e09f67
 @report
 class ClassScores(Report):
     "Accuracy per class and the imbalance-aware summaries."
@@ -657,7 +658,7 @@ def class_scores(
     return ClassScores(balanced_accuracy=float(recall.mean()), macro_f1=float(f1.mean()), accuracy=float(np.mean(t == p)),
                        minority_accuracy=float(recall[mino].mean()) if mino.any() else np.nan, table=table)
 
-# %% ../nbs/98_unreal.ipynb #0a1e6529
+# %% ../nbs/98_unreal.ipynb #11d95260
 @report
 class NodeComparison(Report):
     "Several node classifiers fitted on the same imbalanced labelled set."
