@@ -36,12 +36,13 @@ def _methods(kind, seed):
     u = CSBM_UNREAL if kind == 'csbm' else CORA_UNREAL
     return {'GCN': GCNClassifier(epochs=u['epochs'], seed=seed, show_progress=False),
             'GCN re-weighted': GCNClassifier(epochs=u['epochs'], class_weight='balanced', seed=seed, show_progress=False),
+            'self-training': UNREAL(**u, alignment=False, rbo_p=None, threshold=None, seed=seed, show_progress=False),
             'UNREAL without DGIS': UNREAL(**u, threshold=None, seed=seed, show_progress=False),
             'UNREAL': UNREAL(**u, seed=seed, show_progress=False)}
 
 
 def _done(path):
-    return pd.read_csv(path) if path.exists() else pd.DataFrame(columns=['graph', 'ratio', 'seed', 'method'])
+    return pd.read_csv(path).drop_duplicates(['graph', 'ratio', 'seed', 'method']) if path.exists() else pd.DataFrame(columns=['graph', 'ratio', 'seed', 'method'])
 
 
 def _append(path, row):
@@ -107,7 +108,7 @@ def summary():
     for kind in ('csbm', 'cora'):
         p = OUT / f'unreal_{kind}.csv'
         if not p.exists(): continue
-        df = pd.read_csv(p)
+        df = _done(p)
         print(f'\n## {kind}: scores on the evaluated nodes (mean ± sd over seeds)\n')
         print(markdown_table(_mean_sd(df, ['ratio', 'method'], ['balanced_accuracy', 'macro_f1', 'minority_accuracy',
                                                               'minority_ambiguous_share', 'fit_seconds'])))

@@ -347,7 +347,7 @@ def fit(self:GCNClassifier,
     Xt, coded, A, n_edges = _prepare_fit(self, X, y, edges)
     return self._fit(settings, Xt, coded, A, n_edges)
 
-# %% ../nbs/98_unreal.ipynb #c22a3e08
+# %% ../nbs/98_unreal.ipynb #e004e115
 @patch
 def _fit(self:GCNClassifier, settings, Xt, coded, A, n_edges):
     start, K = time.perf_counter(), len(self.classes_)
@@ -374,7 +374,7 @@ def _softmax(L:np.ndarray)->np.ndarray:
     E = np.exp(L - L.max(1, keepdims=True))
     return E / E.sum(1, keepdims=True)
 
-# %% ../nbs/98_unreal.ipynb #07d330fe
+# %% ../nbs/98_unreal.ipynb #62ef22b6
 @patch
 def predict_proba(self:GCNClassifier,
                   X, # node features, as at fit
@@ -385,7 +385,7 @@ def predict_proba(self:GCNClassifier,
     check_is_fitted(self)
     return _softmax(_forward(self, X, edges)[0])
 
-# %% ../nbs/98_unreal.ipynb #eed23c4d
+# %% ../nbs/98_unreal.ipynb #ac0d083d
 @patch
 def predict(self:GCNClassifier,
             X, # node features, as at fit
@@ -396,7 +396,7 @@ def predict(self:GCNClassifier,
     check_is_fitted(self)
     return self.classes_[self.predict_proba(X, edges=edges).argmax(1)]
 
-# %% ../nbs/98_unreal.ipynb #88147d45
+# %% ../nbs/98_unreal.ipynb #03e869aa
 @patch
 def transform(self:GCNClassifier,
               X, # node features, as at fit
@@ -422,7 +422,7 @@ def geometric_margin(
     with np.errstate(divide='ignore', invalid='ignore'):
         return np.where(d[:, 0] > 0, (d[:, 1] - d[:, 0]) / np.where(d[:, 0] > 0, d[:, 0], 1), np.inf)
 
-# %% ../nbs/98_unreal.ipynb #fdfc8648
+# %% ../nbs/98_unreal.ipynb #65726470
 @report
 class GeometricImbalance(Report):
     "How many nodes of each class sit near the boundary between two class centres on the unit sphere."
@@ -536,7 +536,7 @@ def select_pseudo_labels(
         rows.append({'class': c, 'candidates': len(cand), 'added': len(added), 'discarded': dropped, 'rbo': rho})
     return np.array(nodes, dtype=np.int64), np.array(labs, dtype=np.int64), pd.DataFrame(rows)
 
-# %% ../nbs/98_unreal.ipynb #627eff6b
+# %% ../nbs/98_unreal.ipynb #07d37413
 @report
 class UNREALReport(Report):
     "What UNREAL's rounds added to the labelled set."
@@ -577,7 +577,7 @@ class UNREAL(ClassifierMixin, Estimator):
         self.class_weight, self.rounds, self.budget, self.n_clusters, self.threshold = class_weight, rounds, budget, n_clusters, threshold
         self.rbo_p, self.alignment, self.n_threads, self.seed, self.show_progress = rbo_p, alignment, n_threads, seed, show_progress
 
-# %% ../nbs/98_unreal.ipynb #77253911
+# %% ../nbs/98_unreal.ipynb #aced3fa4
 @patch
 def fit(self:UNREAL,
         X, # (n, d) node features: array, DataFrame or scipy sparse matrix
@@ -604,7 +604,7 @@ def _unreal_round(net, Xt, A, labels:np.ndarray, K:int, settings, seed:int)->tup
         clu = cluster_pseudo_labels(Z, km.labels_, centres, L)
     return select_pseudo_labels(P, Z, centres, L, settings.budget, clu, settings.threshold, settings.rbo_p)
 
-# %% ../nbs/98_unreal.ipynb #3320419a
+# %% ../nbs/98_unreal.ipynb #321ae00c
 @patch
 def _fit(self:UNREAL, settings, Xt, coded, A):
     with _limited_threads(settings.n_threads): return _unreal_fit(self, settings, Xt, coded, A)
@@ -633,7 +633,7 @@ def _unreal_fit(self, settings, Xt, coded, A):
 # %% ../nbs/98_unreal.ipynb #7135bba1
 UNREAL.predict_proba, UNREAL.predict, UNREAL.transform = GCNClassifier.predict_proba, GCNClassifier.predict, GCNClassifier.transform
 
-# %% ../nbs/98_unreal.ipynb #9447615d
+# %% ../nbs/98_unreal.ipynb #d731e629
 @report
 class ClassScores(Report):
     "Accuracy per class and the imbalance-aware summaries."
@@ -661,7 +661,7 @@ def class_scores(
     return ClassScores(balanced_accuracy=float(recall.mean()), macro_f1=float(f1.mean()), accuracy=float(np.mean(t == p)),
                        minority_accuracy=float(recall[mino].mean()) if mino.any() else np.nan, table=table)
 
-# %% ../nbs/98_unreal.ipynb #047b06db
+# %% ../nbs/98_unreal.ipynb #b13c956b
 @report
 class NodeComparison(Report):
     "Several node classifiers fitted on the same imbalanced labelled set."
