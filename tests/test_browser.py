@@ -44,6 +44,7 @@ LESSONS = [
     Lesson("70_mifpo.ipynb", ready_text="gamma 0.05,", after_text="gamma 0.30,", press_run=True),
     Lesson("96_quere.ipynb", ready_text="probe C = 1:", after_text="probe C = 100:"),
     Lesson("97_distributive_fairness.ipynb", ready_text="HP2, money 0:", after_text="HP2, money 20:"),
+    Lesson("98_unreal.ipynb", ready_text="ratio 10, homophily 0.80", after_text="ratio 20, homophily", press_run=True),
 ]
 
 pytestmark = pytest.mark.browser

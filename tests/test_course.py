@@ -76,13 +76,13 @@ def test_release_and_key(built, name):
 
 
 def test_predict_prompts_found(built):
-    "The lessons with a 'predict first' prompt (counted by hand: 20, 50, 60, 70 twice, 80, 90, 95, 97) all get a prediction cell."
+    "The lessons with a 'predict first' prompt (counted by hand: 20, 50, 60, 70 twice, 80, 90, 95, 97, 98) all get a prediction cell."
     _, out = built
     counts = {n: sum(_src(c).startswith('**Your prediction**') for c in json.loads(out[n]['student'].read_text())['cells'])
               for n in LESSONS}
     assert {n: k for n, k in counts.items() if k} == {'20_fedfact': 1, '50_multicalibration': 1, '60_selective_omniprediction': 1,
                                                      '70_mifpo': 2, '80_oath': 1, '90_matroid_selection': 1, '95_monoculture': 1,
-                                                     '97_distributive_fairness': 1}
+                                                     '97_distributive_fairness': 1, '98_unreal': 1}
 
 
 def _check(names, tmp_path):

@@ -43,6 +43,12 @@ WRONG_ANSWERS = {
     '97_distributive_fairness': ('2', "def has_complete_equitable(m):\n"
                                       "    return bool(fair_division(hp7.valuations, money=m).table['EQ'].any())  # forgets that every good must be given away\n"
                                       "smallest_money = next(m for m in range(11) if has_complete_equitable(m))"),
+    '98_unreal': ('1', "y20 = imbalanced_split(g.y, 10, n_per_class=20, n_minority=2, seed=0)  # ratio 10, not 20\n"
+                       "u20 = np.flatnonzero(y20 < 0)\n"
+                       "bacc = {name: class_scores(g.y[u20], est.fit(g.X, y20, edges=g.edges).predict(g.X, edges=g.edges)[u20]).balanced_accuracy\n"
+                       "        for name, est in {'GCN': GCNClassifier(epochs=60, show_progress=False),\n"
+                       "                          'UNREAL': UNREAL(epochs=60, rounds=3, budget=8, n_clusters=30, show_progress=False)}.items()}\n"
+                       "gain_20 = bacc['UNREAL'] - bacc['GCN']"),
 }
 
 _SOLUTION_RE = re.compile(r'^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?', re.M)
