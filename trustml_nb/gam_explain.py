@@ -1024,8 +1024,7 @@ def _batch_contributions(gam:GAM, X:np.ndarray, columns:list|None=None, transpos
     "C[r, i] = beta_i f_i(X[r, i]), each component evaluated once over its column (row r equals gam.contributions(X[r])); `transposed`: C.T."
     columns = columns or _column_functions(gam)
     XT = np.ascontiguousarray(X.T); CT = np.empty(XT.shape)
-    for i, f in enumerate(columns): CT[i] = f(XT[i])
-    CT *= gam.betas[:, None]
+    for i, f in enumerate(columns): np.multiply(f(XT[i]), gam.betas[i], out=CT[i])   # beta_i * f_i, as gam.contributions
     return CT if transposed else np.ascontiguousarray(CT.T)   # C-ordered rows: row sums add in the same order as c.sum()
 
 # %% ../nbs/31_gam_explanations.ipynb #1763ddd4
@@ -1049,7 +1048,7 @@ def shap_regression_batch(
     mu = _score_means(_check_gam(gam), dist, background); X = _batch_rows(gam, X); columns = _column_functions(gam)
     out = np.empty(X.shape)
     for a, b, Xc in _chunks(gam, X, _check_chunk_rows(chunk_rows, gam.n), 'SHAP values', show_progress):
-        out[a:b] = (_batch_contributions(gam, Xc, columns, transposed=True) - mu[:, None]).T
+        CT = _batch_contributions(gam, Xc, columns, transposed=True); CT -= mu[:, None]; out[a:b] = CT.T
     return out
 
 # %% ../nbs/31_gam_explanations.ipynb #59f4894e
