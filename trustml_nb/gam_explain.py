@@ -981,7 +981,7 @@ def _chunks(gam:GAM, X:np.ndarray, rows:int, desc:str, show_progress, name:str='
     "Yield (start, stop, checked float rows) over X in chunks of `rows` rows; an error names the chunk, e.g. X[0:5000][3, 1]."
     check_show_progress(show_progress)
     starts = range(0, len(X), rows)
-    for a in progress(starts, desc=desc, show=show_progress):
+    for a in progress(starts, desc=desc, show=show_progress if len(starts) > 1 else False):   # no bar for a single chunk
         b = min(a + rows, len(X))
         yield a, b, _check_chunk(gam, X[a:b], name if b - a == len(X) else f"{name}[{a}:{b}]")
 
@@ -1042,7 +1042,7 @@ def shap_regression_batch(
     dist=None, # None (uniform), 'data', or a list of per-feature distributions
     background=None, # optional (rows, n) sample: mu_i is the mean of beta_i f_i over its column (shap's interventional SHAP)
     chunk_rows:int|None=None, # rows per chunk (None: about 2^20 values per chunk); bounds the memory
-    show_progress:bool|None=None, # progress bar over the chunks (None: follow TRUSTML_NB_PROGRESS)
+    show_progress:bool|None=None, # progress bar over the chunks, if more than one (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "SHAP values of the score for every row (A5): phi[r] = shap_regression(gam, X[r], dist, background), means computed once."
     mu = _score_means(_check_gam(gam), dist, background); X = _batch_rows(gam, X); columns = _column_functions(gam)
@@ -1072,7 +1072,7 @@ def msr_batch(
     X, # instances, shape (N, n): an array, or a DataFrame matched to gam.feature_names by column name
     threshold:float|None=None, # regression only: one-sided threshold tau
     chunk_rows:int|None=None, # rows per chunk (None: about 2^20 values per chunk); bounds the memory
-    show_progress:bool|None=None, # progress bar over the chunks (None: follow TRUSTML_NB_PROGRESS)
+    show_progress:bool|None=None, # progress bar over the chunks, if more than one (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "Minimum sufficient reasons (A2) of every row: a boolean (N, n) mask, row r's features = msr(gam, X[r], threshold)."
     b0 = _view(gam, threshold); X = _batch_rows(gam, X); columns = _column_functions(gam); out = np.zeros(X.shape, bool)
@@ -1090,7 +1090,7 @@ def mcr_batch(
     X, # instances, shape (N, n): an array, or a DataFrame matched to gam.feature_names by column name
     threshold:float|None=None, # regression only: one-sided threshold tau
     chunk_rows:int|None=None, # rows per chunk (None: about 2^20 values per chunk); bounds the memory
-    show_progress:bool|None=None, # progress bar over the chunks (None: follow TRUSTML_NB_PROGRESS)
+    show_progress:bool|None=None, # progress bar over the chunks, if more than one (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "Minimum contrastive reasons (A3) of every row: a boolean (N, n) mask; an all-False row is mcr's None (nothing flips it)."
     b0 = _view(gam, threshold); X = _batch_rows(gam, X); columns = _column_functions(gam); out = np.zeros(X.shape, bool)
@@ -1108,7 +1108,7 @@ def csr_batch(
     features, # candidate set of fixed features S, the same for every row: indices or names ([] for the empty set)
     threshold:float|None=None, # regression only: one-sided threshold tau
     chunk_rows:int|None=None, # rows per chunk (None: about 2^20 values per chunk); bounds the memory
-    show_progress:bool|None=None, # progress bar over the chunks (None: follow TRUSTML_NB_PROGRESS)
+    show_progress:bool|None=None, # progress bar over the chunks, if more than one (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "Check sufficient reason (A1) for every row: a boolean (N,) array, entry r = csr(gam, X[r], features, threshold)."
     S = _check_gam(gam).check_features(features, 'features'); b0 = _view(gam, threshold); X = _batch_rows(gam, X); columns = _column_functions(gam)
@@ -1126,7 +1126,7 @@ def cc_batch(
     threshold:float|None=None, # regression only: one-sided threshold tau
     scale:float|None=None, # quantisation: contributions * scale are rounded to integers (None: must already be integers)
     chunk_rows:int|None=None, # rows per chunk (None: about 2^20 values per chunk); bounds the memory
-    show_progress:bool|None=None, # progress bar over the chunks (None: follow TRUSTML_NB_PROGRESS)
+    show_progress:bool|None=None, # progress bar over the chunks, if more than one (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "Count completions (A6) for every row: entry r = cc(gam, X[r], features, threshold, scale); the free features' DP runs once."
     S = _check_gam(gam).check_features(features, 'features'); b0 = _view(gam, threshold); _check_scale(scale); X = _batch_rows(gam, X); columns = _column_functions(gam)
@@ -1175,7 +1175,7 @@ def shap_classification_batch(
     dist=None, # None (uniform), 'data' (EBM bin weights) or a list of per-feature distributions over enumerable points
     scale:float|None=None, # quantisation scale (None: contributions must be integers)
     chunk_rows:int|None=None, # rows per chunk (None: about 2^20 values per chunk, fewer when the DP is wide); bounds the memory
-    show_progress:bool|None=None, # progress bar over the chunks (None: follow TRUSTML_NB_PROGRESS)
+    show_progress:bool|None=None, # progress bar over the chunks, if more than one (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "SHAP values of the 0/1 output (A7) for every row: phi[r] = shap_classification(gam, X[r], ...), distributions built once."
     b0 = _view(gam, threshold); _check_scale(scale); dl = gam.check_dist(dist); X = _batch_rows(gam, X); columns = _column_functions(gam); n = gam.n
