@@ -12,13 +12,14 @@ import itertools
 import math
 import re
 import time
+import weakref
 from typing import NamedTuple
 
 import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 
-from .core import Report, check_columns, check_flag, check_numbers, check_option, check_scalar, derived_seed, make_rng, progress, renamed_keywords, report, warn_at_user
+from .core import Report, check_array, check_columns, check_flag, check_numbers, check_option, check_scalar, check_show_progress, derived_seed, make_rng, progress, renamed_keywords, report, warn_at_user
 from .gam_models import (COMPONENT_KINDS, DOMAIN_KINDS, GAM, EnumerableDomain, GridDomain, IntervalDomain, ReLUNetComponent, SplineComponent,
                                    StepComponent, TableComponent, domain_probabilities, random_gam, random_instance, sawtooth_net)
 from .viz import PALETTE, Explorer, explorer, new_figure
@@ -27,10 +28,12 @@ from .viz import PALETTE, Explorer, explorer, new_figure
 __all__ = ['csr', 'csr_bf', 'cc_bf', 'fr_bf', 'csr_paper_sign', 'MAX_DP_CELLS', 'cc', 'fr', 'csr_tol', 'mcr_tol', 'msr_tol',
            'subset_sum_count', 'knapsack_to_cc', 'subsetsum_to_fr', 'bit_extraction_net', 'subsetsum_to_nam',
            'partition_to_msr_tol', 'balanced_partition_bf', 'PAPER_TABLE1', 'ANNOTATED_TABLE1', 'QUERIES', 'run_query',
-           'domain_decides', 'tolerance_greedy_study', 'delta_sufficient_reason', 'msr', 'mcr', 'msr_bf', 'mcr_bf',
-           'shap_bf', 'shap_regression', 'shap_classification', 'ReducedInstance', 'ToleranceInstance', 'taut_to_ebm',
-           'dnf_is_tautology', 'plot_landscape', 'runtime_table', 'plot_runtime', 'ToleranceStudy', 'GAMExplanation',
-           'explain', 'plot_explanation', 'GAMExplorerView', 'render_gam_explorer', 'gam_explorer']
+           'domain_decides', 'tolerance_greedy_study', 'delta_sufficient_reason', 'BATCH_CELLS', 'msr', 'mcr', 'msr_bf',
+           'mcr_bf', 'shap_bf', 'shap_regression', 'shap_classification', 'ReducedInstance', 'ToleranceInstance',
+           'taut_to_ebm', 'dnf_is_tautology', 'plot_landscape', 'runtime_table', 'plot_runtime', 'ToleranceStudy',
+           'GAMExplanation', 'explain', 'plot_explanation', 'shap_regression_batch', 'msr_batch', 'mcr_batch',
+           'csr_batch', 'cc_batch', 'shap_classification_batch', 'GAMExplorerView', 'render_gam_explorer',
+           'gam_explorer']
 
 # %% ../nbs/31_gam_explanations.ipynb #294448cd
 def _check_gam(gam)->GAM:
@@ -947,6 +950,243 @@ def plot_explanation(
     ax.set_ylabel('contribution $c_i$ (range in grey)')
     ax.set_title('dark + diamond: minimum sufficient reason\nred edge: minimum contrastive reason', fontsize='small')
     return ax
+
+# %% ../nbs/31_gam_explanations.ipynb #037e6263
+BATCH_CELLS = 1 << 20  # default chunk: about 8 MB of float64 per (rows, features) array: long columns, bounded memory
+
+def _check_chunk_rows(chunk_rows, n_features:int)->int:
+    "Rows per chunk: `chunk_rows`, or (None) enough rows for about BATCH_CELLS values of `n_features` features."
+    if chunk_rows is None: return max(1, BATCH_CELLS // n_features)
+    return check_scalar(chunk_rows, 'chunk_rows', int, low=1)
+
+# %% ../nbs/31_gam_explanations.ipynb #edcd77a1
+def _batch_rows(gam:GAM, X, name:str='X')->np.ndarray:
+    "Many instances as a 2-D array: a DataFrame is matched to `gam.feature_names` by column name (values are checked per chunk)."
+    X = _check_gam(gam).by_name(X, name)
+    X = X if isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind == 'f' else check_array(X, name, ndim=2).astype(float)
+    if X.shape[1] != gam.n: raise ValueError(f"{name} must have {gam.n} columns (one per feature), got {X.shape[1]}")
+    if len(X) == 0: raise ValueError(f"{name} must have at least 1 row, got 0")
+    return X
+
+# %% ../nbs/31_gam_explanations.ipynb #3db676c3
+def _check_chunk(gam:GAM, X:np.ndarray, name:str)->np.ndarray:
+    "`gam.check_X` of float rows; when every domain is a (bounded) interval, one bounds test (false for NaN too), the full check only to word an error."
+    lo = np.array([d.lo for d in gam.domains]); hi = np.array([d.hi for d in gam.domains])
+    if any(d.kind != 'interval' for d in gam.domains) or max(np.abs(lo).max(), np.abs(hi).max()) > 1e150: return gam.check_X(X, name)
+    if not ((X >= lo - 1e-12) & (X <= hi + 1e-12)).all(): return gam.check_X(X, name)   # raises, naming the first bad value
+    return X
+
+# %% ../nbs/31_gam_explanations.ipynb #bf3397f3
+def _chunks(gam:GAM, X:np.ndarray, rows:int, desc:str, show_progress, name:str='X'):
+    "Yield (start, stop, checked float rows) over X in chunks of `rows` rows; an error names the chunk, e.g. X[0:5000][3, 1]."
+    check_show_progress(show_progress)
+    starts = range(0, len(X), rows)
+    for a in progress(starts, desc=desc, show=show_progress if len(starts) > 1 else False):   # no bar for a single chunk
+        b = min(a + rows, len(X))
+        yield a, b, _check_chunk(gam, X[a:b], name if b - a == len(X) else f"{name}[{a}:{b}]")
+
+# %% ../nbs/31_gam_explanations.ipynb #db394c1c
+def _step_lookup(comp:StepComponent, cells_per_piece:int=4, max_cells:int=1 << 16, max_per_cell:int=8):
+    "A column evaluator equal to `comp` on finite values in O(1) per value: a grid of cells instead of a binary search."
+    t, s = comp.thresholds, comp.scores
+    if len(t) < 16: return comp
+    K = min(max_cells, cells_per_piece * (len(t) + 1)); lo, inv_h = t[0], (K - 1) / (t[-1] - t[0])
+    if not np.isfinite(inv_h): return comp
+    cell = lambda v: np.clip((v - lo) * inv_h, 0, K - 1).astype(np.intp)   # non-decreasing in v, so exact (see below)
+    ct = cell(t); before = np.searchsorted(ct, np.arange(K)).astype(np.intp); per = np.bincount(ct, minlength=K)
+    if per.max() > max_per_cell: return comp
+    thr = np.full((int(per.max()), K), np.inf)
+    for m in range(len(thr)): has = per > m; thr[m, has] = t[before[has] + m]
+    def evaluate(v):   # cell(v) in place, then the count of earlier thresholds plus one comparison per threshold in the cell
+        c = np.subtract(v, lo); c *= inv_h; np.minimum(c, K - 1, out=c); np.maximum(c, 0, out=c); c = c.astype(np.intp)
+        piece = before[c]
+        for row in thr: piece += v >= row[c]
+        return s[piece]
+    return evaluate
+
+# %% ../nbs/31_gam_explanations.ipynb #28ad7b2a
+_LOOKUPS = weakref.WeakKeyDictionary()  # step component -> (thresholds, scores, evaluator): built once per component
+
+def _column_functions(gam:GAM)->list:
+    "One evaluator per feature for whole columns of checked (finite) values: the component itself, or a step component's lookup grid."
+    out = []
+    for c in gam.components:
+        if isinstance(c, StepComponent):
+            t, s, f = _LOOKUPS.get(c, (None, None, None))
+            if t is None or not (np.array_equal(t, c.thresholds) and np.array_equal(s, c.scores)):   # rebuilt if the component changed
+                f = _step_lookup(c); _LOOKUPS[c] = (c.thresholds.copy(), c.scores.copy(), f)
+            c = f
+        out.append(c)
+    return out
+
+# %% ../nbs/31_gam_explanations.ipynb #248507e4
+def _batch_contributions(gam:GAM, X:np.ndarray, columns:list|None=None, transposed:bool=False)->np.ndarray:
+    "C[r, i] = beta_i f_i(X[r, i]), each component evaluated once over its column (row r equals gam.contributions(X[r])); `transposed`: C.T."
+    columns = columns or _column_functions(gam)
+    XT = np.ascontiguousarray(X.T); CT = np.empty(XT.shape)
+    for i, f in enumerate(columns): np.multiply(f(XT[i]), gam.betas[i], out=CT[i])   # beta_i * f_i, as gam.contributions
+    return CT if transposed else np.ascontiguousarray(CT.T)   # C-ordered rows: row sums add in the same order as c.sum()
+
+# %% ../nbs/31_gam_explanations.ipynb #1763ddd4
+def _score_means(gam:GAM, dist=None, background=None)->np.ndarray:
+    "mu_i = E[beta_i f_i]: under `dist`, or the mean over the `background` sample's column (shap's interventional baseline)."
+    if background is None: return gam.means(dist)
+    if dist is not None: raise ValueError("pass either dist or background, not both: background replaces the distribution by a sample")
+    B = gam.check_X(background, 'background')
+    return gam.betas * np.array([comp(B[:, i]).mean() for i, comp in enumerate(gam.components)])
+
+# %% ../nbs/31_gam_explanations.ipynb #f7f9ebad
+def shap_regression_batch(
+    gam:GAM, # any GAM (for a classifier: SHAP of its score, i.e. logit space)
+    X, # instances, shape (N, n): an array, or a DataFrame matched to gam.feature_names by column name
+    dist=None, # None (uniform), 'data', or a list of per-feature distributions
+    background=None, # optional (rows, n) sample: mu_i is the mean of beta_i f_i over its column (shap's interventional SHAP)
+    chunk_rows:int|None=None, # rows per chunk (None: about 2^20 values per chunk); bounds the memory
+    show_progress:bool|None=None, # progress bar over the chunks, if more than one (None: follow TRUSTML_NB_PROGRESS)
+)->np.ndarray:
+    "SHAP values of the score for every row (A5): phi[r] = shap_regression(gam, X[r], dist, background), means computed once."
+    mu = _score_means(_check_gam(gam), dist, background); X = _batch_rows(gam, X); columns = _column_functions(gam)
+    out = np.empty(X.shape)
+    for a, b, Xc in _chunks(gam, X, _check_chunk_rows(chunk_rows, gam.n), 'SHAP values', show_progress):
+        CT = _batch_contributions(gam, Xc, columns, transposed=True); CT -= mu[:, None]; out[a:b] = CT.T
+    return out
+
+# %% ../nbs/31_gam_explanations.ipynb #59f4894e
+def _batch_gains(gam:GAM, C:np.ndarray, b0:float)->tuple:
+    "`_gains` for many rows at once: (gains G, W(empty), prediction y, sign, score s), each row as `_gains` computes it."
+    m, M = gam.ranges()
+    s = b0 + C.sum(1); y = s >= 0; sgn = np.where(y, 1, -1)
+    G = sgn[:, None] * (C - np.where(y[:, None], m, M))
+    return G, np.where(y, b0 + m.sum(), b0 + M.sum()), y, sgn, s
+
+# %% ../nbs/31_gam_explanations.ipynb #832f7dfc
+def _prefix_mask(order:np.ndarray, k:np.ndarray)->np.ndarray:
+    "Boolean (N, n) mask of the first k[r] features of each row's order."
+    mask = np.zeros(order.shape, bool)
+    np.put_along_axis(mask, order, np.arange(order.shape[1]) < k[:, None], 1)
+    return mask
+
+# %% ../nbs/31_gam_explanations.ipynb #a07888d9
+def msr_batch(
+    gam:GAM, # classification GAM (or regression with `threshold`)
+    X, # instances, shape (N, n): an array, or a DataFrame matched to gam.feature_names by column name
+    threshold:float|None=None, # regression only: one-sided threshold tau
+    chunk_rows:int|None=None, # rows per chunk (None: about 2^20 values per chunk); bounds the memory
+    show_progress:bool|None=None, # progress bar over the chunks, if more than one (None: follow TRUSTML_NB_PROGRESS)
+)->np.ndarray:
+    "Minimum sufficient reasons (A2) of every row: a boolean (N, n) mask, row r's features = msr(gam, X[r], threshold)."
+    b0 = _view(gam, threshold); X = _batch_rows(gam, X); columns = _column_functions(gam); out = np.zeros(X.shape, bool)
+    for a, b, Xc in _chunks(gam, X, _check_chunk_rows(chunk_rows, gam.n), 'sufficient reasons', show_progress):
+        G, W0, y, sgn, _ = _batch_gains(gam, _batch_contributions(gam, Xc, columns), b0)
+        order = np.argsort(-G, axis=1, kind='stable')
+        need = (W0[:, None] + sgn[:, None] * np.cumsum(np.take_along_axis(G, order, 1), 1) >= 0) == y[:, None]
+        k = np.where(need.any(1), need.argmax(1) + 1, gam.n); k[(W0 >= 0) == y] = 0
+        out[a:b] = _prefix_mask(order, k)
+    return out
+
+# %% ../nbs/31_gam_explanations.ipynb #b2a6c62b
+def mcr_batch(
+    gam:GAM, # classification GAM (or regression with `threshold`)
+    X, # instances, shape (N, n): an array, or a DataFrame matched to gam.feature_names by column name
+    threshold:float|None=None, # regression only: one-sided threshold tau
+    chunk_rows:int|None=None, # rows per chunk (None: about 2^20 values per chunk); bounds the memory
+    show_progress:bool|None=None, # progress bar over the chunks, if more than one (None: follow TRUSTML_NB_PROGRESS)
+)->np.ndarray:
+    "Minimum contrastive reasons (A3) of every row: a boolean (N, n) mask; an all-False row is mcr's None (nothing flips it)."
+    b0 = _view(gam, threshold); X = _batch_rows(gam, X); columns = _column_functions(gam); out = np.zeros(X.shape, bool)
+    for a, b, Xc in _chunks(gam, X, _check_chunk_rows(chunk_rows, gam.n), 'contrastive reasons', show_progress):
+        G, _, y, sgn, s = _batch_gains(gam, _batch_contributions(gam, Xc, columns), b0)
+        order = np.argsort(-G, axis=1, kind='stable')
+        flipped = (s[:, None] - sgn[:, None] * np.cumsum(np.take_along_axis(G, order, 1), 1) >= 0) != y[:, None]
+        out[a:b] = _prefix_mask(order, np.where(flipped.any(1), flipped.argmax(1) + 1, 0))
+    return out
+
+# %% ../nbs/31_gam_explanations.ipynb #1dce9d26
+def csr_batch(
+    gam:GAM, # classification GAM (or regression with `threshold`)
+    X, # instances, shape (N, n): an array, or a DataFrame matched to gam.feature_names by column name
+    features, # candidate set of fixed features S, the same for every row: indices or names ([] for the empty set)
+    threshold:float|None=None, # regression only: one-sided threshold tau
+    chunk_rows:int|None=None, # rows per chunk (None: about 2^20 values per chunk); bounds the memory
+    show_progress:bool|None=None, # progress bar over the chunks, if more than one (None: follow TRUSTML_NB_PROGRESS)
+)->np.ndarray:
+    "Check sufficient reason (A1) for every row: a boolean (N,) array, entry r = csr(gam, X[r], features, threshold)."
+    S = _check_gam(gam).check_features(features, 'features'); b0 = _view(gam, threshold); X = _batch_rows(gam, X); columns = _column_functions(gam)
+    out = np.zeros(len(X), bool)
+    for a, b, Xc in _chunks(gam, X, _check_chunk_rows(chunk_rows, gam.n), 'sufficiency checks', show_progress):
+        G, W0, y, sgn, _ = _batch_gains(gam, _batch_contributions(gam, Xc, columns), b0)
+        out[a:b] = (W0 + sgn * G[:, S].sum(1) >= 0) == y
+    return out
+
+# %% ../nbs/31_gam_explanations.ipynb #8356c3b4
+def cc_batch(
+    gam:GAM, # classification GAM (or regression with `threshold`)
+    X, # instances, shape (N, n): an array, or a DataFrame matched to gam.feature_names by column name
+    features, # fixed features S, the same for every row: indices or names ([] for none)
+    threshold:float|None=None, # regression only: one-sided threshold tau
+    scale:float|None=None, # quantisation: contributions * scale are rounded to integers (None: must already be integers)
+    chunk_rows:int|None=None, # rows per chunk (None: about 2^20 values per chunk); bounds the memory
+    show_progress:bool|None=None, # progress bar over the chunks, if more than one (None: follow TRUSTML_NB_PROGRESS)
+)->np.ndarray:
+    "Count completions (A6) for every row: entry r = cc(gam, X[r], features, threshold, scale); the free features' DP runs once."
+    S = _check_gam(gam).check_features(features, 'features'); b0 = _view(gam, threshold); _check_scale(scale); X = _batch_rows(gam, X); columns = _column_functions(gam)
+    pm = [_pmf_int(gam, j, scale) for j in range(gam.n) if j not in S]; _check_dp_size(pm)
+    lo, dist = 0, np.ones(1)
+    for lj, pj in pm: lo += lj; dist = np.convolve(dist, pj)
+    b0s, steps, shares = b0 * (1 if scale is None else scale), np.arange(len(dist)), {}
+    out = np.empty(len(X))
+    for a, b, Xc in _chunks(gam, X, _check_chunk_rows(chunk_rows, gam.n), 'counting completions', show_progress):
+        C = _batch_contributions(gam, Xc, columns); y = (b0 + C.sum(1) >= 0).astype(int)
+        fixed = _integer_values(C[:, S], scale).sum(1) if S else np.zeros(len(C), np.int64)
+        keys, inv = np.unique(np.stack([fixed, y], 1), axis=0, return_inverse=True)   # one share per (fixed sum, prediction)
+        for f, yk in keys.tolist():
+            if (f, yk) not in shares: shares[f, yk] = float(dist[_step(b0s + f + lo + steps) == yk].sum())
+        out[a:b] = np.array([shares[f, yk] for f, yk in keys.tolist()])[inv.ravel()]
+    return out
+
+# %% ../nbs/31_gam_explanations.ipynb #ba8f0f73
+def _shap_c_chunk(C:np.ndarray, pm:list, b0s:float, wk:np.ndarray)->np.ndarray:
+    "`shap_classification`'s DP for a chunk of rows of integer contributions C at once: the (size, partial score) table gains a row axis."
+    R, n = C.shape; phi = np.zeros((R, n))
+    for i in range(n):
+        others = [j for j in range(n) if j != i]
+        L = sum(pm[j][0] for j in others); W = sum(len(pm[j][1]) - 1 for j in others)
+        dp = np.zeros((R, n, W + 1)); dp[:, 0, 0] = 1.0; width = 1
+        for j in others:
+            lj, pj = pm[j]; new = np.zeros_like(dp); sh = C[:, j] - lj
+            for v in np.unique(sh).tolist():                 # rows that fix feature j shift by their own c_j - l_j
+                rows = slice(None) if (sh == v).all() else (sh == v)
+                new[rows, 1:, v:v + width] += dp[rows, :-1, :width]
+            for t, pt in enumerate(pj):
+                if pt: new[:, :, t:t + width] += pt * dp[:, :, :width]
+            dp = new; width += len(pj) - 1
+        base = b0s + L + np.arange(W + 1)
+        li, pi = pm[i]
+        rest = sum(pt * _step(base + li + t) for t, pt in enumerate(pi) if pt)
+        g = _step(base[None, :] + C[:, i:i + 1]) - rest
+        phi[:, i] = np.matmul(dp, g[:, :, None])[:, :, 0] @ wk
+    return phi
+
+# %% ../nbs/31_gam_explanations.ipynb #3388631c
+def shap_classification_batch(
+    gam:GAM, # classification GAM (or regression with `threshold`)
+    X, # instances, shape (N, n): an array, or a DataFrame matched to gam.feature_names by column name
+    threshold:float|None=None, # regression only: one-sided threshold tau
+    dist=None, # None (uniform), 'data' (EBM bin weights) or a list of per-feature distributions over enumerable points
+    scale:float|None=None, # quantisation scale (None: contributions must be integers)
+    chunk_rows:int|None=None, # rows per chunk (None: about 2^20 values per chunk, fewer when the DP is wide); bounds the memory
+    show_progress:bool|None=None, # progress bar over the chunks, if more than one (None: follow TRUSTML_NB_PROGRESS)
+)->np.ndarray:
+    "SHAP values of the 0/1 output (A7) for every row: phi[r] = shap_classification(gam, X[r], ...), distributions built once."
+    b0 = _view(gam, threshold); _check_scale(scale); dl = gam.check_dist(dist); X = _batch_rows(gam, X); columns = _column_functions(gam); n = gam.n
+    pm = [_pmf_int(gam, j, scale, dl) for j in range(n)]; _check_dp_size(pm, n)
+    wk = np.array([1 / (n * math.comb(n - 1, k)) for k in range(n)])
+    width = sum(len(p) - 1 for _, p in pm) + 1
+    rows = min(_check_chunk_rows(chunk_rows, n), max(1, 2 * BATCH_CELLS // (n * width)))   # the DP table holds rows * n * width cells
+    out = np.empty(X.shape)
+    for a, b, Xc in _chunks(gam, X, rows, 'SHAP of the decision', show_progress):
+        out[a:b] = _shap_c_chunk(_integer_values(_batch_contributions(gam, Xc, columns), scale), pm, b0 * (1 if scale is None else scale), wk)
+    return out
 
 # %% ../nbs/31_gam_explanations.ipynb #d2f8a4ca
 @functools.lru_cache(maxsize=256)

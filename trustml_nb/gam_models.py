@@ -390,9 +390,13 @@ class ReLUNetComponent(Component):
         if self.layers[0][0].shape[0] != 1 or self.layers[-1][0].shape[1] != 1:
             raise ValueError("a NAM component needs one input and one output (first W with 1 row, last W with 1 column)")
     def __call__(self, v):
+        "Evaluate at one value or an array; each unit adds its inputs one by one (no BLAS), so a value never depends on how many are evaluated together."
         v = np.asarray(v, float); h = v.reshape(-1, 1)
-        for W, b in self.layers[:-1]: h = np.maximum(h @ W + b, 0)
-        W, b = self.layers[-1]; return (h @ W + b).reshape(v.shape)
+        for j, (W, b) in enumerate(self.layers):
+            z = h[:, :1] * W[0]
+            for k in range(1, W.shape[0]): z += h[:, k:k + 1] * W[k]
+            h = z + b if j == len(self.layers) - 1 else np.maximum(z + b, 0)
+        return h.reshape(v.shape)
     def __repr__(self): return f"ReLUNetComponent(depth {self.depth}, widths {[W.shape[1] for W, _ in self.layers[:-1]]})"
 
 # %% ../nbs/30_gam_models.ipynb #6cd93689

@@ -1,0 +1,141 @@
+"""Tests of the batch explanation API of trustml_nb.gam_explain (issue 38): every batch query equals the loop of its
+per-instance function on seeded random GAMs of every component kind and domain, including wide models (pairwise sums),
+decision-boundary ties (small integer contributions) and chunk boundaries; DataFrames are matched by column name; bad
+input names the argument."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from trustml_nb.gam_models import GAM, EnumerableDomain, TableComponent, random_gam, random_instance
+from trustml_nb.gam_explain import (cc, cc_batch, csr, csr_batch, mcr, mcr_batch, msr, msr_batch, shap_classification,
+                                    shap_classification_batch, shap_regression, shap_regression_batch)
+
+KINDS = [('table', 'enumerable'), ('step', 'grid'), ('step', 'interval'), ('spline', 'enumerable'), ('spline', 'interval'),
+         ('nam', 'grid'), ('nam', 'interval')]
+
+
+def _cases(n_seeds=12, wide=(40, 150)):
+    "Seeded random GAMs of every kind (1 to 7 features, and two wide ones) with 30 random rows each."
+    for seed in range(n_seeds):
+        for comp, dom in KINDS:
+            for n in ([1 + seed % 7] + ([wide[seed % 2]] if seed < 2 else [])):
+                task = 'classification' if seed % 3 else 'regression'
+                gam = random_gam(n, comp, dom, task=task, grid_bits=3, n_values=3, max_abs=2, seed=seed)
+                yield gam, np.array([random_instance(gam, 1000 * seed + r) for r in range(30)]), task
+
+
+def _lists(mask): return [np.flatnonzero(r).tolist() for r in mask]
+
+
+def test_reasons_equal_the_loop_exactly():
+    n_ties = 0
+    for gam, X, task in _cases():
+        thr = None if task == 'classification' else 0.25
+        n_ties += int((gam.score(X) == (thr or 0)).sum())
+        assert _lists(msr_batch(gam, X, thr, chunk_rows=7)) == [msr(gam, x, thr) for x in X]
+        assert [r or None for r in _lists(mcr_batch(gam, X, thr))] == [mcr(gam, x, thr) for x in X]
+        for S in ([], [0], list(range(gam.n))):
+            assert csr_batch(gam, X, S, thr, chunk_rows=11).tolist() == [csr(gam, x, S, thr) for x in X]
+    assert n_ties >= 20, "the generator should put rows on the decision boundary"
+
+
+def test_shap_regression_equals_the_loop():
+    worst = 0.0
+    for gam, X, _ in _cases():
+        ref = np.array([shap_regression(gam, x) for x in X])
+        worst = max(worst, np.abs(shap_regression_batch(gam, X, chunk_rows=4) - ref).max())
+        bg = X[::3]
+        ref = np.array([shap_regression(gam, x, background=bg) for x in X])
+        worst = max(worst, np.abs(shap_regression_batch(gam, X, background=bg) - ref).max())
+    assert worst <= 1e-12
+
+
+def test_counting_and_shap_of_the_decision_equal_the_loop():
+    worst = 0.0
+    for seed in range(40):
+        comp, dom = [('table', 'enumerable'), ('step', 'grid')][seed % 2]
+        gam = random_gam(1 + seed % 6, comp, dom, grid_bits=3, n_values=3, max_abs=2, seed=seed)
+        X = np.array([random_instance(gam, 77 * seed + r) for r in range(25)])
+        for S in ([], [0], list(range(gam.n))):
+            assert cc_batch(gam, X, S, chunk_rows=6).tolist() == [cc(gam, x, S) for x in X]       # exactly equal
+        ref = np.array([shap_classification(gam, x) for x in X])
+        worst = max(worst, np.abs(shap_classification_batch(gam, X, chunk_rows=4) - ref).max())
+    # real contributions with scale=, and a thresholded regression GAM
+    gam = random_gam(4, 'spline', 'enumerable', task='regression', seed=5); X = np.array([random_instance(gam, r) for r in range(20)])
+    assert cc_batch(gam, X, [1], threshold=0.1, scale=100).tolist() == [cc(gam, x, [1], threshold=0.1, scale=100) for x in X]
+    ref = np.array([shap_classification(gam, x, threshold=0.1, scale=100) for x in X])
+    worst = max(worst, np.abs(shap_classification_batch(gam, X, threshold=0.1, scale=100) - ref).max())
+    assert worst <= 1e-12
+
+
+def test_shap_regression_batch_matches_interpret_and_data_weights():
+    interpret = pytest.importorskip('interpret.glassbox')
+    from trustml_nb.gam_models import from_interpret_ebm
+    rng = np.random.default_rng(0); X = rng.uniform(-2, 2, (300, 5)); y = np.sin(X) @ rng.normal(size=5)
+    ebm = interpret.ExplainableBoostingRegressor(interactions=0, outer_bags=1, max_rounds=40, n_jobs=1, random_state=0).fit(X, y)
+    gam = from_interpret_ebm(ebm)
+    phi = shap_regression_batch(gam, X[:50], dist='data')
+    assert np.abs(phi - np.array([shap_regression(gam, x, dist='data') for x in X[:50]])).max() <= 1e-12
+    assert np.abs(phi - ebm.eval_terms(X[:50]) + ebm.eval_terms(X).mean(0)).max() < 1e-6   # EBM terms are centred on the training data
+
+
+def test_dataframes_are_matched_by_name_and_chunks_change_nothing():
+    gam = random_gam(5, 'step', 'grid', grid_bits=3, seed=2)
+    gam.feature_names = ['age', 'income', 'debt', 'term', 'rate']
+    X = np.array([random_instance(gam, r) for r in range(40)])
+    df = pd.DataFrame(X, columns=gam.feature_names)[['rate', 'debt', 'age', 'term', 'income']]   # any column order
+    phi = shap_regression_batch(gam, X)
+    for rows in (1, 3, 40, 1000): assert (shap_regression_batch(gam, df, chunk_rows=rows) == phi).all()
+    assert (msr_batch(gam, df) == msr_batch(gam, X)).all()
+    assert (csr_batch(gam, df, ['income', 'debt']) == csr_batch(gam, X, [1, 2])).all()
+    with pytest.raises(ValueError, match='X'): shap_regression_batch(gam, df.rename(columns={'age': 'years'}))
+
+
+def test_batch_input_errors_name_the_argument():
+    gam = random_gam(3, 'table', 'enumerable', seed=0); X = np.array([random_instance(gam, r) for r in range(10)])
+    with pytest.raises(ValueError, match='X must have 2 dimension'): msr_batch(gam, X[0])
+    with pytest.raises(ValueError, match='X must have 3 columns'): shap_regression_batch(gam, X[:, :2])
+    bad = X.copy(); bad[7, 1] = 0.5
+    with pytest.raises(ValueError, match=r'X\[5:10\]\[2, 1\] = 0.5 is outside'): mcr_batch(gam, bad, chunk_rows=5)
+    with pytest.raises(ValueError, match='chunk_rows'): cc_batch(gam, X, [], chunk_rows=0)
+    with pytest.raises(TypeError, match='chunk_rows'): shap_classification_batch(gam, X, chunk_rows=2.5)
+    with pytest.raises(TypeError, match='show_progress'): csr_batch(gam, X, [0], show_progress='yes')
+    with pytest.raises(ValueError, match='features'): csr_batch(gam, X, [5])
+    with pytest.raises(TypeError, match='gam'): msr_batch(None, X)
+    with pytest.raises(ValueError, match='dist or background'): shap_regression_batch(gam, X, dist='data', background=X)
+    reg = random_gam(3, 'table', 'enumerable', task='regression', seed=0)
+    with pytest.raises(ValueError, match='threshold'): msr_batch(reg, X)
+    with pytest.raises(ValueError, match='X must have at least 1 row'): shap_regression_batch(gam, X[:0])
+
+
+def test_nam_components_do_not_depend_on_the_batch_size():
+    # the batch API relies on it: a value computed in a column equals the value computed alone, to the bit
+    for seed in range(5):
+        gam = random_gam(3, 'nam', 'interval', seed=seed)
+        v = np.random.default_rng(seed).uniform(0, 1, 257)
+        for comp in gam.components: assert [float(comp(t)) for t in v] == comp(v).tolist()
+
+
+def test_ties_on_a_hand_made_model():
+    # score exactly 0 at x = (0, 0): class 1; the empty set is not sufficient, MSR = both features
+    g = GAM([TableComponent({0: -1, 1: 0}), TableComponent({0: 1, 1: 0})], EnumerableDomain([0, 1]), task='classification')
+    X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], float)
+    assert _lists(msr_batch(g, X)) == [msr(g, x) for x in X]
+    assert [r or None for r in _lists(mcr_batch(g, X))] == [mcr(g, x) for x in X]
+    assert cc_batch(g, X, []).tolist() == [cc(g, x, []) for x in X]
+
+
+def test_step_lookup_grid_is_exact():
+    # EBM-like step components with many thresholds take the lookup grid; clustered thresholds (many per cell) fall back
+    from trustml_nb.gam_models import IntervalDomain, StepComponent
+    from trustml_nb.gam_explain import _step_lookup
+    rng = np.random.default_rng(0)
+    comps = [StepComponent(np.sort(rng.uniform(-2, 2, T)), rng.normal(size=T + 1)) for T in (16, 50, 399, 1023)]
+    comps.append(StepComponent(np.r_[np.linspace(0, 1e-9, 40), np.linspace(0.5, 2, 60)], rng.normal(size=101)))   # clustered
+    for c in comps:
+        v = np.r_[rng.uniform(-3, 3, 5_000), c.thresholds, np.nextafter(c.thresholds, -np.inf), np.nextafter(c.thresholds, np.inf)]
+        assert (_step_lookup(c)(v) == c(v)).all()
+    gam = GAM(comps, IntervalDomain(-3, 3), task='classification')
+    X = rng.uniform(-3, 3, (500, len(comps))); X[:50, 2] = comps[2].thresholds[:50]
+    assert (shap_regression_batch(gam, X) == np.array([shap_regression(gam, x) for x in X])).all()
+    assert _lists(msr_batch(gam, X)) == [msr(gam, x) for x in X]
