@@ -153,6 +153,16 @@ def _gam_case(fn_name, **kw):
     return build
 
 
+def _gam_batch_case(fn_name, **kw):
+    def build():
+        from trustml_nb import gam_explain, gam_models
+        gam = gam_models.random_gam(4, seed=3)
+        X = pd.DataFrame([gam_models.random_instance(gam, seed=s) for s in range(20)], columns=gam.feature_names)
+        fn = getattr(gam_explain, fn_name)
+        return Case(X, lambda F: fn(gam, F, **kw))
+    return build
+
+
 def _groups_frame(n=400, seed=0):
     rng = _rng(seed)
     sex = rng.choice(['F', 'M'], n); age = rng.choice(['young', 'old'], n)
@@ -377,6 +387,10 @@ FUNCTION_CASES = {
         ('cc', dict(features=[0, 1])), ('shap_classification', {}), ('csr_tol', dict(features=[0, 1], delta=0.5)), ('mcr_tol', dict(delta=0.5)),
         ('msr_tol', dict(delta=0.5)), ('run_query', dict(query='MSR')), ('delta_sufficient_reason', dict(delta=0.5)), ('explain', {})]},
     'gam_models.linf_ball(x)': _gam_case('linf_ball', radius=1),
+    # many rows given as a DataFrame labelled by feature name (the batch API)
+    **{f'gam_explain.{f}(X)': _gam_batch_case(f, **kw) for f, kw in [
+        ('shap_regression_batch', {}), ('shap_classification_batch', {}), ('msr_batch', {}), ('mcr_batch', {}),
+        ('csr_batch', dict(features=[0, 1])), ('cc_batch', dict(features=[0, 1]))]},
     # columns that name groups: free labels
     'multicalibration.mc_table(groups)': _free_groups('multicalibration.mc_table', _y_p_groups),
     'multicalibration.mc_error(groups)': _free_groups('multicalibration.mc_error', _y_p_groups),
@@ -423,6 +437,8 @@ _VECTOR = "one value per row (a vector of labels, decisions or scores): no colum
 _WIDGET = "an explorer/render wrapper that builds widgets around a covered function"
 EXEMPT = {
     'gam_explain.csr(features)': "a set of feature indices or names (the paper's S), not a frame",
+    'gam_explain.csr_batch(features)': "a set of feature indices or names (the paper's S), not a frame",
+    'gam_explain.cc_batch(features)': "a set of feature indices or names (the paper's S), not a frame",
     'gam_explain.cc(features)': "a set of feature indices or names (the paper's S), not a frame",
     'gam_explain.csr_tol(features)': "a set of feature indices or names (the paper's S), not a frame",
     'gam_explain.csr_bf(features)': "a set of feature indices or names (the paper's S), not a frame",
