@@ -1,19 +1,18 @@
 """The datasheets of the shipped data (trustml_nb/datasets/DATASHEET_*.md) quote counts that the shipped files give:
 each number is recomputed here from the loaders and must appear in the datasheet as written."""
-import warnings
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from trustml_nb.core import DroppedRowsWarning, quiet
 from trustml_nb.data import load_adult, load_german
 
 DATASETS = Path(__file__).resolve().parents[1] / 'trustml_nb' / 'datasets'
 
 
 def _quiet(fn, *a, **k):
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore')   # load_adult warns how many rows it dropped: counted here instead
+    with quiet(DroppedRowsWarning):   # load_adult warns how many rows it dropped: counted here instead
         return fn(*a, **k)
 
 
