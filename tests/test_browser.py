@@ -43,7 +43,7 @@ LESSONS = [
     Lesson("95_monoculture.ipynb", ready_text="epsilon 0.020", after_text="epsilon 0.100"),
     Lesson("70_mifpo.ipynb", ready_text="gamma 0.05,", after_text="gamma 0.30,", press_run=True),
     Lesson("96_quere.ipynb", ready_text="probe C = 1:", after_text="probe C = 100:"),
-    Lesson("97_distributive_fairness.ipynb", ready_text="HP2, money 0:", after_text="HP2, money 20:"),
+    Lesson("97_distributive_fairness.ipynb", ready_text="HP7, money 5:", after_text="HP7, money 20:"),  # the check-yourself cell leaves HP7 with 5 units
     Lesson("98_unreal.ipynb", ready_text="ratio 10, homophily 0.80", after_text="ratio 20, homophily", press_run=True),
 ]
 

@@ -765,7 +765,7 @@ def unreal_explorer(
         cmp, fig = render_unreal(ratio, homophily, threshold, n_nodes=n_nodes, epochs=epochs, rounds=rounds)
         t = cmp.table.set_index('method')
         head = (f"ratio {ratio}, homophily {homophily:.2f}: balanced accuracy GCN {t.balanced_accuracy['GCN']:.3f}, "
-                f"UNREAL {t.balanced_accuracy['UNREAL']:.3f}; minority accuracy {t.minority_accuracy['GCN']:.3f} -> {t.minority_accuracy['UNREAL']:.3f}")
+                f"UNREAL {t.balanced_accuracy['UNREAL']:.3f}\nminority accuracy {t.minority_accuracy['GCN']:.3f} -> {t.minority_accuracy['UNREAL']:.3f}")
         return head, cmp, fig
     return explorer(render, title='UNREAL: does self-training rescue the minority classes?', slow=('ratio', 'homophily', 'threshold'),
                     ratio=ratio, homophily=homophily, threshold=threshold)
