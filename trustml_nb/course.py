@@ -52,17 +52,20 @@ PREDICTION_CELL = "**Your prediction** (write it here *before* you run the next 
 # %% ../nbs/04_course.ipynb #7e4b71b5
 def _source(cell)->str: return ''.join(cell['source']) if isinstance(cell['source'], list) else cell['source']
 
+# %% ../nbs/04_course.ipynb #42163e7b
 def _code_head(cell)->str:
     "A code cell's source without its leading `#|` directive lines (where the markers are)."
     lines = _source(cell).splitlines(True)
     while lines and lines[0].startswith('#|'): lines = lines[1:]
     return ''.join(lines)
 
+# %% ../nbs/04_course.ipynb #8f322ffd
 def _new_cell(kind:str, source:str, cell_id:str)->dict:
     c = {'cell_type': kind, 'id': cell_id, 'metadata': {}, 'source': source}
     if kind == 'code': c.update(execution_count=None, outputs=[])
     return c
 
+# %% ../nbs/04_course.ipynb #47c129c2
 def _answer_lines(block:str)->str:
     "An empty numbered answer per item of a model-answer block."
     n = len(re.findall(r'^\d+\.', block, re.M)) or 1
