@@ -664,6 +664,7 @@ def _poly_basis(S:np.ndarray, degree:int)->np.ndarray:
                                 for c in combinations_with_replacement(range(S.shape[1]), d)]
     return np.column_stack(cols)
 
+# %% ../nbs/11_path_specific_effects.ipynb #278c7a27
 def _sieve_coef(B:np.ndarray, on:np.ndarray, prev:np.ndarray, ridge:float)->np.ndarray:
     "beta minimising mean(on * (B beta)^2 - 2 prev * (B beta)) + ridge |beta|^2: the normal equations (B'DB/n + ridge I) beta = B'prev/n."
     G = (B * on[:, None]).T @ B / len(B)
@@ -676,6 +677,7 @@ def _standardiser(H:np.ndarray)->callable:
     mean, scale, lo, hi = H.mean(0), np.where(H.std(0) > 0, H.std(0), 1.0), H.min(0), H.max(0)
     return lambda Hn: (np.clip(Hn, lo, hi) - mean) / scale
 
+# %% ../nbs/11_path_specific_effects.ipynb #648a8ba9
 def _sieve_stage(H:np.ndarray, on:np.ndarray, prev:np.ndarray, seed:int, ridge:float=1e-3)->callable:
     "Fit one stage's f_k by the linear sieve on training rows; return f_k as a function of H (the seed is unused: the fit is closed-form)."
     std, degree = _standardiser(H), 3 if H.shape[1] <= 6 else 2
@@ -719,12 +721,10 @@ def _net_stage(H:np.ndarray, on:np.ndarray, prev:np.ndarray, seed:int, hidden:in
     return predict
 
 # %% ../nbs/11_path_specific_effects.ipynb #cda7f956
-_RIESZ_STAGES = {'riesz_sieve': _sieve_stage, 'riesz_net': _net_stage}
-
 def _riesz_task(method:str, H:list, x:np.ndarray, targets:list, tr:np.ndarray, te:np.ndarray, seed:int, clip:float=0.0)->dict:
     """Learned Riesz weights of every target, stage by stage, fitted on rows `tr` and predicted on rows `te`: {a: (len(te), K+1)}.
     With clip > 0 each stage's f_k is capped at max(previous weight) / clip, the bound clipped propensities put on a propensity ratio."""
-    fit_stage, cache, out = _RIESZ_STAGES[method], {}, {}
+    fit_stage, cache, out = {'riesz_sieve': _sieve_stage, 'riesz_net': _net_stage}[method], {}, {}
     with threadpool_limits(1):
         for a in targets:
             a, prev, W = tuple(a), np.ones(len(tr)), np.empty((len(te), len(a)))
