@@ -13,6 +13,11 @@ Resumable: every fit appends to results/pse_riesz_draws.csv (or $PSE_BENCH_OUT) 
 Run:  nice .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_riesz.py --n 2000 --reps 100 \
           [--designs interact binary threshold overlap] [--weights propensity riesz_sieve riesz_net] [--workers 1] [--max-seconds 280]
       .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_riesz.py --summarise
+What was run (issue 40, first screening): nine runs of
+  nice -n 10 timeout 300 .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_riesz.py --n 2000 --reps 100 --max-seconds 270
+(the first with --max-seconds 230; its riesz_net draws, from an earlier network setting, were deleted and redone), one worker,
+on a shared 2-core machine at a median load average of 5: 52-53 replications per (weights, design) at n = 2,000, 632 fits.
+Next: rerun the same command until --reps 100, then with --n 5000 20000 (the issue's 100/200 replications).
 """
 import argparse
 import os
