@@ -7,7 +7,7 @@ Docs: https://trustml-nb.github.io/trustml_nb/path_specific_effects.html.md"""
 # %% ../nbs/11_path_specific_effects.ipynb #6e6d2766
 from __future__ import annotations
 
-from itertools import combinations
+from itertools import combinations, combinations_with_replacement
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +31,7 @@ from threadpoolctl import threadpool_limits
 
 from functools import partial
 
-from .core import DEPRECATED, Estimator, Renamed, check_seed, check_show_progress, derived_rng, derived_seed, optional
+from .core import DEPRECATED, Estimator, Renamed, check_seed, check_show_progress, derived_rng, derived_seed, isolated_seed, optional
 from .core import (Report, describe_input, check_array, check_binary, check_columns, check_flag, check_is_fitted, check_option, check_probabilities,
                              check_scalar, make_rng, match_columns, progress, report, report_numerical, warn_at_user)
 from .data import benchmark_result
@@ -41,11 +41,12 @@ from fastcore.basics import patch
 
 
 # %% auto #0
-__all__ = ['LEARNER_ROLES', 'LEARNER_PRESETS', 'NESTED_FITS', 'VARIANCES', 'EFFECTS', 'FUNCTIONAL_NAMES', 'ESTIMATORS',
-           'EFFECT_NAMES', 'PSE_BENCHMARK_FILES', 'gmf_weights', 'FunctionalEstimate', 'gmf_estimate', 'GLMClassifier',
-           'GLMRegressor', 'make_learners', 'StackClassifier', 'StackRegressor', 'CrossFitNuisances', 'crossfit_gmf',
-           'EffectsReport', 'PathSpecificEffects', 'pse_effects', 'half_sample_se', 'plot_effects', 'PSECoverageReport',
-           'pse_benchmark_results', 'plot_coverage', 'explore_effects', 'pse_explorer']
+__all__ = ['LEARNER_ROLES', 'LEARNER_PRESETS', 'NESTED_FITS', 'VARIANCES', 'RIESZ_WEIGHTS', 'EFFECTS', 'FUNCTIONAL_NAMES',
+           'ESTIMATORS', 'EFFECT_NAMES', 'PSE_BENCHMARK_FILES', 'gmf_weights', 'FunctionalEstimate', 'gmf_estimate',
+           'GLMClassifier', 'GLMRegressor', 'make_learners', 'StackClassifier', 'StackRegressor', 'CrossFitNuisances',
+           'crossfit_gmf', 'riesz_weights', 'EffectsReport', 'PathSpecificEffects', 'pse_effects', 'half_sample_se',
+           'plot_effects', 'PSECoverageReport', 'pse_benchmark_results', 'plot_coverage', 'explore_effects',
+           'pse_explorer']
 
 # %% ../nbs/11_path_specific_effects.ipynb #a37b2de9
 def _number(kind:type, **bounds):
@@ -147,6 +148,7 @@ def gmf_estimate(
     a:tuple, # (a_1, ..., a_K, a_Y)
     clip:float=0.0, # propensity clipping
     normalize:bool=False, # self-normalise each weight by its sample mean (SN) instead of the plain DR estimator
+    weights=None, # (n, K+1) Riesz weights to use instead of those of `props` (e.g. learned by `riesz_weights`); props is then ignored
 )->FunctionalEstimate:
     "DR (or SN) estimate of psi(a) from per-unit nuisances, with its influence-function values."
     a = _check_target(a)
@@ -155,7 +157,10 @@ def gmf_estimate(
     if len(y) != len(x): raise ValueError(f"y must have one value per unit: x has {len(x):,} rows but y has {len(y):,}")
     check_flag(normalize, 'normalize')
     M = _check_regressions(mus, len(x), a)
-    W = gmf_weights(x, props, a, clip)
+    if weights is None: W = gmf_weights(x, props, a, clip)
+    else:
+        W = check_array(weights, 'weights', ndim=2).astype(float)
+        if W.shape != (len(x), len(a)): raise ValueError(f"weights must have shape ({len(x)}, {len(a)}), got {W.shape}")
     R = np.column_stack([M[:, 1:], y]) - M                    # residuals mu_{k+1} - mu_k, with mu_{K+2} = Y
     S = W.mean(0)
     if normalize:
@@ -478,6 +483,7 @@ class CrossFitNuisances(Report):
     folds: np.ndarray # the cross-fitting fold of every unit
     clip: float # propensity clipping level
     binary_outcome: bool # whether Y was treated as binary (a classifier for the last regression)
+    riesz: dict|None = None # target a -> (n, K+1) cross-fitted learned Riesz weights (None with weights='propensity')
 
     def to_frame(self)->pd.DataFrame:
         "One row per propensity model (stage k: P(X=1 | H_{k-1})): smallest, largest value and share clipped."
@@ -508,6 +514,7 @@ def _check_rows(rows, what, fold, min_rows):
 # %% ../nbs/11_path_specific_effects.ipynb #616b7367
 NESTED_FITS = ('fold', 'split')
 VARIANCES = ('influence', 'subsample')   # standard errors from the influence function, or from refits on half-samples
+RIESZ_WEIGHTS = ('propensity', 'riesz_sieve', 'riesz_net')   # the DR estimator's weights: from propensities, or learned Riesz representers
 
 def _check_n_jobs(n_jobs, name:str='n_jobs')->int|None:
     "joblib workers: None (defer to joblib.parallel_config), -1 (all cores) or a positive number."
@@ -519,7 +526,7 @@ def _check_n_jobs(n_jobs, name:str='n_jobs')->int|None:
 _CROSSFIT_CHECKS = dict(   # the cross-fitting settings, declared once for `crossfit_gmf` and `PathSpecificEffects`
     n_folds=_number(int, low=2, high=50), clip=_number(float, low=0, high=0.5, closed='left'), seed=check_seed,
     min_group_rows=_number(int, low=1), n_jobs=_check_n_jobs, nested=partial(check_option, options=NESTED_FITS),
-    n_repeats=_number(int, low=1, high=100))
+    n_repeats=_number(int, low=1, high=100), weights=partial(check_option, options=RIESZ_WEIGHTS))
 
 
 # %% ../nbs/11_path_specific_effects.ipynb #c34d78d8
@@ -568,7 +575,8 @@ def _chain_task(L, H, y, binary_y, K1, stages, te)->list:
     return out
 
 # %% ../nbs/11_path_specific_effects.ipynb #71a6ed68
-def _crossfit(x, y, blocks, targets, L, binary_y, n_folds, clip, seed, min_group_rows, n_jobs, nested='fold', n_repeats=1)->list:
+def _crossfit(x, y, blocks, targets, L, binary_y, n_folds, clip, seed, min_group_rows, n_jobs, nested='fold', n_repeats=1,
+              weights='propensity')->list:
     "Cross-fitting on validated inputs, once per repeat (fresh fold splits); one `CrossFitNuisances` per repeat."
     n, K1 = len(x), len(blocks)
     H = [np.column_stack(blocks[:k + 1]) for k in range(K1)]    # H_0 = Z, H_1 = (Z, M_1), ...
@@ -581,23 +589,29 @@ def _crossfit(x, y, blocks, targets, L, binary_y, n_folds, clip, seed, min_group
                 tasks.append(delayed(_propensity_task)(L, H[k], x, tr, te)); keys.append((r, te, k))
             for a in targets:
                 tasks.append(delayed(_chain_task)(L, H, y, binary_y, K1, stages[tuple(a)], te)); keys.append((r, te, tuple(a)))
+            if weights != 'propensity':
+                tasks.append(delayed(_riesz_task)(weights, H, x, targets, tr, te, derived_seed(seed, 4, r, f), clip)); keys.append((r, te, 'riesz'))
     with threadpool_limits(1):                  # one thread per worker: results do not depend on n_jobs
         results = Parallel(n_jobs=n_jobs)(tasks)
     raws = [np.zeros((K1, n)) for _ in range(n_repeats)]
     mus = [{tuple(a): np.zeros((n, K1)) for a in targets} for _ in range(n_repeats)]
+    rz = [{tuple(a): np.zeros((n, K1)) for a in targets} if weights != 'propensity' else None for _ in range(n_repeats)]
     for (r, te, what), res in zip(keys, results):
-        if isinstance(what, tuple):
+        if isinstance(what, str):
+            for a, Wa in res.items(): rz[r][a][te] = Wa
+        elif isinstance(what, tuple):
             for s, t, pred in res: mus[r][what][np.ix_(te, range(s, t))] = pred[:, None]   # a run of equal stages shares one regression
         else: raws[r][what, te] = res
     out = []
     for r in range(n_repeats):
         raw, mu = raws[r], mus[r]
         bad = [k for k in range(K1) if not np.all(np.isfinite(raw[k]))] + [a for a, m in mu.items() if not np.all(np.isfinite(m))]
+        bad += [f'Riesz weights of {a}' for a, m in (rz[r] or {}).items() if not np.all(np.isfinite(m))]
         if bad: raise ValueError(f"the learners returned non-finite predictions for {bad[:3]}: check the input scale, or use learners='hgb'")
         folds = np.zeros(n, int)
         for f, tr, te, _ in plans[r]: folds[te] = f
         out.append(CrossFitNuisances(propensities=[np.clip(q, clip, 1 - clip) for q in raw], raw_propensities=list(raw), regressions=mu,
-                                     folds=folds, clip=clip, binary_outcome=binary_y))
+                                     folds=folds, clip=clip, binary_outcome=binary_y, riesz=rz[r]))
     return out
 
 # %% ../nbs/11_path_specific_effects.ipynb #5ddb4a20
@@ -614,6 +628,7 @@ def crossfit_gmf(
     min_group_rows:int=10, # fewest rows with X = a_k any nuisance model may be fitted on
     n_jobs:int|None=None, # joblib workers for the nuisance fits (None: 1, or what joblib.parallel_config says; -1: all cores)
     nested:str='fold', # 'fold': every nested regression on the whole training fold; 'split': on disjoint parts (the authors')
+    weights:str='propensity', # 'propensity': no learned weights; 'riesz_sieve' or 'riesz_net': also cross-fit learned Riesz weights (`riesz`)
 )->CrossFitNuisances:
     "Cross-fitted propensities and nested regressions for each target psi(a)."
     x = check_binary(x, 'x', both_classes=True)
@@ -634,13 +649,122 @@ def crossfit_gmf(
     T = [_check_target(a, f"targets[{i}]") for i, a in enumerate(targets)]
     for i, a in enumerate(T):
         if len(a) != len(B): raise ValueError(f"targets[{i}] = {a} must have {len(B)} entries (one per mediator block plus Y)")
-    given = dict(n_folds=n_folds, clip=clip, seed=seed, min_group_rows=min_group_rows, n_jobs=n_jobs, nested=nested)
+    given = dict(n_folds=n_folds, clip=clip, seed=seed, min_group_rows=min_group_rows, n_jobs=n_jobs, nested=nested, weights=weights)
     settings = {k: _CROSSFIT_CHECKS[k](v, k) for k, v in given.items()}
     if binary_y is None: binary_y = bool(np.isin(np.unique(y), [0, 1]).all())
     elif check_flag(binary_y, 'binary_y') and not np.isin(np.unique(y), [0, 1]).all():
         raise ValueError("binary_y=True but y holds values other than 0 and 1")
     L = make_learners(learners, binary_y, settings['seed'])
     return _crossfit(x, y, B, T, L, binary_y, **settings)[0]
+
+# %% ../nbs/11_path_specific_effects.ipynb #06294946
+def _poly_basis(S:np.ndarray, degree:int)->np.ndarray:
+    "The sieve's basis: 1 and every product of the (standardised) columns of S up to `degree`."
+    cols = [np.ones(len(S))] + [np.prod(S[:, list(c)], axis=1) for d in range(1, degree + 1)
+                                for c in combinations_with_replacement(range(S.shape[1]), d)]
+    return np.column_stack(cols)
+
+# %% ../nbs/11_path_specific_effects.ipynb #278c7a27
+def _sieve_coef(B:np.ndarray, on:np.ndarray, prev:np.ndarray, ridge:float)->np.ndarray:
+    "beta minimising mean(on * (B beta)^2 - 2 prev * (B beta)) + ridge |beta|^2: the normal equations (B'DB/n + ridge I) beta = B'prev/n."
+    G = (B * on[:, None]).T @ B / len(B)
+    G[np.diag_indices_from(G)] += ridge
+    return np.linalg.solve(G, B.T @ prev / len(B))
+
+# %% ../nbs/11_path_specific_effects.ipynb #9d0aabc2
+def _standardiser(H:np.ndarray)->callable:
+    "H -> its columns standardised by the training rows' means and scales, clamped to the training range (no extrapolation)."
+    mean, scale, lo, hi = H.mean(0), np.where(H.std(0) > 0, H.std(0), 1.0), H.min(0), H.max(0)
+    return lambda Hn: (np.clip(Hn, lo, hi) - mean) / scale
+
+# %% ../nbs/11_path_specific_effects.ipynb #648a8ba9
+def _sieve_stage(H:np.ndarray, on:np.ndarray, prev:np.ndarray, seed:int, ridge:float=1e-3)->callable:
+    "Fit one stage's f_k by the linear sieve on training rows; return f_k as a function of H (the seed is unused: the fit is closed-form)."
+    std, degree = _standardiser(H), 3 if H.shape[1] <= 6 else 2
+    beta = _sieve_coef(_poly_basis(std(H), degree), on, prev, ridge)
+    return lambda Hn: _poly_basis(std(Hn), degree) @ beta
+
+# %% ../nbs/11_path_specific_effects.ipynb #65387406
+def _net_stage(H:np.ndarray, on:np.ndarray, prev:np.ndarray, seed:int, hidden:int=16, epochs:int=400, lr:float=0.003, decay:float|None=None,
+               check_every:int=10, patience:int=3)->callable:
+    "Fit f_k = softplus(MLP(H)) by full-batch Adam on the Riesz loss, early-stopped on a fifth of the rows held out; deterministic per seed."
+    decay = 16 / len(H) if decay is None else decay                # weight decay shrinking with n (0.01 at 1,600 rows), so the fit can converge
+    import torch
+    std = _standardiser(H)
+    tensor = lambda A: torch.as_tensor(A, dtype=torch.float64)
+    c = max(float(prev.sum() / max(on.sum(), 1.0)), 1e-3)          # the best constant, where training starts
+    val = derived_rng(seed, 0).random(len(H)) < 0.2                 # held out for early stopping (the Riesz loss overfits without it)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with isolated_seed(seed):
+            net = torch.nn.Sequential(torch.nn.Linear(H.shape[1], hidden), torch.nn.SiLU(), torch.nn.Linear(hidden, hidden),
+                                      torch.nn.SiLU(), torch.nn.Linear(hidden, 1)).double()
+            with torch.no_grad():
+                net[-1].weight.mul_(0.1); net[-1].bias.fill_(float(np.log(np.expm1(c))))
+            f = lambda X: torch.nn.functional.softplus(net(X)[:, 0])
+            S, ont, pt = tensor(std(H)), tensor(on), tensor(prev)
+            loss = lambda m: (ont[m] * f(S[m]) ** 2 - 2 * pt[m] * f(S[m])).mean()
+            fit_rows, val_rows = torch.as_tensor(~val), torch.as_tensor(val)
+            opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=decay)
+            best, best_state, waited = np.inf, None, 0
+            for epoch in range(epochs):
+                opt.zero_grad(); loss(fit_rows).backward(); opt.step()
+                if epoch % check_every == 0:
+                    with torch.no_grad(): v = float(loss(val_rows))
+                    if v < best: best, best_state, waited = v, {k: t.clone() for k, t in net.state_dict().items()}, 0
+                    elif (waited := waited + 1) >= patience: break
+            net.load_state_dict(best_state)
+    finally: torch.set_num_threads(threads)
+    def predict(Hn):
+        with torch.no_grad(): return f(tensor(std(Hn))).numpy()
+    return predict
+
+# %% ../nbs/11_path_specific_effects.ipynb #cda7f956
+def _riesz_task(method:str, H:list, x:np.ndarray, targets:list, tr:np.ndarray, te:np.ndarray, seed:int, clip:float=0.0)->dict:
+    """Learned Riesz weights of every target, stage by stage, fitted on rows `tr` and predicted on rows `te`: {a: (len(te), K+1)}.
+    With clip > 0 each stage's f_k is capped at max(previous weight) / clip, the bound clipped propensities put on a propensity ratio."""
+    fit_stage, cache, out = {'riesz_sieve': _sieve_stage, 'riesz_net': _net_stage}[method], {}, {}
+    with threadpool_limits(1):
+        for a in targets:
+            a, prev, W = tuple(a), np.ones(len(tr)), np.empty((len(te), len(a)))
+            for k, ak in enumerate(a):
+                key = a[:k + 1]                          # the weight of stage k depends on a_1..a_k only: shared between targets
+                if k > 0 and ak == a[k - 1]: cache[key] = cache[a[:k]]   # alpha_k = alpha_{k-1} exactly: it is zero unless X = a_{k-1} = a_k
+                if key not in cache:
+                    on = (x[tr] == ak).astype(float)
+                    fit = fit_stage(H[k][tr], on, prev, derived_seed(seed, k, sum(v << i for i, v in enumerate(key))))
+                    cap = prev.max() / clip if clip > 0 else np.inf
+                    f = lambda Hn: np.minimum(fit(Hn), cap)
+                    cache[key] = (on * f(H[k][tr]), (x[te] == ak) * f(H[k][te]))
+                prev, W[:, k] = cache[key]
+            out[a] = W
+    return out
+
+# %% ../nbs/11_path_specific_effects.ipynb #602c4ea9
+def riesz_weights(
+    x, # binary exposure, shape (n,)
+    blocks:list, # [Z, M_1, ..., M_K]: 2-D arrays, baseline covariates first, then mediator blocks in causal order
+    a:tuple, # (a_1, ..., a_K, a_Y): the functional psi(a)
+    method:str='riesz_sieve', # 'riesz_sieve' (closed-form linear sieve) or 'riesz_net' (small torch network)
+    train=None, # rows (indices) the stages are fitted on (default: all)
+    test=None, # rows (indices) the weights are returned for (default: all)
+    seed:int=0, # seed of the network's initialisation (the sieve is closed-form)
+    clip:float=0.0, # cap each stage's weight at max(previous weight) / clip (0: no cap)
+)->np.ndarray: # (len(test), K+1) learned weights alpha_1, ..., alpha_{K+1}, the learned counterpart of `gmf_weights`
+    "Learned Riesz representers of psi(a): stage k minimises E[alpha^2 - 2 alpha_{k-1} alpha(a_k, H_{k-1})] given the learned alpha_{k-1}."
+    x = check_binary(x, 'x', both_classes=True)
+    a = _check_target(a)
+    method = check_option(method, 'method', RIESZ_WEIGHTS[1:])
+    seed = check_seed(seed)
+    clip = check_scalar(clip, 'clip', low=0, high=0.5, closed='left')
+    if isinstance(blocks, (str, bytes)) or not isinstance(blocks, (list, tuple)) or len(blocks) != len(a):
+        raise TypeError(f"blocks must be a list of {len(a)} arrays [Z, M_1, ..., M_K] (one per entry of a={a}), got {describe_input(blocks)}")
+    B = [np.asarray(check_array(b, f"blocks[{k}]", ndim=(1, 2)), float).reshape(len(x), -1) for k, b in enumerate(blocks)]
+    rows = lambda r, name: np.arange(len(x)) if r is None else check_array(r, name, ndim=1).astype(int)
+    tr, te = rows(train, 'train'), rows(test, 'test')
+    H = [np.column_stack(B[:k + 1]) for k in range(len(a))]
+    return _riesz_task(method, H, x, [a], tr, te, seed, clip)[a]
 
 # %% ../nbs/11_path_specific_effects.ipynb #e416cad6
 EFFECTS = {'TE': ((1, 1, 1), (0, 0, 0)), 'NDE': ((0, 0, 1), (0, 0, 0)), 'NIE': ((1, 1, 1), (0, 0, 1)),
@@ -739,7 +863,7 @@ def _check_effects(effects, name:str='effects')->tuple:
 def _stage_diagnostics(name, W, a)->list:
     rows = []
     for k in range(W.shape[1]):
-        w = W[:, k]; elig = int((w > 0).sum())
+        w = W[:, k]; elig = int((w != 0).sum())   # learned weights may be negative where X = a_k
         rows.append(dict(functional=name, stage=k + 1, a_k=a[k], weight_mean=w.mean(), weight_max=w.max(),
                          ess=w.sum() ** 2 / (w ** 2).sum() if elig else 0.0, eligible=elig))
     return rows
@@ -821,6 +945,7 @@ class EffectsReport(Report):
     notes: tuple = () # weak positivity and caveats a reader must see
     variance: str = 'influence' # how the standard errors were computed: 'influence' or 'subsample' (half-sample refits)
     subsample_tables: pd.DataFrame|None = None # every half-sample's effects table (column subsample); None with variance='influence'
+    weights: str = 'propensity' # the DR/SN weights: 'propensity' (ratios of propensities) or a learned Riesz representer ('riesz_sieve', 'riesz_net')
 
     @property
     def title(self)->str: return f"Path-specific effects of {self.exposure} on {self.outcome}"
@@ -886,6 +1011,7 @@ class PathSpecificEffects(Estimator):
                  variance:str='influence', # 'influence': influence-function SEs; 'subsample': SEs from refits on half-samples, which include the error of fitting the nuisances
                  n_subsamples:int=20, # half-samples for variance='subsample' (each a whole refit on n // 2 rows)
                  show_progress:bool|None=None, # progress bar of the half-sample refits (None: follow TRUSTML_NB_PROGRESS)
+                 weights:str='propensity', # DR/SN weights: 'propensity' (ratios of cross-fitted propensities), 'riesz_sieve' or 'riesz_net' (learned Riesz representers)
                  x=DEPRECATED, # deprecated: use exposure
                  z=DEPRECATED, # deprecated: use covariates
                  w=DEPRECATED, # deprecated: use mediators_first
@@ -897,6 +1023,7 @@ class PathSpecificEffects(Estimator):
         self.star, self.min_group_rows, self.n_jobs, self.warn, self.seed = star, min_group_rows, n_jobs, warn, seed
         self.n_repeats, self.nested, self.n_boot, self.variance, self.n_subsamples = n_repeats, nested, n_boot, variance, n_subsamples
         self.show_progress, self.x, self.z, self.w, self.v, self.y = show_progress, x, z, w, v, y
+        self.weights = weights
 
 
 # %% ../nbs/11_path_specific_effects.ipynb #342bdf30
@@ -963,7 +1090,8 @@ def _estimate_on(rows, *, xa, ya, blocks, targets, key, star_blocks, learners, b
     crossfit = lambda bl, tg: _crossfit(x_, y_, [b[rows] for b in bl], tg, learners, binary_y, **cf_kw)
     cf_runs = crossfit(blocks, targets)
     star_runs = crossfit(star_blocks, [(0, 1)]) if star_blocks is not None else [None] * settings.n_repeats
-    dr_sn = lambda cf, t: {e: gmf_estimate(x_, y_, cf.propensities, cf.regressions[t], t, normalize=(e == 'SN')) for e in ('DR', 'SN')}
+    dr_sn = lambda cf, t: {e: gmf_estimate(x_, y_, cf.propensities, cf.regressions[t], t, normalize=(e == 'SN'),
+                                           weights=None if cf.riesz is None else cf.riesz[t]) for e in ('DR', 'SN')}
     tables, functional_tables, all_fits = [], [], []
     for cf, cfs in zip(cf_runs, star_runs):
         fits = {name3: dr_sn(cf, t) for name3, t in key.items()}
@@ -1030,7 +1158,7 @@ def _fit(self:PathSpecificEffects, s, roles:dict, truth:dict, xa, ya, Z, Wm, V, 
         learners=s.learners if isinstance(s.learners, str) else 'custom', n_folds=s.n_folds, clip=s.clip, level=s.level,
         n_repeats=s.n_repeats, repeat_tables=pd.concat([t_.assign(repeat=r) for r, t_ in enumerate(tables)], ignore_index=True),
         total_effect=float(first['TE']), v_specific_effect=float(first['VDE']) if 'VDE' in first else None, notes=tuple(notes),
-        variance=s.variance, subsample_tables=sub_tables)
+        variance=s.variance, subsample_tables=sub_tables, weights=s.weights)
     return self
 
 
