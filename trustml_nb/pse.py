@@ -1371,7 +1371,7 @@ PSE_BENCHMARK_FILES = ('pse_coverage_nonlinear.csv', 'pse_accuracy.csv', 'pse_pa
 def pse_benchmark_results(
     file:str='pse_coverage_nonlinear.csv', # one of PSE_BENCHMARK_FILES
 )->pd.DataFrame:
-    "A results table of the path-specific-effects benchmarks (written by the study benchmarks/studies/pse_coverage, read from the summaries shipped inside the package)."
+    "A results table of the path-specific-effects benchmarks (written by the repository's coverage study pse_coverage, read from the summaries shipped inside the package)."
     check_option(file, 'file', PSE_BENCHMARK_FILES)
     return pd.read_csv(benchmark_result(file))
 
