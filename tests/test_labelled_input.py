@@ -485,6 +485,7 @@ EXEMPT = {
     'omniprediction.coverage_explorer(groups_test)': _WIDGET,
     'pse.gmf_weights(x)': "x is the exposure vector (the paper's X), not a frame",
     'pse.gmf_estimate(x)': "x is the exposure vector (the paper's X), not a frame",
+    'pse.riesz_weights(x)': "x is the exposure vector (the paper's X), not a frame; the blocks are matched by PathSpecificEffects (covered)",
     'pse.crossfit_gmf(x)': "x is the exposure vector and blocks are arrays; pse_effects (covered) maps named columns to them",
     'pse.plot_coverage(table)': "draws the coverage table the package's own benchmark wrote",
     'distributive_fairness.menu_prompt(options)': "menu_options' own table, read by its 'allocation' column; its row order is the menu order by design",
