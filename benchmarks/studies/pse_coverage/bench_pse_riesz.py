@@ -34,7 +34,9 @@ from scipy.stats import norm
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
 from trustml_nb.core import derived_rng, markdown_table
 from trustml_nb.pse import EFFECTS, PathSpecificEffects, gmf_estimate
-from trustml_nb.pse_simulator import NONLINEAR_DESIGNS, WORLDS, nonlinear_nuisances, population_truth, sim_nonlinear
+from trustml_nb.pse_simulator import NONLINEAR_DESIGNS, WORLDS, nonlinear_nuisances, sim_nonlinear
+
+from bench_pse_coverage_nonlinear import truth   # the same population truth (2,000,000 rows, seed 12345) as the default study
 
 OVERLAP = dict(z2='normal', sv=0.8, binary=False,
                px=lambda z1, z2: expit(-0.3 + 1.2 * z1 - 0.8 * z2),
@@ -46,13 +48,6 @@ DESIGN_INDEX = {'interact': 0, 'binary': 1, 'threshold': 2, 'overlap': 3}   # th
 OUT = Path(os.environ.get("PSE_BENCH_OUT", Path(__file__).parent / "results"))
 DRAWS = OUT / "pse_riesz_draws.csv"
 EFF = ['TE', 'NDE', 'NIE', 'VDE']
-_TRUTH = {}
-
-
-def truth(design):
-    if design not in _TRUTH:
-        _TRUTH[design] = population_truth('nonlinear', n=2_000_000, seed=12345, design=design)['y'].to_dict()
-    return _TRUTH[design]
 
 
 def one(job):
