@@ -148,16 +148,16 @@ STUDY_LOG = OUT / 'distributive_fairness_llm_study_log.csv'
 def study_part():
     from trustml_nb.llm import BlackBoxLM
     lm = BlackBoxLM(show_progress=False); inst = list(paper_instances().values())
-    menus = [('none', 'sentences'), ('EQ', 'sentences'), ('none', 'table'), ('USW', 'sentences')]
-    for k, (template, order, persona) in enumerate(GEN_STAGES):
+    menus = [('none', 'sentences'), ('EQ', 'sentences'), ('none', 'table'), ('USW', 'sentences'), ('none', 'goods')]
+    for p, t in menus:   # the menu setting first: one forward pass per prompt, far cheaper than a generation
+        if (OUT / f'distributive_fairness_llm_menu_{p}_{t}.csv').exists(): continue
+        t0, c0 = time.perf_counter(), time.process_time()
+        menu_study(lm, inst, personas=(p,), templates=(t,)).to_csv(OUT / f'distributive_fairness_llm_menu_{p}_{t}.csv', index=False)
+        log_stage(f'menu {p}/{t}', t0, c0)
+    for template, order, persona in GEN_STAGES:
         t0, c0 = time.perf_counter(), time.process_time()
         generative_study(lm, inst, templates=(template,), orders=(order,), personas=(persona,), path=ANSWERS)
         log_stage(f'generative {template}/{order}/{persona}', t0, c0)
-        if k < len(menus):
-            t0, c0 = time.perf_counter(), time.process_time()
-            p, t = menus[k]
-            menu_study(lm, inst, personas=(p,), templates=(t,)).to_csv(OUT / f'distributive_fairness_llm_menu_{p}_{t}.csv', index=False)
-            log_stage(f'menu {p}/{t}', t0, c0)
         summary_part()
 
 
