@@ -140,7 +140,10 @@ def llm_part():
 GEN_STAGES = [  # (template, order, persona), in the order they run: a cut-off run still covers every instance per stage
     ('sentences', 'original', 'none'), ('table', 'original', 'none'), ('sentences', 'goods reversed', 'none'),
     ('sentences', 'original', 'EQ'), ('sentences', 'agents reversed', 'none'), ('goods', 'original', 'none'),
-    ('sentences', 'original', 'USW'), ('table', 'goods reversed', 'none')]
+    ('sentences', 'original', 'USW'), ('table', 'goods reversed', 'none'), ('table', 'agents reversed', 'none'),
+    ('goods', 'goods reversed', 'none'), ('goods', 'agents reversed', 'none'), ('sentences', 'original', 'EF'),
+    ('sentences', 'original', 'RMM'), ('table', 'original', 'EQ'), ('table', 'original', 'USW'), ('goods', 'original', 'EQ'),
+    ('goods', 'original', 'USW')]
 ANSWERS = OUT / 'distributive_fairness_llm_answers.jsonl'
 STUDY_LOG = OUT / 'distributive_fairness_llm_study_log.csv'
 

@@ -411,3 +411,20 @@ def test_position_bias_separates_position_from_content():
             return np.array([[0.7] + [0.3 / (len(options) - 1)] * (len(options) - 1)] * len(prompts))
     pb = position_bias(menu_study(_First(), [inst['HP2'], inst['HP6']]))
     assert np.isclose(pb.loc[0, 'mean_probability'], 0.7) and pb.loc[0, 'excess'] > 0.4 and (pb.loc[1:, 'excess'] < 0).all()
+
+
+def test_prose_answers_parse_only_when_every_good_has_one_owner():
+    inst = paper_instances()
+    p = parse_allocation('I would give Good A to Person 2 and Good C to Person 1, while Person 3 receives Good B, Good D.', inst['HP2'])
+    assert p['status'] == 'parsed' and p['owners'] == [1, 2, 0, 2] and p['read_as'] == 'prose'
+    assert parse_allocation('Give Good A to Person 1, Good B to Person 2 and Good C to Person 3.', inst['HP3'])['reason'] == 'Good D is missing'
+    assert 'more than one' in parse_allocation('Good A to Person 1; Good A to Person 2; Good B to Person 2; Good C to nobody', inst['HP1'])['reason']
+
+
+def test_position_bias_uniform_share_is_per_menu_when_variations_are_pooled():
+    class _First:
+        def answer_probabilities(self, prompts, options):
+            return np.array([[0.7] + [0.3 / (len(options) - 1)] * (len(options) - 1)] * len(prompts))
+    hp2 = paper_instances()['HP2']                                        # a 4-option menu
+    pooled = position_bias(menu_study(_First(), [hp2], personas=('none', 'EQ', 'USW'), templates=('sentences', 'table')))
+    assert np.allclose(pooled['uniform'], 0.25) and np.isclose(pooled.loc[0, 'excess'], 0.45)

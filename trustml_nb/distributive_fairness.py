@@ -524,7 +524,7 @@ def _who(text, instance:FairDivisionInstance):
 
 # %% ../nbs/97_distributive_fairness.ipynb #abb7b8e3
 def _answer_fields(text:str, instance:FairDivisionInstance)->tuple:
-    "The answer's fields (lower-case key -> value) and how they were read: the first JSON object, else 'Key: value' lines; None if neither."
+    "The answer's fields (lower-case key -> value) and how they were read: the first JSON object, else 'Key: value' lines, else 'give Good A to Person 1' sentences; None if none."
     block = re.search(r"\{.*?\}", text, flags=re.S)
     if block:
         for candidate in (block.group(0), block.group(0).replace("'", '"')):
@@ -537,7 +537,15 @@ def _answer_fields(text:str, instance:FairDivisionInstance)->tuple:
     for line in text.splitlines():
         m = re.match(r"\s*[-*]?\s*([^:=]+?)\s*(?::|=|->)\s*(.*?)\s*[.,;]?\s*$", line)
         if m and m.group(1).strip().lower() in names: fields.setdefault(m.group(1).strip().lower(), m.group(2))
-    return (fields, 'lines') if fields else (None, 'no JSON object and no "Good: person" lines in the answer')
+    if fields: return fields, 'lines'
+    goods = '|'.join(re.escape(g) for g in instance.valuations.columns)    # prose: 'give Good A to Person 1', 'Person 2 gets Good B and Good C'
+    who = r"person\s*\d+|you|nobody|no one"
+    pairs = [(g, w) for g, w in re.findall(rf"({goods})\s+(?:goes\s+|should\s+go\s+)?to\s+({who})\b", text, flags=re.I)]
+    for w, gs in re.findall(rf"\b({who})\s+(?:gets|receives|takes|should\s+get|should\s+receive)\s+((?:(?:{goods})(?:\s*,\s*|\s+and\s+)?)+)", text, flags=re.I):
+        pairs += [(g, w) for g in re.findall(goods, gs, flags=re.I)]
+    for g, w in pairs:
+        if fields.setdefault(g.lower(), w).lower() != w.lower(): return None, f'the answer gives {g} to more than one person'
+    return (fields, 'prose') if fields else (None, 'no JSON object, no "Good: person" lines and no "Good to person" sentence in the answer')
 
 
 # %% ../nbs/97_distributive_fairness.ipynb #f662bdf3
@@ -822,7 +830,8 @@ def position_bias(
     menu:pd.DataFrame, # menu_choice_shares rows (with an 'instance' column when several instances are pooled)
 )->pd.DataFrame: # per position: prompts, mean probability, uniform share, excess and its standard error over instances
     "Choice probability by menu position against the uniform share: how much of a menu 'choice' is where the option sits."
-    m = menu.assign(n_options=menu.groupby([c for c in ('instance', 'order') if c in menu] or (lambda _: 0))['option'].transform('size'))
+    menu_keys = [c for c in ('model', 'instance', 'persona', 'intention', 'template', 'order') if c in menu]   # one menu shown once
+    m = menu.assign(n_options=menu.groupby(menu_keys)['option'].transform('size'))
     m = m.assign(excess=m['probability'] - 1 / m['n_options'])
     key = 'instance' if 'instance' in m else (lambda _: 0)
     per = m.groupby([key, 'position'] if 'instance' in m else ['position'])['excess'].mean()
