@@ -21,7 +21,7 @@ Part 4 (`study`, only when asked): the harness at scale on the same model, in st
 (generative: one greedy answer per instance x template x order x persona variation, 'lines' answer form, 8 tokens per line;
 menu: exact probabilities with every option in every position, per persona and template). Answers are appended to
 results/distributive_fairness_llm_answers.jsonl as they come, so the run resumes where it stopped; after each stage the
-summary (results/distributive_fairness_llm_study.md, *_study_generative.csv, *_study_menu.csv) is rewritten from everything
+summary (results/distributive_fairness_llm_study.md, *_study_generative.csv; the menus stay in *_menu_<persona>_<template>.csv) is rewritten from everything
 done so far. `summary` rewrites the summary alone (no model). Run it in the background: nice -n 15 ... study.
 Run: .venv/bin/python benchmarks/bench_distributive_fairness.py [llm | study | summary]    (writes benchmarks/results/distributive_fairness*.{md,csv})
 The machine is a shared, noisy 2-core box; timings are indicative only.
@@ -185,7 +185,6 @@ def summary_part():
     gen.to_csv(OUT / 'distributive_fairness_llm_study_generative.csv', index=False)
     menu_files = sorted(OUT.glob('distributive_fairness_llm_menu_*_*.csv'))
     menu = pd.concat([pd.read_csv(f) for f in menu_files], ignore_index=True) if menu_files else None
-    if menu is not None: menu.to_csv(OUT / 'distributive_fairness_llm_study_menu.csv', index=False)
     fmt = lambda d: d.round(3)
     cols = ['answers', 'parsed', 'parse_rate', 'parse_low', 'parse_high'] + [c for p in MAIN_PROPERTIES for c in (p, f'{p}_low', f'{p}_high')]
     md = ['# Distributive fairness: the harness at scale on SmolLM2-135M-Instruct (greedy, CPU)', '',
