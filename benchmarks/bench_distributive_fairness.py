@@ -17,7 +17,13 @@ all ten instances, every option in every position once (cyclic orders): exact ch
 per position, and the share of probability on options with each property; generative setting (one greedy answer,
 max_new_tokens=80, intention 'fairest', values as sentences) on HP1 and HP2: parse rate and reasons. What a 135M model
 shows is the harness and its own position bias, not distributive preferences.
-Run: .venv/bin/python benchmarks/bench_distributive_fairness.py [llm]    (writes benchmarks/results/distributive_fairness*.{md,csv})
+Part 4 (`study`, only when asked): the harness at scale on the same model, in stages that each cover all ten instances
+(generative: one greedy answer per instance x template x order x persona variation, 'lines' answer form, 8 tokens per line;
+menu: exact probabilities with every option in every position, per persona and template). Answers are appended to
+results/distributive_fairness_llm_answers.jsonl as they come, so the run resumes where it stopped; after each stage the
+summary (results/distributive_fairness_llm_study.md, *_study_generative.csv; the menus stay in *_menu_<persona>_<template>.csv) is rewritten from everything
+done so far. `summary` rewrites the summary alone (no model). Run it in the background: nice -n 15 ... study.
+Run: .venv/bin/python benchmarks/bench_distributive_fairness.py [llm | study | summary]    (writes benchmarks/results/distributive_fairness*.{md,csv})
 The machine is a shared, noisy 2-core box; timings are indicative only.
 """
 import json
@@ -31,8 +37,8 @@ import numpy as np
 import pandas as pd
 
 from trustml_nb.core import markdown_table
-from trustml_nb.distributive_fairness import (MAIN_PROPERTIES, FairDivision, fair_division, generative_answers, menu_choice_shares,
-                                               paper_instances)
+from trustml_nb.distributive_fairness import (MAIN_PROPERTIES, FairDivision, fair_division, generative_answers, generative_study,
+                                               menu_choice_shares, menu_study, paper_instances, position_bias, study_shares)
 
 OUT = Path(__file__).parent / 'results'
 
@@ -131,8 +137,105 @@ def llm_part():
     return menus, per_position, per_option, prop, gens, menu_s, gen_s
 
 
+GEN_STAGES = [  # (template, order, persona), in the order they run: a cut-off run still covers every instance per stage
+    ('sentences', 'original', 'none'), ('table', 'original', 'none'), ('sentences', 'goods reversed', 'none'),
+    ('sentences', 'original', 'EQ'), ('sentences', 'agents reversed', 'none'), ('goods', 'original', 'none'),
+    ('sentences', 'original', 'USW'), ('table', 'goods reversed', 'none'), ('table', 'agents reversed', 'none'),
+    ('goods', 'goods reversed', 'none'), ('goods', 'agents reversed', 'none'), ('sentences', 'original', 'EF'),
+    ('sentences', 'original', 'RMM'), ('table', 'original', 'EQ'), ('table', 'original', 'USW'), ('goods', 'original', 'EQ'),
+    ('goods', 'original', 'USW')]
+ANSWERS = OUT / 'distributive_fairness_llm_answers.jsonl'
+STUDY_LOG = OUT / 'distributive_fairness_llm_study_log.csv'
+
+
+def study_part():
+    from trustml_nb.llm import BlackBoxLM
+    lm = BlackBoxLM(show_progress=False); inst = list(paper_instances().values())
+    menus = [('none', 'sentences'), ('EQ', 'sentences'), ('none', 'table'), ('USW', 'sentences'), ('none', 'goods')]
+    for p, t in menus:   # the menu setting first: one forward pass per prompt, far cheaper than a generation
+        if (OUT / f'distributive_fairness_llm_menu_{p}_{t}.csv').exists(): continue
+        t0, c0 = time.perf_counter(), time.process_time()
+        menu_study(lm, inst, personas=(p,), templates=(t,)).to_csv(OUT / f'distributive_fairness_llm_menu_{p}_{t}.csv', index=False)
+        log_stage(f'menu {p}/{t}', t0, c0)
+    for template, order, persona in GEN_STAGES:
+        t0, c0 = time.perf_counter(), time.process_time()
+        generative_study(lm, inst, templates=(template,), orders=(order,), personas=(persona,), path=ANSWERS)
+        log_stage(f'generative {template}/{order}/{persona}', t0, c0)
+        summary_part()
+
+
+def log_stage(name, t0, c0):
+    row = pd.DataFrame([{'stage': name, 'wall_s': round(time.perf_counter() - t0, 1), 'cpu_s': round(time.process_time() - c0, 1),
+                         'load_average': round(os.getloadavg()[0], 2), 'finished_utc': time.strftime('%H:%M:%S', time.gmtime())}])
+    row.to_csv(STUDY_LOG, mode='a', header=not STUDY_LOG.exists(), index=False)
+    print(row.to_string(index=False, header=False), flush=True)
+
+
+class _Replay:
+    "Answers from the JSON-lines log only (the summary never runs the model): a variation not in the log is skipped."
+    def settings(self): return {'model': json.loads(ANSWERS.read_text().splitlines()[0])['key'][0]}
+    def generate(self, prompt, max_new_tokens=None): raise KeyError('not in the log')
+
+
+def summary_part():
+    inst = list(paper_instances().values()); done = [json.loads(l)['key'] for l in ANSWERS.read_text().splitlines() if l.strip()]
+    stages = sorted({(k[2], k[3], k[4]) for k in done}, key=lambda s: GEN_STAGES.index(s) if s in GEN_STAGES else 99)
+    gen = pd.concat([generative_study(_Replay(), [i for i in inst if any(k[1] == i.name and (k[2], k[3], k[4]) == s for k in done)],
+                                      templates=(s[0],), orders=(s[1],), personas=(s[2],), path=ANSWERS) for s in stages], ignore_index=True)
+    gen.to_csv(OUT / 'distributive_fairness_llm_study_generative.csv', index=False)
+    menu_files = sorted(OUT.glob('distributive_fairness_llm_menu_*_*.csv'))
+    menu = pd.concat([pd.read_csv(f) for f in menu_files], ignore_index=True) if menu_files else None
+    fmt = lambda d: d.round(3)
+    cols = ['answers', 'parsed', 'parse_rate', 'parse_low', 'parse_high'] + [c for p in MAIN_PROPERTIES for c in (p, f'{p}_low', f'{p}_high')]
+    md = ['# Distributive fairness: the harness at scale on SmolLM2-135M-Instruct (greedy, CPU)', '',
+          'What a 135M model can show: whether the harness runs end to end, how often its answers can be read at all, and its',
+          'position bias on a menu. It says nothing about the distributive preferences of the frontier models the paper studies.', '',
+          f'## Generative setting: {len(gen)} greedy answers ({gen["instance"].nunique()} instances; stages: '
+          + '; '.join('/'.join(s) for s in stages) + ')', '',
+          'Parse rate and, among parsed answers, the share with each property; 95 % Wilson intervals (answers treated as',
+          'independent; variations of one instance are correlated, so the intervals are if anything too narrow).', '',
+          markdown_table(fmt(study_shares(gen)[cols])), '', '### By variation', '',
+          markdown_table(fmt(study_shares(gen, by=['template', 'order', 'persona'])[['template', 'order', 'persona'] + cols[:5] + list(MAIN_PROPERTIES)])), '',
+          '### Why answers were unparseable (most common reasons, per good name collapsed)', '',
+          markdown_table(gen.loc[gen['status'] == 'unparseable', 'reason'].str.replace(r"Good [A-F]", 'Good X', regex=True)
+                         .str.replace(r"\(.*\)", '(...)', regex=True).value_counts().head(6).rename_axis('reason').reset_index()), '']
+    if menu is not None:
+        pb = position_bias(menu)
+        n_orders = menu.groupby(['instance', 'persona', 'template'])['order'].nunique()
+        mass = {p: (menu['probability'] * menu[p]).groupby([menu['instance'], menu['persona'], menu['template']]).sum().div(n_orders)
+                for p in MAIN_PROPERTIES}
+        by_var = pd.DataFrame({p: v.groupby(level=['persona', 'template']).mean() for p, v in mass.items()}).reset_index()
+        spread = menu.groupby(['instance', 'persona', 'template', 'option'])['probability'].mean().groupby(['instance', 'persona', 'template'])
+        md += [f'## Menu setting: {len(menu)} (order, option) rows ({menu.groupby(["instance", "persona", "template"]).ngroups} instance x variation menus)', '',
+               'Exact next-token probability of each option number; every option in every position once. Position bias: mean',
+               'probability on whatever sits in each position against the uniform 1/n (standard error over instances).', '',
+               markdown_table(fmt(pb)), '',
+               'Probability mass on options with each property (mean over instances), by variation:', '',
+               markdown_table(fmt(by_var)), '',
+               f'Content signal: per menu, the largest gap between two options\' position-averaged probabilities: mean '
+               f'{spread.agg(lambda s: s.max() - s.min()).mean():.3f}, max {spread.agg(lambda s: s.max() - s.min()).max():.3f}.', '']
+    if STUDY_LOG.exists():
+        md += ['## Time per stage (shared 2-core machine)', '', markdown_table(pd.read_csv(STUDY_LOG)), '']
+    # the summaries the lessons read, as package data (trustml_nb/results/)
+    PACKAGE = Path(__file__).parent.parent / 'trustml_nb' / 'results'
+    shares = pd.concat([study_shares(gen).assign(variation='all'),
+                        study_shares(gen, by=['template', 'order', 'persona']).assign(
+                            variation=lambda d: d['template'] + ' / ' + d['order'] + ' / persona ' + d['persona'])
+                        .drop(columns=['template', 'order', 'persona'])], ignore_index=True)
+    shares[['variation'] + cols].round(4).to_csv(PACKAGE / 'distributive_fairness_llm_generative.csv', index=False)
+    if menu is not None:
+        pb.round(4).to_csv(PACKAGE / 'distributive_fairness_llm_position.csv', index=False)
+        by_var.round(4).to_csv(PACKAGE / 'distributive_fairness_llm_menu_mass.csv', index=False)
+    (OUT / 'distributive_fairness_llm_study.md').write_text('\n'.join(md))
+    return gen, menu
+
+
 def main():
     OUT.mkdir(exist_ok=True)
+    if 'study' in sys.argv[1:]:
+        study_part(); return
+    if 'summary' in sys.argv[1:]:
+        summary_part(); print((OUT / 'distributive_fairness_llm_study.md').read_text()); return
     if 'llm' in sys.argv[1:]:
         menus, per_position, per_option, prop, gens, menu_s, gen_s = llm_part()
         menus.to_csv(OUT / 'distributive_fairness_llm_menu.csv', index=False)

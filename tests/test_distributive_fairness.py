@@ -340,3 +340,91 @@ def test_generative_answers_keep_variations_and_answers():
     g = generative_answers(_ContentLM(), paper_instances()['HP2'], intentions=('fairest', 'EF'), valuation_formats=('sentences', 'table'))
     assert len(g) == 4 and (g['status'] == 'parsed').all() and g['EQ'].all()
     with pytest.raises(ValueError, match='intentions'): generative_answers(_ContentLM(), paper_instances()['HP2'], intentions=('kind',))
+
+
+from trustml_nb.distributive_fairness import (ORDERS, PERSONAS, VALUATION_FORMATS, generative_study, harness_variations,  # noqa: E402
+                                               human_share_consistency, instance_checks, menu_study, position_bias, study_shares,
+                                               wilson_interval)
+
+
+def test_human_shares_are_checked_against_the_calculus_and_the_one_failure_is_hp7():
+    inst = paper_instances()
+    c = pd.concat([human_share_consistency(i) for i in inst.values() if i.human_shares], ignore_index=True)
+    assert len(c) == 26 and c.loc[~c['holds'], ['instance', 'subset', 'superset']].values.tolist() == [['HP7', 'RMM', 'PO']]
+    # independent of the module's sets: the HP7 RMM allocation (everyone at 45 with the money) is undominated by brute force
+    t = inst['HP7'].fit().report_.table
+    P = t[[c for c in t.columns if c.startswith('payoff ')]].to_numpy()
+    rmm = P[t['RMM'].to_numpy()][0]
+    assert rmm.tolist() == [45, 45, 45] and not ((P >= rmm).all(1) & (P > rmm).any(1)).any()
+    checks = instance_checks()
+    assert checks.loc['HP7', 'human_shares'].startswith('inconsistent') and 'independent transcription' in checks.loc['HP2', 'valuations']
+    with pytest.raises(ValueError, match='no human shares'): human_share_consistency(inst['HP10'])
+
+
+def test_lines_answers_parse_and_reordered_variations_map_back():
+    hp2 = paper_instances()['HP2']
+    vs = harness_variations(hp2, templates=VALUATION_FORMATS, orders=ORDERS, personas=tuple(PERSONAS))
+    assert len(vs) == len(VALUATION_FORMATS) * len(ORDERS) * len(PERSONAS)
+    assert all(v['prompt'].startswith(PERSONAS[v['persona']]) for v in vs)
+    rev = next(v for v in vs if v['order'] == 'agents reversed')          # shown: Person 1 is the original Person 3
+    c = classify_answers(['Good A: Person 3\nGood B: Person 1\nGood C: Person 2\nGood D: Person 1'], hp2, mapping=rev['mapping'])
+    assert c.loc[0, 'allocation'] == 'Person 1: Good A | Person 2: Good C | Person 3: Good B, Good D'
+    assert parse_allocation('Good A: Person 1\nGood B: Person\nGood C: nobody', paper_instances()['HP1'])['status'] == 'unparseable'
+    with pytest.raises(ValueError, match='orders'): harness_variations(hp2, orders=('backwards',))
+
+
+class _CountingLM:
+    calls = 0
+    def generate(self, prompt, max_new_tokens=80):
+        _CountingLM.calls += 1
+        return 'Good A: Person 2\nGood B: Person 3\nGood C: Person 1\nGood D: Person 3'
+
+
+def test_generative_study_resumes_from_its_log(tmp_path):
+    hp2 = paper_instances()['HP2']
+    log = tmp_path / 'a.jsonl'
+    a = generative_study(_CountingLM(), [hp2], orders=ORDERS, path=log, limit=2)
+    assert len(a) == 2 and _CountingLM.calls == 2
+    b = generative_study(_CountingLM(), [hp2], orders=ORDERS, path=log)
+    assert len(b) == 3 and _CountingLM.calls == 3                      # only the missing variation ran
+    orig = b[b['order'] == 'original'].iloc[0]
+    assert orig['status'] == 'parsed' and orig['EQ'] and orig['RMM']   # (45, 45, 45)
+    s = study_shares(b)
+    assert s.loc[0, 'parsed'] == 3 and 0 <= s.loc[0, 'EQ_low'] <= s.loc[0, 'EQ'] <= s.loc[0, 'EQ_high'] <= 1
+
+
+def test_wilson_interval_matches_the_closed_form_and_covers():
+    lo, hi = wilson_interval(5, 10)
+    assert np.isclose(lo, 0.23659, atol=1e-4) and np.isclose(hi, 0.76341, atol=1e-4)
+    rng = np.random.default_rng(37); n, p = 40, 0.3
+    cover = np.mean([(lambda k: wilson_interval(k, n)[0] <= p <= wilson_interval(k, n)[1])(rng.binomial(n, p)) for _ in range(2000)])
+    assert 0.92 <= cover <= 0.98
+
+
+def test_position_bias_separates_position_from_content():
+    inst = paper_instances()
+    content = menu_study(_ContentLM(), [inst['HP2']])
+    assert np.allclose(position_bias(content)['excess'], 0)                 # content-driven: no excess in any position
+
+    class _First:
+        def answer_probabilities(self, prompts, options):
+            return np.array([[0.7] + [0.3 / (len(options) - 1)] * (len(options) - 1)] * len(prompts))
+    pb = position_bias(menu_study(_First(), [inst['HP2'], inst['HP6']]))
+    assert np.isclose(pb.loc[0, 'mean_probability'], 0.7) and pb.loc[0, 'excess'] > 0.4 and (pb.loc[1:, 'excess'] < 0).all()
+
+
+def test_prose_answers_parse_only_when_every_good_has_one_owner():
+    inst = paper_instances()
+    p = parse_allocation('I would give Good A to Person 2 and Good C to Person 1, while Person 3 receives Good B, Good D.', inst['HP2'])
+    assert p['status'] == 'parsed' and p['owners'] == [1, 2, 0, 2] and p['read_as'] == 'prose'
+    assert parse_allocation('Give Good A to Person 1, Good B to Person 2 and Good C to Person 3.', inst['HP3'])['reason'] == 'Good D is missing'
+    assert 'more than one' in parse_allocation('Good A to Person 1; Good A to Person 2; Good B to Person 2; Good C to nobody', inst['HP1'])['reason']
+
+
+def test_position_bias_uniform_share_is_per_menu_when_variations_are_pooled():
+    class _First:
+        def answer_probabilities(self, prompts, options):
+            return np.array([[0.7] + [0.3 / (len(options) - 1)] * (len(options) - 1)] * len(prompts))
+    hp2 = paper_instances()['HP2']                                        # a 4-option menu
+    pooled = position_bias(menu_study(_First(), [hp2], personas=('none', 'EQ', 'USW'), templates=('sentences', 'table')))
+    assert np.allclose(pooled['uniform'], 0.25) and np.isclose(pooled.loc[0, 'excess'], 0.45)

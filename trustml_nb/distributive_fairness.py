@@ -13,6 +13,7 @@ import json
 import re
 from dataclasses import dataclass, replace
 from functools import partial
+from pathlib import Path
 
 from fastcore.basics import patch
 
@@ -20,17 +21,19 @@ import ipywidgets as widgets
 import numpy as np
 import pandas as pd
 
-from .core import (Estimator, Report, check_array, check_flag, check_is_fitted, check_option, check_scalar, report)
+from .core import (Estimator, Report, check_array, check_flag, check_is_fitted, check_option, check_scalar, progress, report)
 from .viz import PALETTE, explorer, new_figure
 
 # %% auto #0
-__all__ = ['PROPERTIES', 'MAIN_PROPERTIES', 'INSTANCES_FILE', 'INSTANCES_SHA256', 'INTENTIONS', 'VALUATION_FORMATS',
-           'money_splits', 'enumerate_allocations', 'bundle_values', 'largest_good_in_bundle', 'pareto_optimal',
-           'optima', 'dominated_by', 'property_flags', 'describe_allocation', 'FairDivisionReport', 'FairDivision',
-           'fair_division', 'FairDivisionInstance', 'paper_instances', 'reorder_instance', 'valuation_text',
+__all__ = ['PROPERTIES', 'MAIN_PROPERTIES', 'INSTANCES_FILE', 'INSTANCES_SHA256', 'INTENTIONS', 'VALUATION_FORMATS', 'PERSONAS',
+           'ANSWER_FORMATS', 'ORDERS', 'money_splits', 'enumerate_allocations', 'bundle_values',
+           'largest_good_in_bundle', 'pareto_optimal', 'optima', 'dominated_by', 'property_flags',
+           'describe_allocation', 'FairDivisionReport', 'FairDivision', 'fair_division', 'FairDivisionInstance',
+           'paper_instances', 'human_share_consistency', 'instance_checks', 'reorder_instance', 'valuation_text',
            'generative_prompt', 'menu_options', 'menu_prompt', 'parse_allocation', 'parse_choice', 'classify_answers',
            'property_shares', 'parse_valuations', 'plot_allocations', 'render_division', 'division_explorer',
-           'cyclic_orders', 'menu_choice_shares', 'generative_answers']
+           'cyclic_orders', 'menu_choice_shares', 'generative_answers', 'harness_variations', 'generative_study',
+           'wilson_interval', 'study_shares', 'position_bias', 'menu_study']
 
 # %% ../nbs/97_distributive_fairness.ipynb #1b47b8a9
 PROPERTIES = ('EF', 'EF1', 'EQ', 'EQ1', 'EQ*', 'min-gap', 'RMM', 'USW', 'PO') # every property the calculus decides, in display order
@@ -321,7 +324,7 @@ def fair_division(
 
 # %% ../nbs/97_distributive_fairness.ipynb #21e676f7
 INSTANCES_FILE = 'distributive_fairness_instances.json' # the paper's instances, shipped in trustml_nb/datasets
-INSTANCES_SHA256 = '03ade75be9cd185dd6ca563e38604e20990399bc10f6b40dd41f29f0a4a30b3a' # its checksum, verified on every load
+INSTANCES_SHA256 = '61d31d07d08123f678ee547ae94fcd9bf2d1227c1ef73cc536157924a2262b8e' # its checksum, verified on every load
 
 # %% ../nbs/97_distributive_fairness.ipynb #26face8b
 @dataclass(frozen=True)
@@ -348,6 +351,28 @@ def paper_instances()->dict:
     return {d['name']: FairDivisionInstance(name=d['name'], valuations=pd.DataFrame(d['valuations'], index=d['agents'], columns=d['goods']),
                                             money=float(d['money']), decision_maker=d['decision_maker'], human_shares=d['human_shares'])
             for d in doc['instances']}
+
+# %% ../nbs/97_distributive_fairness.ipynb #46f72ef2
+def human_share_consistency(
+    instance:FairDivisionInstance, # an instance with human shares
+    properties=('EF', 'RMM', 'USW', 'PO'), # the properties compared (EQ is left out: the authors' 'IA' is not exact EQ)
+)->pd.DataFrame: # one row per pair (X, Y) whose allocation sets are nested, X in Y: the two shares and whether share X <= share Y
+    "The human shares against the calculus: nested property sets must have ordered shares (equal sets, equal shares)."
+    if not instance.human_shares: raise ValueError(f"instance {instance.name} has no human shares")
+    t = instance.fit().report_.table
+    sets = {p: frozenset(t.index[t[check_option(p, 'properties', PROPERTIES)]]) for p in properties}
+    h = instance.human_shares
+    rows = [dict(instance=instance.name, subset=a, superset=b, equal_sets=sets[a] == sets[b], share_subset=h[a], share_superset=h[b],
+                 holds=h[a] <= h[b] + 1e-9) for a in properties for b in properties if a != b and sets[a] <= sets[b]]
+    return pd.DataFrame(rows, columns=['instance', 'subset', 'superset', 'equal_sets', 'share_subset', 'share_superset', 'holds'])
+
+# %% ../nbs/97_distributive_fairness.ipynb #1a917f88
+def instance_checks()->pd.DataFrame:
+    "Per paper instance: what its valuations and its human shares were checked against (from the shipped file's records)."
+    from trustml_nb.data import dataset_path, verify_checksum
+    path = dataset_path(INSTANCES_FILE); verify_checksum(path, INSTANCES_SHA256)
+    doc = json.loads(path.read_text())
+    return pd.DataFrame([{'instance': d['name'], **d['checked']} for d in doc['instances']]).set_index('instance')
 
 # %% ../nbs/97_distributive_fairness.ipynb #69e16391
 def reorder_instance(
@@ -383,7 +408,16 @@ INTENTIONS = { # the task sentence for each stated intention (house wording of t
     'RMM': "Your task is to choose the allocation that makes the worst-off person as well off as possible.",
     'USW': "Your task is to choose the allocation with the largest total value summed over all people.",
 }
-VALUATION_FORMATS = ('sentences', 'table') # how the values are written in a prompt
+VALUATION_FORMATS = ('sentences', 'table', 'goods') # how the values are written: per person, as a table, or per good
+PERSONAS = { # who the model is asked to be (house wording of the paper's persona variation; 'none' adds nothing)
+    'none': '',
+    'EQ': "You are someone who thinks a division is fair when everyone ends up equally well off.",
+    'EF': "You are someone who thinks a division is fair when nobody would rather have another person's share.",
+    'RMM': "You are someone who thinks a division is fair when the worst-off person is as well off as possible.",
+    'USW': "You are someone who thinks the best division is the one that creates the most value in total.",
+}
+ANSWER_FORMATS = ('json', 'lines') # the reply form asked for: a JSON object, or one 'Good A: Person 2' line per good
+ORDERS = ('original', 'goods reversed', 'agents reversed') # the non-semantic orderings the harness shows
 
 # %% ../nbs/97_distributive_fairness.ipynb #9b888756
 def _names_list(names)->str:
@@ -399,7 +433,10 @@ def valuation_text(
     "The values (and money) of an instance written out for a prompt."
     check_option(valuation_format, 'valuation_format', VALUATION_FORMATS)
     V = instance.valuations
-    if valuation_format == 'table':
+    if valuation_format == 'goods':
+        lines = [f"{g} is worth " + ', '.join(f"{V.loc[a, g]:g} to {'you' if a == instance.decision_maker else a}" for a in V.index) + '.'
+                 for g in V.columns]
+    elif valuation_format == 'table':
         lines = ['person, ' + ', '.join(V.columns)] + [f"{a}, " + ', '.join(f"{x:g}" for x in V.loc[a]) for a in V.index]
     else:
         lines = [f"{'Your' if a == instance.decision_maker else a + chr(39) + 's'} values: "
@@ -414,17 +451,25 @@ def generative_prompt(
     instance:FairDivisionInstance, # the problem
     intention:str='fairest', # a key of INTENTIONS
     valuation_format:str='sentences', # one of VALUATION_FORMATS
+    persona:str='none', # a key of PERSONAS, said first
+    answer_format:str='json', # one of ANSWER_FORMATS
 )->str:
-    "The generative setting: ask for one allocation, answered as JSON naming the owner of each good."
-    check_option(intention, 'intention', tuple(INTENTIONS))
+    "The generative setting: ask for one allocation, answered as JSON (or one line per good) naming the owner of each good."
+    check_option(intention, 'intention', tuple(INTENTIONS)); check_option(persona, 'persona', tuple(PERSONAS))
+    check_option(answer_format, 'answer_format', ANSWER_FORMATS)
     V = instance.valuations
     people = _names_list(['you' if a == instance.decision_maker else a for a in V.index])
-    fields = [f'"{g}": "<person who gets {g}, or None to throw it away>"' for g in V.columns]
-    if instance.money: fields += [f'"{a} money": <units of money for {a}>' for a in V.index]
-    return (f"{len(V.columns)} indivisible goods, {_names_list(V.columns)}, are to be divided among {people}. "
+    if answer_format == 'json':
+        fields = [f'"{g}": "<person who gets {g}, or None to throw it away>"' for g in V.columns]
+        if instance.money: fields += [f'"{a} money": <units of money for {a}>' for a in V.index]
+        form = "Answer with JSON only, in this form:\n{" + ', '.join(fields) + "}"
+    else:
+        fields = [f"{g}: <person, or nobody>" for g in V.columns] + ([f"{a} money: <units>" for a in V.index] if instance.money else [])
+        form = "Answer with one line per item, naming who gets it, in this form:\n" + '\n'.join(fields)
+    return ((PERSONAS[persona] + ' ' if PERSONAS[persona] else '')
+            + f"{len(V.columns)} indivisible goods, {_names_list(V.columns)}, are to be divided among {people}. "
             "Each good goes whole to one person, or is thrown away. Every person values the goods differently:\n"
-            f"{valuation_text(instance, valuation_format)}\n{INTENTIONS[intention]}\n"
-            "Answer with JSON only, in this form:\n{" + ', '.join(fields) + "}")
+            f"{valuation_text(instance, valuation_format)}\n{INTENTIONS[intention]}\n{form}")
 
 # %% ../nbs/97_distributive_fairness.ipynb #a43367ef
 def menu_options(
@@ -450,15 +495,17 @@ def menu_prompt(
     options:pd.DataFrame, # the options, e.g. from menu_options
     order=None, # the options' positions on the menu (a permutation of their row numbers); None: as given
     intention:str='fairest', # a key of INTENTIONS
+    persona:str='none', # a key of PERSONAS, said first
+    valuation_format:str='sentences', # one of VALUATION_FORMATS
 )->str:
     "The menu setting: list the options and ask for the number of one."
     order = list(range(len(options))) if order is None else list(order)
     if sorted(order) != list(range(len(options))): raise ValueError(f"order must be a permutation of 0..{len(options) - 1}, got {order}")
-    check_option(intention, 'intention', tuple(INTENTIONS))
+    check_option(intention, 'intention', tuple(INTENTIONS)); check_option(persona, 'persona', tuple(PERSONAS))
     V = instance.valuations
     lines = [f"Option {k + 1}: {options['allocation'].iloc[i]}" for k, i in enumerate(order)]
-    return (f"Goods are to be divided among {_names_list(['you' if a == instance.decision_maker else a for a in V.index])}. "
-            f"The values are:\n{valuation_text(instance)}\nThe possible allocations are:\n" + '\n'.join(lines)
+    return ((PERSONAS[persona] + ' ' if PERSONAS[persona] else '') + f"Goods are to be divided among {_names_list(['you' if a == instance.decision_maker else a for a in V.index])}. "
+            f"The values are:\n{valuation_text(instance, valuation_format)}\nThe possible allocations are:\n" + '\n'.join(lines)
             + f"\n{INTENTIONS[intention]} Answer with the option number only.")
 
 # %% ../nbs/97_distributive_fairness.ipynb #ecf701e4
@@ -475,23 +522,43 @@ def _who(text, instance:FairDivisionInstance):
     if numbers and f"person {numbers.group(1)}" in agents: return agents.index(f"person {numbers.group(1)}")
     return None
 
+# %% ../nbs/97_distributive_fairness.ipynb #abb7b8e3
+def _answer_fields(text:str, instance:FairDivisionInstance)->tuple:
+    "The answer's fields (lower-case key -> value) and how they were read: the first JSON object, else 'Key: value' lines, else 'give Good A to Person 1' sentences; None if none."
+    block = re.search(r"\{.*?\}", text, flags=re.S)
+    if block:
+        for candidate in (block.group(0), block.group(0).replace("'", '"')):
+            try: answer = json.loads(candidate)
+            except json.JSONDecodeError: continue
+            return ({str(k).strip().lower(): v for k, v in answer.items()}, 'json') if isinstance(answer, dict) else (None, 'the JSON is not an object')
+        return None, 'the JSON object does not parse'
+    names = [g.lower() for g in instance.valuations.columns] + [f"{a.lower()} money" for a in instance.valuations.index]
+    fields = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*[-*]?\s*([^:=]+?)\s*(?::|=|->)\s*(.*?)\s*[.,;]?\s*$", line)
+        if m and m.group(1).strip().lower() in names: fields.setdefault(m.group(1).strip().lower(), m.group(2))
+    if fields: return fields, 'lines'
+    goods = '|'.join(re.escape(g) for g in instance.valuations.columns)    # prose: 'give Good A to Person 1', 'Person 2 gets Good B and Good C'
+    who = r"person\s*\d+|you|nobody|no one"
+    pairs = [(g, w) for g, w in re.findall(rf"({goods})\s+(?:goes\s+|should\s+go\s+)?to\s+({who})\b", text, flags=re.I)]
+    for w, gs in re.findall(rf"\b({who})\s+(?:gets|receives|takes|should\s+get|should\s+receive)\s+((?:(?:{goods})(?:\s*,\s*|\s+and\s+)?)+)", text, flags=re.I):
+        pairs += [(g, w) for g in re.findall(goods, gs, flags=re.I)]
+    for g, w in pairs:
+        if fields.setdefault(g.lower(), w).lower() != w.lower(): return None, f'the answer gives {g} to more than one person'
+    return (fields, 'prose') if fields else (None, 'no JSON object, no "Good: person" lines and no "Good to person" sentence in the answer')
+
+
 # %% ../nbs/97_distributive_fairness.ipynb #f662bdf3
 def parse_allocation(
     text:str, # a model's answer
     instance:FairDivisionInstance, # the problem it answers
-)->dict: # status ('parsed' or 'unparseable'), owners (one index per good, -1 discarded), money (per agent), reason
-    "Read the allocation out of an answer: the JSON the prompt asks for; anything else is 'unparseable', with the reason."
+)->dict: # status ('parsed' or 'unparseable'), owners (one index per good, -1 discarded), money (per agent), reason, read_as
+    "Read the allocation out of an answer: the JSON or 'Good A: Person 2' lines the prompt asks for; anything else is 'unparseable', with the reason."
     if not isinstance(text, str): raise TypeError(f"text must be a string, got {type(text).__name__}")
     goods, agents = list(instance.valuations.columns), list(instance.valuations.index)
-    fail = lambda why: dict(status='unparseable', owners=None, money=None, reason=why)
-    block = re.search(r"\{.*?\}", text, flags=re.S)
-    if not block: return fail('no JSON object in the answer')
-    try: answer = json.loads(block.group(0))
-    except json.JSONDecodeError:
-        try: answer = json.loads(block.group(0).replace("'", '"'))
-        except json.JSONDecodeError: return fail('the JSON object does not parse')
-    if not isinstance(answer, dict): return fail('the JSON is not an object')
-    keys = {str(k).strip().lower(): v for k, v in answer.items()}
+    keys, how = _answer_fields(text, instance)
+    fail = lambda why: dict(status='unparseable', owners=None, money=None, reason=why, read_as=how if keys is not None else '')
+    if keys is None: return fail(how)
     owners = []
     for g in goods:
         if g.lower() not in keys: return fail(f'{g} is missing')
@@ -504,7 +571,7 @@ def parse_allocation(
         try: money[k] = float(v)
         except (TypeError, ValueError): return fail(f'the money of {a} ({v!r}) is not a number')
     if any(m < 0 for m in money) or sum(money) > instance.money + 1e-9: return fail(f'the money {money} is negative or exceeds {instance.money:g}')
-    return dict(status='parsed', owners=owners, money=money, reason='')
+    return dict(status='parsed', owners=owners, money=money, reason='', read_as=how)
 
 # %% ../nbs/97_distributive_fairness.ipynb #98ca7939
 def parse_choice(
@@ -632,11 +699,13 @@ def menu_choice_shares(
     instance:FairDivisionInstance, # the problem
     orders=None, # menu orders (permutations); None: cyclic_orders, every option in every position once
     intention:str='fairest', # a key of INTENTIONS
+    persona:str='none', # a key of PERSONAS
+    valuation_format:str='sentences', # one of VALUATION_FORMATS
 )->pd.DataFrame: # one row per (order, option): its position, the model's probability of choosing it, and its properties
     "The menu setting with exact choice probabilities (no sampling): the next-token probability of each option number."
     options = menu_options(instance)
     orders = cyclic_orders(len(options)) if orders is None else [list(o) for o in orders]
-    prompts = [menu_prompt(instance, options, order=o, intention=intention) for o in orders]
+    prompts = [menu_prompt(instance, options, order=o, intention=intention, persona=persona, valuation_format=valuation_format) for o in orders]
     P = np.asarray(lm.answer_probabilities(prompts, [str(k + 1) for k in range(len(options))]), dtype=float)
     if P.shape != (len(orders), len(options)): raise ValueError(f"lm.answer_probabilities returned shape {P.shape}, expected {(len(orders), len(options))}")
     rows = [{'order': j, 'position': pos + 1, 'option': i, 'probability': P[j, pos], 'allocation': options['allocation'].iloc[i],
@@ -660,6 +729,131 @@ def generative_answers(
     out.insert(0, 'intention', [i for i, _ in combos]); out.insert(1, 'valuation_format', [f for _, f in combos])
     out['answer'] = texts
     return out
+
+# %% ../nbs/97_distributive_fairness.ipynb #b461943d
+def harness_variations(
+    instance:FairDivisionInstance, # the problem
+    templates=('sentences',), # entries of VALUATION_FORMATS
+    orders=('original',), # entries of ORDERS
+    personas=('none',), # keys of PERSONAS
+    intentions=('fairest',), # keys of INTENTIONS
+    answer_format:str='lines', # one of ANSWER_FORMATS
+)->list: # one dict per variation: instance, template, order, persona, intention, prompt, mapping (shown name -> original)
+    "Every template x order x persona x intention variation of the generative prompt for one instance."
+    for t in templates: check_option(t, 'templates', VALUATION_FORMATS)
+    for o in orders: check_option(o, 'orders', ORDERS)
+    V, out = instance.valuations, []
+    for o in orders:
+        goods = list(V.columns)[::-1] if o == 'goods reversed' else None
+        agents = list(V.index)[::-1] if o == 'agents reversed' else None
+        shown, mapping = reorder_instance(instance, goods_order=goods, agents_order=agents) if o != 'original' else (instance, {})
+        for t, p, i in itertools.product(templates, personas, intentions):
+            out.append(dict(instance=instance.name, template=t, order=o, persona=p, intention=i,
+                            prompt=generative_prompt(shown, i, t, persona=p, answer_format=answer_format), mapping=mapping))
+    return out
+
+# %% ../nbs/97_distributive_fairness.ipynb #cdc53350
+def _model_name(lm)->str:
+    "A short name for the model in a study's records: its settings' model name, else its class name."
+    settings = getattr(lm, 'settings', None)
+    return str(settings().get('model', type(lm).__name__)) if callable(settings) else type(lm).__name__
+
+# %% ../nbs/97_distributive_fairness.ipynb #90ed62fb
+def generative_study(
+    lm, # anything with generate(prompt, max_new_tokens=...) -> str
+    instances, # FairDivisionInstance objects (e.g. paper_instances().values())
+    templates=('sentences',), # entries of VALUATION_FORMATS
+    orders=('original',), # entries of ORDERS
+    personas=('none',), # keys of PERSONAS
+    intentions=('fairest',), # keys of INTENTIONS
+    answer_format:str='lines', # one of ANSWER_FORMATS
+    max_new_tokens:int|None=None, # reply length limit; None: 8 tokens per good and money line, plus 8
+    path=None, # JSON-lines file: answers are appended as they come and reused on a rerun (resumable)
+    limit:int|None=None, # stop after this many new generations (a budget); None: all
+    show_progress:bool|None=None, # progress bar over the prompts
+)->pd.DataFrame: # one row per variation: model, variation columns, status, reason, allocation, property flags, answer
+    "The generative setting over instances x variations: greedy answers, parsed and classified (unparseable kept)."
+    instances = list(instances); model = _model_name(lm)
+    if limit is not None: check_scalar(limit, 'limit', int, low=0)
+    done = {}
+    if path is not None and Path(path).exists():
+        for line in Path(path).read_text().splitlines():
+            if line.strip(): r = json.loads(line); done[tuple(r['key'])] = r['answer']
+    todo = [(inst, v) for inst in instances for v in harness_variations(inst, templates, orders, personas, intentions, answer_format)]
+    rows, new = [], 0
+    for inst, v in progress(todo, desc='generations', show=show_progress):
+        n_lines = len(inst.valuations.columns) + (len(inst.valuations) if inst.money else 0)
+        tokens = max_new_tokens or 8 * n_lines + 8
+        key = (model, v['instance'], v['template'], v['order'], v['persona'], v['intention'], answer_format, tokens)
+        if key not in done:
+            if limit is not None and new >= limit: continue
+            done[key] = lm.generate(v['prompt'], max_new_tokens=tokens); new += 1
+            if path is not None:
+                with open(path, 'a') as f: f.write(json.dumps({'key': list(key), 'answer': done[key]}) + '\n')
+        c = classify_answers([done[key]], inst, mapping=v['mapping'] or None).iloc[0].to_dict()
+        rows.append({'model': model, **{k: v[k] for k in ('instance', 'template', 'order', 'persona', 'intention')}, **c, 'answer': done[key]})
+    return pd.DataFrame(rows)
+
+# %% ../nbs/97_distributive_fairness.ipynb #c0d8ee02
+def wilson_interval(
+    k:int, # successes
+    n:int, # trials
+    z:float=1.96, # normal quantile (1.96: 95 %)
+)->tuple: # (low, high) in [0, 1]; (nan, nan) when n == 0
+    "The Wilson score interval for a binomial proportion k / n."
+    if n == 0: return (float('nan'), float('nan'))
+    p = k / n; d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d; h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return (max(0.0, c - h), min(1.0, c + h))
+
+# %% ../nbs/97_distributive_fairness.ipynb #d8c25bf1
+def study_shares(
+    study:pd.DataFrame, # from generative_study
+    by=None, # column(s) to split by (e.g. 'template'); None: one overall row
+)->pd.DataFrame: # answers, parsed, parse rate and each main property's share among parsed, each with a 95 % Wilson interval
+    "Parse rate and property shares (EF, EQ, RMM, USW, PO among parsed answers) with their sampling uncertainty."
+    groups = [((), study)] if by is None else list(study.groupby(by))
+    rows = []
+    for key, g in groups:
+        parsed = g[g['status'] == 'parsed']; n, m = len(g), len(parsed)
+        row = dict(zip([by] if isinstance(by, str) else (by or []), key if isinstance(key, tuple) else (key,)))
+        row.update(answers=n, parsed=m, parse_rate=m / n if n else float('nan'))
+        lo, hi = wilson_interval(m, n); row.update(parse_low=lo, parse_high=hi)
+        for p in MAIN_PROPERTIES:
+            k = int(parsed[p].sum()); lo, hi = wilson_interval(k, m)
+            row.update({p: k / m if m else float('nan'), f'{p}_low': lo, f'{p}_high': hi})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+# %% ../nbs/97_distributive_fairness.ipynb #3d13794e
+def position_bias(
+    menu:pd.DataFrame, # menu_choice_shares rows (with an 'instance' column when several instances are pooled)
+)->pd.DataFrame: # per position: prompts, mean probability, uniform share, excess and its standard error over instances
+    "Choice probability by menu position against the uniform share: how much of a menu 'choice' is where the option sits."
+    menu_keys = [c for c in ('model', 'instance', 'persona', 'intention', 'template', 'order') if c in menu]   # one menu shown once
+    m = menu.assign(n_options=menu.groupby(menu_keys)['option'].transform('size'))
+    m = m.assign(excess=m['probability'] - 1 / m['n_options'])
+    key = 'instance' if 'instance' in m else (lambda _: 0)
+    per = m.groupby([key, 'position'] if 'instance' in m else ['position'])['excess'].mean()
+    rows = []
+    for pos, g in m.groupby('position'):
+        e = per.xs(pos, level='position') if 'instance' in m else per.loc[[pos]]
+        rows.append(dict(position=pos, prompts=len(g), mean_probability=g['probability'].mean(), uniform=(1 / g['n_options']).mean(),
+                         excess=g['excess'].mean(), excess_se=e.std(ddof=1) / math.sqrt(len(e)) if len(e) > 1 else float('nan')))
+    return pd.DataFrame(rows)
+
+# %% ../nbs/97_distributive_fairness.ipynb #c068dac7
+def menu_study(
+    lm, # anything with answer_probabilities(prompts, options)
+    instances, # FairDivisionInstance objects
+    personas=('none',), # keys of PERSONAS
+    intentions=('fairest',), # keys of INTENTIONS
+    templates=('sentences',), # entries of VALUATION_FORMATS
+)->pd.DataFrame: # menu_choice_shares rows for every instance x persona x intention x template, with those columns
+    "The menu setting over instances and semantic/template variations, every option in every position once (exact probabilities)."
+    return pd.concat([menu_choice_shares(lm, inst, intention=i, persona=p, valuation_format=t).assign(
+                          model=_model_name(lm), instance=inst.name, persona=p, intention=i, template=t)
+                      for inst in instances for p in personas for i in intentions for t in templates], ignore_index=True)
 
 # %% ../nbs/97_distributive_fairness.ipynb #4c459936
 from .core import document_parameters as _document_parameters
