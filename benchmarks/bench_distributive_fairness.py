@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ship import ship
 from trustml_nb.core import markdown_table
 from trustml_nb.distributive_fairness import (MAIN_PROPERTIES, FairDivision, fair_division, generative_answers, generative_study,
                                                menu_choice_shares, menu_study, paper_instances, position_bias, study_shares)
@@ -216,17 +217,17 @@ def summary_part():
                f'{spread.agg(lambda s: s.max() - s.min()).mean():.3f}, max {spread.agg(lambda s: s.max() - s.min()).max():.3f}.', '']
     if STUDY_LOG.exists():
         md += ['## Time per stage (shared 2-core machine)', '', markdown_table(pd.read_csv(STUDY_LOG)), '']
-    # the summaries the lessons read, as package data (trustml_nb/results/)
-    PACKAGE = Path(__file__).parent.parent / 'trustml_nb' / 'results'
+    # the summaries the lessons read: written here, copied into the package by ship() (benchmarks/ship.py)
     shares = pd.concat([study_shares(gen).assign(variation='all'),
                         study_shares(gen, by=['template', 'order', 'persona']).assign(
                             variation=lambda d: d['template'] + ' / ' + d['order'] + ' / persona ' + d['persona'])
                         .drop(columns=['template', 'order', 'persona'])], ignore_index=True)
-    shares[['variation'] + cols].round(4).to_csv(PACKAGE / 'distributive_fairness_llm_generative.csv', index=False)
+    shares[['variation'] + cols].round(4).to_csv(OUT / 'distributive_fairness_llm_shares.csv', index=False)
     if menu is not None:
-        pb.round(4).to_csv(PACKAGE / 'distributive_fairness_llm_position.csv', index=False)
-        by_var.round(4).to_csv(PACKAGE / 'distributive_fairness_llm_menu_mass.csv', index=False)
+        pb.round(4).to_csv(OUT / 'distributive_fairness_llm_position.csv', index=False)
+        by_var.round(4).to_csv(OUT / 'distributive_fairness_llm_menu_mass.csv', index=False)
     (OUT / 'distributive_fairness_llm_study.md').write_text('\n'.join(md))
+    ship(['distributive_fairness_llm_shares.csv', 'distributive_fairness_llm_position.csv', 'distributive_fairness_llm_menu_mass.csv'])
     return gen, menu
 
 

@@ -21,6 +21,8 @@ SHIPPED = {
     'omniprediction_conditional_peer.csv': RESULTS, 'omniprediction_coverage.csv': RESULTS, # bench_omniprediction.py, lesson 60
     'mifpo.json': RESULTS, 'mifpo_random.csv': RESULTS,                                     # bench_mifpo.py, lesson 70
     'pse_accuracy.csv': RESULTS, 'pse_parallel.csv': RESULTS,                               # bench_pse_accuracy.py, bench_pse_parallel.py
+    **{name: RESULTS for name in ('distributive_fairness_llm_shares.csv', 'distributive_fairness_llm_position.csv',
+                                  'distributive_fairness_llm_menu_mass.csv')},                   # bench_distributive_fairness.py summary, lesson 97
     **{name: PSE for name in (                                                              # the PSE coverage study, nbs/11 and lesson 10
         'pse_coverage.csv', 'pse_coverage_nonlinear.csv', 'pse_coverage_swap_binary_2000.csv', 'pse_coverage_oracle_binary.csv',
         'pse_e2_learner_binary_2000.csv', 'pse_e2_learner_binary_5000.csv', 'pse_e2_learner_threshold_2000.csv',
