@@ -3,6 +3,8 @@
     python benchmarks/bench_unreal.py gi      # geometric imbalance of a plain GCN's embedding vs imbalance ratio (CSBM)
     python benchmarks/bench_unreal.py csbm    # UNREAL, UNREAL without DGIS and the GCN baselines at each ratio (CSBM)
     python benchmarks/bench_unreal.py cora [--seeds 0 1 2 3 4] [--ratios 10 100]   # Cora, public split, official protocol
+    python benchmarks/bench_unreal.py citeseer [--seeds ...] [--ratios 10 100]   # CiteSeer, the same protocol
+    python benchmarks/bench_unreal.py official [--seeds 0 1 2]   # Cora, UNREAL at the official 40 rounds x 4 nodes (slow: minutes a fit)
     python benchmarks/bench_unreal.py summary # tables from the CSV files written by the runs above
 
 Each run appends one row per (graph, ratio, seed, method) to benchmarks/results/unreal_<part>.csv (rows already there are
@@ -17,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from trustml_nb.core import markdown_table
-from trustml_nb.unreal import (GCNClassifier, UNREAL, class_scores, geometric_imbalance, imbalanced_split, load_planetoid,
+from trustml_nb.unreal import (GCNClassifier, ReNodeGCN, UNREAL, class_scores, geometric_imbalance, imbalanced_split, load_planetoid,
                                make_csbm)
 
 OUT = Path(__file__).resolve().parent / 'results'
@@ -26,6 +28,7 @@ CSBM = dict(n_nodes=1200, n_classes=4, n_features=16, homophily=0.8, separation=
 CSBM_LABELS = dict(n_per_class=100, n_minority=2)          # minorities get 10, 5, 2, 1 labels at ratios 10, 20, 50, 100
 CSBM_UNREAL = dict(epochs=200, rounds=4, budget=40, n_clusters=50)
 CORA_UNREAL = dict(epochs=200, rounds=2, budget=80, n_clusters=200)   # official: 40 rounds x 4 nodes; same 160 per class, CPU-affordable
+OFFICIAL_UNREAL = dict(epochs=200, rounds=40, budget=4, n_clusters=200)   # the official Cora command: --rounds 40 --ad 4, num_K 200, 200 epochs a round
 
 # The paper's Table (Cora, GCN backbone, semi-supervised, imbalance ratio rho): not in the material available offline here,
 # so no number is quoted; see the report. Fill PAPER with (method, rho) -> (bAcc, F1) when the table is at hand.
@@ -36,6 +39,8 @@ def _methods(kind, seed):
     u = CSBM_UNREAL if kind == 'csbm' else CORA_UNREAL
     return {'GCN': GCNClassifier(epochs=u['epochs'], seed=seed, show_progress=False),
             'GCN re-weighted': GCNClassifier(epochs=u['epochs'], class_weight='balanced', seed=seed, show_progress=False),
+            'ReNode': ReNodeGCN(epochs=u['epochs'], seed=seed, show_progress=False),
+            'ReNode + re-weighting': ReNodeGCN(epochs=u['epochs'], class_weight='balanced', seed=seed, show_progress=False),
             'self-training': UNREAL(**u, alignment=False, rbo_p=None, threshold=None, seed=seed, show_progress=False),
             'UNREAL without DGIS': UNREAL(**u, threshold=None, seed=seed, show_progress=False),
             'UNREAL': UNREAL(**u, seed=seed, show_progress=False)}
@@ -74,8 +79,8 @@ def run_scores(kind, seeds, ratios):
     "Balanced accuracy, macro-F1, minority accuracy and fit time of every method (CSBM: unlabelled nodes; Cora: public test set)."
     path = OUT / f'unreal_{kind}.csv'; done = _done(path)
     for seed in seeds:
-        g = make_csbm(**CSBM, seed=seed) if kind == 'csbm' else load_planetoid('cora')
-        minority = [2, 3] if kind == 'csbm' else [4, 5, 6]
+        g = make_csbm(**CSBM, seed=seed) if kind == 'csbm' else load_planetoid(kind)
+        minority = [2, 3] if kind == 'csbm' else list(range(g.n_classes // 2 + g.n_classes % 2, g.n_classes))   # the last K // 2 classes
         for ratio in ratios:
             y = (imbalanced_split(g.y, ratio, **CSBM_LABELS, seed=seed) if kind == 'csbm'
                  else imbalanced_split(g.y, ratio, candidates=g.train_index, seed=seed))
@@ -88,6 +93,25 @@ def run_scores(kind, seeds, ratios):
                 _append(path, dict(graph=g.name, ratio=ratio, seed=seed, method=name, balanced_accuracy=s.balanced_accuracy,
                                    macro_f1=s.macro_f1, minority_accuracy=s.minority_accuracy,
                                    minority_ambiguous_share=gi.minority_ambiguous_share, fit_seconds=secs))
+
+
+def run_official(seeds, ratios):
+    "UNREAL at the official scale (40 rounds x 4 nodes per class) on Cora, with wall and CPU seconds and the load average."
+    path = OUT / 'unreal_official.csv'; done = _done(path)
+    g = load_planetoid('cora')
+    for seed in seeds:
+        for ratio in ratios:
+            if ((done.ratio == ratio) & (done.seed == seed)).any(): continue
+            y = imbalanced_split(g.y, ratio, candidates=g.train_index, seed=seed)
+            est = UNREAL(**OFFICIAL_UNREAL, seed=seed, show_progress=False)
+            load0 = open('/proc/loadavg').read().split()[0]
+            t0, c0 = time.perf_counter(), time.process_time(); est.fit(g.X, y, edges=g.edges)
+            secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+            s = class_scores(g.y[g.test_index], est.predict(g.X, edges=g.edges)[g.test_index], [4, 5, 6])
+            _append(path, dict(graph=g.name, ratio=ratio, seed=seed, method='UNREAL (official scale: 40 rounds x 4)', balanced_accuracy=s.balanced_accuracy,
+                               macro_f1=s.macro_f1, minority_accuracy=s.minority_accuracy, fit_seconds=secs, cpu_seconds=cpu,
+                               loadavg_start=float(load0), loadavg_end=float(open('/proc/loadavg').read().split()[0]),
+                               n_labelled_end=est.report_.n_labelled_end, n_discarded=est.report_.n_discarded))
 
 
 def _mean_sd(df, by, cols):
@@ -105,7 +129,7 @@ def summary():
         print('## Geometric imbalance of a plain GCN vs imbalance ratio (CSBM, minority share of ambiguous nodes, mean ± sd)\n')
         print(markdown_table(_mean_sd(pd.read_csv(gi), ['ratio'], ['minority_ambiguous_share', 'majority_ambiguous_share',
                                                                     'minority_median_margin', 'minority_entropy', 'feature_ambiguous_share'])))
-    for kind in ('csbm', 'cora'):
+    for kind in ('csbm', 'cora', 'citeseer'):
         p = OUT / f'unreal_{kind}.csv'
         if not p.exists(): continue
         df = _done(p)
@@ -125,12 +149,13 @@ def summary():
 
 if __name__ == '__main__':
     ap = argparse.ArgumentParser()
-    ap.add_argument('part', choices=['gi', 'csbm', 'cora', 'summary'])
+    ap.add_argument('part', choices=['gi', 'csbm', 'cora', 'citeseer', 'official', 'summary'])
     ap.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2, 3, 4])
     ap.add_argument('--ratios', type=int, nargs='+', default=None)
     a = ap.parse_args()
     OUT.mkdir(exist_ok=True)
     if a.part == 'gi': run_gi(a.seeds)
     elif a.part == 'csbm': run_scores('csbm', a.seeds, a.ratios or RATIOS)
-    elif a.part == 'cora': run_scores('cora', a.seeds, a.ratios or (10, 100))
+    elif a.part == 'official': run_official(a.seeds, a.ratios or (10,))
+    elif a.part in ('cora', 'citeseer'): run_scores(a.part, a.seeds, a.ratios or (10, 100))
     summary()
