@@ -11,7 +11,7 @@ import scipy.sparse as sp
 import torch
 
 from contract import check_estimator_contract
-from trustml_nb.unreal import (PLANETOID_SHA256, UNREAL, GCNClassifier, Graph, ReNodeGCN, renode_weights, class_scores, cluster_pseudo_labels,
+from trustml_nb.unreal import (PLANETOID_SHA256, UNREAL, GCNClassifier, Graph, ReNodeGCN, renode_weights, geometric_imbalance_score, class_scores, cluster_pseudo_labels,
                                compare_node_classifiers, edge_homophily, geometric_imbalance, geometric_margin,
                                imbalanced_split, load_planetoid, make_csbm, normalized_adjacency, rank_biased_overlap,
                                render_unreal, select_pseudo_labels, unreal_explorer)
@@ -158,6 +158,24 @@ def test_select_respects_budget_alignment_and_the_filter():
 
 
 # ---- the estimators --------------------------------------------------------------------------------------------------------
+
+def test_vmf_geometric_imbalance_score_matches_loops():
+    "The paper's G(u): squared distance to the own class direction over the summed squared distances between directions (ordered pairs)."
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(40, 5)); y = rng.integers(0, 4, size=40); y[:4] = [0, 1, 2, 3]; y[10] = -1
+    Zn = Z / np.linalg.norm(Z, axis=1, keepdims=True)
+    mu = []
+    for c in range(4):
+        m = np.mean([Zn[i] for i in range(40) if y[i] == c], axis=0); mu.append(m / np.linalg.norm(m))
+    inter = sum(np.sum((mu[a] - mu[b]) ** 2) for a in range(4) for b in range(4) if a != b)
+    want = [np.sum((Zn[i] - mu[y[i]]) ** 2) / inter if y[i] >= 0 else np.nan for i in range(40)]
+    np.testing.assert_allclose(geometric_imbalance_score(Z, y), want, rtol=1e-12)
+    # on the CSBM's raw features with the true directions, minority and majority nodes score alike (the ground truth ignores labels)
+    g = make_csbm(800, 4, separation=2.0, seed=3)
+    G = geometric_imbalance_score(g.X, g.y, centres=g.class_means / 2.0)
+    assert abs(G[g.y >= 2].mean() - G[g.y < 2].mean()) < 0.05 * G.mean()
+    with pytest.raises(ValueError, match='centres'): geometric_imbalance_score(Z, y, centres=np.eye(3))
+
 
 # ---- ReNode (Chen et al. 2021), the published imbalance baseline ------------------------------------------------------
 

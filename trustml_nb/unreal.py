@@ -32,9 +32,10 @@ from .viz import PALETTE, explorer, new_figure
 # %% auto #0
 __all__ = ['PLANETOID_SHA256', 'normalized_adjacency', 'edge_homophily', 'Graph', 'make_csbm', 'load_planetoid',
            'imbalanced_split', 'GCNNetwork', 'GCNReport', 'GCNClassifier', 'ReNodeWeights', 'renode_weights',
-           'ReNodeGCN', 'geometric_margin', 'GeometricImbalance', 'geometric_imbalance', 'rank_biased_overlap',
-           'cluster_pseudo_labels', 'select_pseudo_labels', 'UNREALReport', 'UNREAL', 'ClassScores', 'class_scores',
-           'NodeComparison', 'compare_node_classifiers', 'baseline_estimators', 'render_unreal', 'unreal_explorer']
+           'ReNodeGCN', 'geometric_margin', 'GeometricImbalance', 'geometric_imbalance', 'geometric_imbalance_score',
+           'rank_biased_overlap', 'cluster_pseudo_labels', 'select_pseudo_labels', 'UNREALReport', 'UNREAL',
+           'ClassScores', 'class_scores', 'NodeComparison', 'compare_node_classifiers', 'baseline_estimators',
+           'render_unreal', 'unreal_explorer']
 
 # %% ../nbs/98_unreal.ipynb #d5790822
 def _check_edges(
@@ -539,6 +540,32 @@ def geometric_imbalance(
     mino = np.isin(yy, minority)
     return GeometricImbalance(threshold=threshold, ambiguous_share=float(np.mean(m <= threshold)),
                               minority_ambiguous_share=float(np.mean(m[mino] <= threshold)) if mino.any() else np.nan, table=pd.DataFrame(rows))
+
+# %% ../nbs/98_unreal.ipynb #76b7e8d1
+def geometric_imbalance_score(
+    embeddings, # (n, k) node embeddings; normalised to the unit sphere here when `normalize`
+    labels, # true class of every node to score (-1: skip); the classes are 0..K-1
+    centres=None, # (K, k) class mean directions; None: the normalised mean embedding of each class's nodes in `labels`
+    normalize:bool=True, # project the embeddings onto the unit sphere first
+)->np.ndarray: # G(u) per node (NaN where labels is -1)
+    "The paper's vMF geometric-imbalance score: squared distance to the own class direction over the summed squared distances between directions."
+    Z = check_array(embeddings, 'embeddings', ndim=2)
+    y = _labels(labels, len(Z), 'labels'); check_flag(normalize, 'normalize')
+    if normalize: Z = Z / np.maximum(np.linalg.norm(Z, axis=1, keepdims=True), 1e-12)
+    K = int(y.max()) + 1
+    if centres is None:
+        missing = [c for c in range(K) if not (y == c).any()]
+        if missing: raise ValueError(f"labels name no node of class(es) {missing}; pass centres")
+        M = _centres(Z, y, K)
+        centres = M / np.maximum(np.linalg.norm(M, axis=1, keepdims=True), 1e-12)
+    C = check_array(centres, 'centres', ndim=2, min_rows=2)
+    if C.shape != (K, Z.shape[1]): raise ValueError(f"centres must have shape ({K}, {Z.shape[1]}), got {C.shape}")
+    inter = float(((C[:, None, :] - C[None, :, :]) ** 2).sum())          # ordered pairs c1 != c2 (the diagonal is 0)
+    if inter <= 0: raise ValueError("centres coincide: the total separation between class directions is 0")
+    out = np.full(len(Z), np.nan)
+    L = y >= 0
+    out[L] = ((Z[L] - C[y[L]]) ** 2).sum(1) / inter
+    return out
 
 # %% ../nbs/98_unreal.ipynb #b8eaf4b1
 def rank_biased_overlap(
