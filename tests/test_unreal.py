@@ -11,7 +11,7 @@ import scipy.sparse as sp
 import torch
 
 from contract import check_estimator_contract
-from trustml_nb.unreal import (PLANETOID_SHA256, UNREAL, GCNClassifier, Graph, class_scores, cluster_pseudo_labels,
+from trustml_nb.unreal import (PLANETOID_SHA256, UNREAL, GCNClassifier, Graph, ReNodeGCN, renode_weights, geometric_imbalance_score, class_scores, cluster_pseudo_labels,
                                compare_node_classifiers, edge_homophily, geometric_imbalance, geometric_margin,
                                imbalanced_split, load_planetoid, make_csbm, normalized_adjacency, rank_biased_overlap,
                                render_unreal, select_pseudo_labels, unreal_explorer)
@@ -158,6 +158,82 @@ def test_select_respects_budget_alignment_and_the_filter():
 
 
 # ---- the estimators --------------------------------------------------------------------------------------------------------
+
+def test_vmf_geometric_imbalance_score_matches_loops():
+    "The paper's G(u): squared distance to the own class direction over the summed squared distances between directions (ordered pairs)."
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(40, 5)); y = rng.integers(0, 4, size=40); y[:4] = [0, 1, 2, 3]; y[10] = -1
+    Zn = Z / np.linalg.norm(Z, axis=1, keepdims=True)
+    mu = []
+    for c in range(4):
+        m = np.mean([Zn[i] for i in range(40) if y[i] == c], axis=0); mu.append(m / np.linalg.norm(m))
+    inter = sum(np.sum((mu[a] - mu[b]) ** 2) for a in range(4) for b in range(4) if a != b)
+    want = [np.sum((Zn[i] - mu[y[i]]) ** 2) / inter if y[i] >= 0 else np.nan for i in range(40)]
+    np.testing.assert_allclose(geometric_imbalance_score(Z, y), want, rtol=1e-12)
+    # on the CSBM's raw features with the true directions, minority and majority nodes score alike (the ground truth ignores labels)
+    g = make_csbm(800, 4, separation=2.0, seed=3)
+    G = geometric_imbalance_score(g.X, g.y, centres=g.class_means / 2.0)
+    assert abs(G[g.y >= 2].mean() - G[g.y < 2].mean()) < 0.05 * G.mean()
+    with pytest.raises(ValueError, match='centres'): geometric_imbalance_score(Z, y, centres=np.eye(3))
+
+
+# ---- ReNode (Chen et al. 2021), the published imbalance baseline ------------------------------------------------------
+
+def _brute_force_renode(E, y, alpha=0.15, base=0.5, scale=1.0):
+    "Personalised PageRank as a power series, conflict and cosine weights by explicit loops (ReNode's load_data.py)."
+    n = len(y)
+    A = np.eye(n)
+    for i, j in E:
+        if i != j: A[i, j] = A[j, i] = 1
+    d = A.sum(1)
+    Ah = A / np.sqrt(np.outer(d, d))
+    Pi, term = np.zeros((n, n)), alpha * np.eye(n)
+    for _ in range(600): Pi += term; term = (1 - alpha) * term @ Ah      # alpha sum_k ((1 - alpha) Ah)^k
+    L = [v for v in range(n) if y[v] >= 0]
+    K = max(y) + 1
+    g = [[np.mean([Pi[i, j] for i in L if y[i] == c]) for c in range(K)] for j in range(n)]
+    T = {v: sum(Pi[v, j] * sum(g[j][c] for c in range(K) if c != y[v]) for j in range(n)) for v in L}
+    order = sorted(L, key=lambda v: T[v])
+    w = {v: base + 0.5 * scale * (1 + np.cos(order.index(v) * np.pi / (len(L) - 1))) for v in L}
+    return T, w
+
+
+@pytest.mark.parametrize('seed', [0, 1, 2])
+def test_renode_weights_match_a_brute_force_pagerank(seed):
+    rng = np.random.default_rng(seed)
+    n = 14
+    E = rng.integers(0, n, size=(30, 2))
+    y = rng.integers(0, 3, size=n); y[rng.choice(n, 6, replace=False)] = -1
+    y[:3] = [0, 1, 2]                                                    # every class labelled
+    T, w = _brute_force_renode(E, y.tolist(), alpha=0.2, base=0.3, scale=2.0)
+    rn = renode_weights(E, y, restart=0.2, base_weight=0.3, scale_weight=2.0)
+    L = sorted(T)
+    np.testing.assert_allclose(rn.totoro[L], [T[v] for v in L], rtol=1e-9)
+    np.testing.assert_allclose(rn.weight[L], [w[v] for v in L], rtol=1e-9)
+    assert np.isnan(rn.totoro[y < 0]).all() and (rn.weight[y < 0] == 0).all()
+
+
+def test_renode_gcn_weights_the_loss_and_unit_weights_give_the_gcn(small):
+    g, y = small
+    plain = GCNClassifier(**FAST).fit(g.X, y, edges=g.edges)
+    flat = ReNodeGCN(**FAST, base_weight=1.0, scale_weight=0.0).fit(g.X, y, edges=g.edges)
+    np.testing.assert_array_equal(flat.predict_proba(g.X, edges=g.edges), plain.predict_proba(g.X, edges=g.edges))
+    rn = ReNodeGCN(**FAST).fit(g.X, y, edges=g.edges)
+    np.testing.assert_allclose(rn.renode_.weight, renode_weights(g.edges, y).weight)
+    assert not np.allclose(rn.predict_proba(g.X, edges=g.edges), plain.predict_proba(g.X, edges=g.edges))
+
+
+@pytest.mark.parametrize('kw, arg', [(dict(restart=0.0), 'restart'), (dict(restart=1.5), 'restart'), (dict(base_weight=-1), 'base_weight')])
+def test_renode_bad_settings_name_the_argument(small, kw, arg):
+    g, y = small
+    with pytest.raises(ValueError, match=arg): ReNodeGCN(**FAST, **kw).fit(g.X, y, edges=g.edges)
+
+
+def test_renode_contract(small):
+    g, y = small
+    check_estimator_contract(ReNodeGCN(**FAST), fit=lambda e: e.fit(g.X, y, edges=g.edges),
+                             output=lambda e: (e.predict_proba(g.X, edges=g.edges), e.renode_.weight))
+
 
 def test_gcn_contract(small):
     g, y = small

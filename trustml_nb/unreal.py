@@ -15,6 +15,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from scipy.sparse.linalg import splu
 import torch
 from fastcore.basics import patch
 from sklearn.base import ClassifierMixin
@@ -30,10 +31,11 @@ from .viz import PALETTE, explorer, new_figure
 
 # %% auto #0
 __all__ = ['PLANETOID_SHA256', 'normalized_adjacency', 'edge_homophily', 'Graph', 'make_csbm', 'load_planetoid',
-           'imbalanced_split', 'GCNNetwork', 'GCNReport', 'GCNClassifier', 'geometric_margin', 'GeometricImbalance',
-           'geometric_imbalance', 'rank_biased_overlap', 'cluster_pseudo_labels', 'select_pseudo_labels',
-           'UNREALReport', 'UNREAL', 'ClassScores', 'class_scores', 'NodeComparison', 'compare_node_classifiers',
-           'baseline_estimators', 'render_unreal', 'unreal_explorer']
+           'imbalanced_split', 'GCNNetwork', 'GCNReport', 'GCNClassifier', 'ReNodeWeights', 'renode_weights',
+           'ReNodeGCN', 'geometric_margin', 'GeometricImbalance', 'geometric_imbalance', 'geometric_imbalance_score',
+           'rank_biased_overlap', 'cluster_pseudo_labels', 'select_pseudo_labels', 'UNREALReport', 'UNREAL',
+           'ClassScores', 'class_scores', 'NodeComparison', 'compare_node_classifiers', 'baseline_estimators',
+           'render_unreal', 'unreal_explorer']
 
 # %% ../nbs/98_unreal.ipynb #d5790822
 def _check_edges(
@@ -252,18 +254,20 @@ class GCNNetwork(torch.nn.Module):
         return self.classifier(H), H
 
 # %% ../nbs/98_unreal.ipynb #ada81707
-def _train_network(X, A, labels:np.ndarray, n_classes:int, settings, seed:int, class_weight=None, show=False, desc='GCN'):
-    "Train a fresh network on the nodes with labels >= 0 (inside isolated_seed); return it in eval mode and the last loss."
+def _train_network(X, A, labels:np.ndarray, n_classes:int, settings, seed:int, class_weight=None, show=False, desc='GCN', node_weight=None):
+    "Train a fresh network on the nodes with labels >= 0 (inside isolated_seed); return it in eval mode and the last loss.\n\n    `node_weight` (one per labelled node, in node order): the loss is sum(w_i * CE_i) / n_labelled (ReNode's official weighting)."
     with isolated_seed(seed):
         net = GCNNetwork(X.shape[1], n_classes, settings.hidden, 2, settings.dropout)
         opt = torch.optim.Adam(net.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
         idx = torch.from_numpy(np.flatnonzero(labels >= 0)); target = torch.from_numpy(labels[labels >= 0])
         w = None if class_weight is None else torch.as_tensor(class_weight, dtype=torch.float32)
+        nw = None if node_weight is None else torch.as_tensor(node_weight, dtype=torch.float32)
         net.train()
         for _ in progress(range(settings.epochs), desc=desc, show=show, leave=False):
             opt.zero_grad()
             logits, _ = net(X, A)
-            loss = torch.nn.functional.cross_entropy(logits[idx], target, weight=w)
+            if nw is None: loss = torch.nn.functional.cross_entropy(logits[idx], target, weight=w)
+            else: loss = (torch.nn.functional.cross_entropy(logits[idx], target, weight=w, reduction='none') * nw).sum() / len(idx)
             loss.backward(); opt.step()
         net.eval()
     return net, float(loss.detach())
@@ -349,11 +353,11 @@ def fit(self:GCNClassifier,
 
 # %% ../nbs/98_unreal.ipynb #e004e115
 @patch
-def _fit(self:GCNClassifier, settings, Xt, coded, A, n_edges):
+def _fit(self:GCNClassifier, settings, Xt, coded, A, n_edges, node_weight=None):
     start, K = time.perf_counter(), len(self.classes_)
     w = _class_weights(coded, K, settings.class_weight)
     with _limited_threads(settings.n_threads):
-        self.network_, loss = _train_network(Xt, A, coded, K, settings, settings.seed, w, settings.show_progress)
+        self.network_, loss = _train_network(Xt, A, coded, K, settings, settings.seed, w, settings.show_progress, node_weight=node_weight)
     notes = () if np.isfinite(loss) else (report_numerical(f"GCN training loss is {loss}: lower lr"),)
     table = pd.DataFrame({'class': self.classes_, 'n_labelled': np.bincount(coded[coded >= 0], minlength=K),
                           'loss_weight': np.ones(K) if w is None else w})
@@ -407,6 +411,78 @@ def transform(self:GCNClassifier,
     check_is_fitted(self)
     H = _forward(self, X, edges)[1]
     return H / np.maximum(np.linalg.norm(H, axis=1, keepdims=True), 1e-12)
+
+# %% ../nbs/98_unreal.ipynb #2f78cdbe
+@report
+class ReNodeWeights(Report):
+    "ReNode's conflict (Totoro) and loss weight of every labelled node."
+    title = 'ReNode weights'
+    restart: float # PageRank restart probability alpha
+    totoro: np.ndarray # conflict T_v of every node (NaN for unlabelled nodes)
+    weight: np.ndarray # loss weight of every node (0 for unlabelled nodes)
+    table: pd.DataFrame # per class: labelled nodes, mean conflict, mean weight
+
+# %% ../nbs/98_unreal.ipynb #bd1ac225
+def renode_weights(
+    edges, # (m, 2) integer node indices, one row per undirected edge
+    labels, # class of every node, -1 for unlabelled nodes
+    restart:float=0.15, # PageRank restart probability alpha (official: 1 - pagerank_prob 0.85)
+    base_weight:float=0.5, # smallest weight (official rn_base_weight)
+    scale_weight:float=1.0, # weight range (official rn_scale_weight): weights run from base + scale down to base
+)->ReNodeWeights:
+    "ReNode's conflict of each labelled node under personalised PageRank, and its cosine-ranked loss weight."
+    y = _labels(labels, len(check_array(labels, 'labels', ndim=1)), 'labels')
+    check_scalar(restart, 'restart', low=0, high=1, closed='right'); check_scalar(base_weight, 'base_weight', low=0); check_scalar(scale_weight, 'scale_weight', low=0)
+    n, K, L = len(y), int(y.max()) + 1, np.flatnonzero(y >= 0)
+    M = (sp.identity(n, format='csc') - (1 - restart) * normalized_adjacency(edges, n)).tocsc()
+    E = np.zeros((n, len(L))); E[L, np.arange(len(L))] = 1.0
+    PL = restart * splu(M).solve(E)                          # columns Pi[:, v] = rows Pi[v, :] (Pi is symmetric)
+    g = np.stack([PL[:, y[L] == c].mean(1) if (y[L] == c).any() else np.zeros(n) for c in range(K)], axis=1)   # (n, K)
+    T = np.einsum('jv,jv->v', PL, g.sum(1, keepdims=True) - g[:, y[L]])
+    rank = np.empty(len(L), dtype=np.int64); rank[np.argsort(T, kind='stable')] = np.arange(len(L))
+    w = base_weight + 0.5 * scale_weight * (1 + np.cos(rank * np.pi / max(len(L) - 1, 1)))
+    totoro, weight = np.full(n, np.nan), np.zeros(n); totoro[L], weight[L] = T, w
+    table = pd.DataFrame({'class': np.arange(K), 'n_labelled': np.bincount(y[L], minlength=K),
+                          'mean_conflict': [T[y[L] == c].mean() if (y[L] == c).any() else np.nan for c in range(K)],
+                          'mean_weight': [w[y[L] == c].mean() if (y[L] == c).any() else np.nan for c in range(K)]})
+    return ReNodeWeights(restart=restart, totoro=totoro, weight=weight, table=table)
+
+# %% ../nbs/98_unreal.ipynb #b0890463
+class ReNodeGCN(GCNClassifier):
+    "GCN with ReNode's topology-aware loss weights (Chen et al. 2021); `class_weight='balanced'` adds class re-weighting."
+    parameters = dict(GCNClassifier.parameters, restart=partial(check_scalar, low=0, high=1, closed='right'),
+                      base_weight=partial(check_scalar, low=0), scale_weight=partial(check_scalar, low=0))
+    def __init__(self, *,
+                 hidden:int=128, # width of both GCN layers (the embedding dimension)
+                 epochs:int=200, # full-batch training epochs
+                 lr:float=0.005, # Adam learning rate
+                 weight_decay:float=5e-4, # Adam weight decay
+                 dropout:float=0.0, # dropout before each GCN layer on dense features
+                 class_weight:str|None=None, # None, or 'balanced': also weight class c's loss by n_labelled / (K n_c)
+                 n_threads:int|None=1, # torch and BLAS threads during fit and predict; None: leave them
+                 restart:float=0.15, # PageRank restart probability (official 1 - 0.85)
+                 base_weight:float=0.5, # smallest ReNode weight
+                 scale_weight:float=1.0, # range of the ReNode weights
+                 seed:int=0, # seed of the initialisation
+                 show_progress:bool|None=None, # show a progress bar (None: follow TRUSTML_NB_PROGRESS)
+                ):
+        super().__init__(hidden=hidden, epochs=epochs, lr=lr, weight_decay=weight_decay, dropout=dropout, class_weight=class_weight,
+                         n_threads=n_threads, seed=seed, show_progress=show_progress)
+        self.restart, self.base_weight, self.scale_weight = restart, base_weight, scale_weight
+
+# %% ../nbs/98_unreal.ipynb #5ae5c572
+@patch
+def fit(self:ReNodeGCN,
+        X, # (n, d) node features: array, DataFrame or scipy sparse matrix
+        y, # class of every node, -1 for unlabelled nodes
+        *,
+        edges, # (m, 2) integer node indices, one row per undirected edge
+       ):
+    "Compute the ReNode weights of the labelled nodes, then train the GCN with them; return self."
+    settings = self._validate_params()
+    Xt, coded, A, n_edges = _prepare_fit(self, X, y, edges)
+    self.renode_ = renode_weights(edges, coded, settings.restart, settings.base_weight, settings.scale_weight)
+    return self._fit(settings, Xt, coded, A, n_edges, node_weight=self.renode_.weight[coded >= 0])
 
 # %% ../nbs/98_unreal.ipynb #a879fc68
 def geometric_margin(
@@ -464,6 +540,32 @@ def geometric_imbalance(
     mino = np.isin(yy, minority)
     return GeometricImbalance(threshold=threshold, ambiguous_share=float(np.mean(m <= threshold)),
                               minority_ambiguous_share=float(np.mean(m[mino] <= threshold)) if mino.any() else np.nan, table=pd.DataFrame(rows))
+
+# %% ../nbs/98_unreal.ipynb #76b7e8d1
+def geometric_imbalance_score(
+    embeddings, # (n, k) node embeddings; normalised to the unit sphere here when `normalize`
+    labels, # true class of every node to score (-1: skip); the classes are 0..K-1
+    centres=None, # (K, k) class mean directions; None: the normalised mean embedding of each class's nodes in `labels`
+    normalize:bool=True, # project the embeddings onto the unit sphere first
+)->np.ndarray: # G(u) per node (NaN where labels is -1)
+    "The paper's vMF geometric-imbalance score: squared distance to the own class direction over the summed squared distances between directions."
+    Z = check_array(embeddings, 'embeddings', ndim=2)
+    y = _labels(labels, len(Z), 'labels'); check_flag(normalize, 'normalize')
+    if normalize: Z = Z / np.maximum(np.linalg.norm(Z, axis=1, keepdims=True), 1e-12)
+    K = int(y.max()) + 1
+    if centres is None:
+        missing = [c for c in range(K) if not (y == c).any()]
+        if missing: raise ValueError(f"labels name no node of class(es) {missing}; pass centres")
+        M = _centres(Z, y, K)
+        centres = M / np.maximum(np.linalg.norm(M, axis=1, keepdims=True), 1e-12)
+    C = check_array(centres, 'centres', ndim=2, min_rows=2)
+    if C.shape != (K, Z.shape[1]): raise ValueError(f"centres must have shape ({K}, {Z.shape[1]}), got {C.shape}")
+    inter = float(((C[:, None, :] - C[None, :, :]) ** 2).sum())          # ordered pairs c1 != c2 (the diagonal is 0)
+    if inter <= 0: raise ValueError("centres coincide: the total separation between class directions is 0")
+    out = np.full(len(Z), np.nan)
+    L = y >= 0
+    out[L] = ((Z[L] - C[y[L]]) ** 2).sum(1) / inter
+    return out
 
 # %% ../nbs/98_unreal.ipynb #b8eaf4b1
 def rank_biased_overlap(
