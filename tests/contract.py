@@ -266,8 +266,9 @@ def small_fits() -> dict:
         g = unreal.make_csbm(200, 3, homophily=0.85, separation=1.5, seed=0)
         y = unreal.imbalanced_split(g.y, 5, n_per_class=10, n_minority=1, seed=0)
         X = pd.DataFrame(g.X, columns=[f'w{i}' for i in range(g.X.shape[1])])
-        make = ((lambda: unreal.GCNClassifier(epochs=10, show_progress=False)) if kind == 'gcn'
-                else (lambda: unreal.UNREAL(epochs=10, rounds=1, budget=3, n_clusters=5, show_progress=False)))
+        make = {'gcn': lambda: unreal.GCNClassifier(epochs=10, show_progress=False),
+                'renode': lambda: unreal.ReNodeGCN(epochs=10, show_progress=False),
+                'unreal': lambda: unreal.UNREAL(epochs=10, rounds=1, budget=3, n_clusters=5, show_progress=False)}[kind]
         run = lambda e, X: (e.predict_proba(X, edges=g.edges), e.predict(X, edges=g.edges), e.transform(X, edges=g.edges))
         return SmallFit(make, lambda e: e.fit(X, y, edges=g.edges), lambda e: run(e, X), {'X': (X, run)})
 
@@ -275,6 +276,7 @@ def small_fits() -> dict:
         'trustml_nb.core.PrefitClassifier': prefit,
         'trustml_nb.unreal.GCNClassifier': lambda: unreal_fit('gcn'),
         'trustml_nb.unreal.UNREAL': lambda: unreal_fit('unreal'),
+        'trustml_nb.unreal.ReNodeGCN': lambda: unreal_fit('renode'),
         'trustml_nb.distributive_fairness.FairDivision': fair_division_fit,
         'trustml_nb.fairdice.FairDICE': lambda: fairdice_fit(False),
         'trustml_nb.fairdice.NeuralFairDICE': lambda: fairdice_fit(True),

@@ -518,7 +518,7 @@ def _estimator_cases():
 
 
 _ESTIMATOR_FRAMES = {   # which labelled inputs each estimator's SmallFit.frames holds (checked against the SmallFit itself)
-    'trustml_nb.unreal.GCNClassifier': ('X',), 'trustml_nb.unreal.UNREAL': ('X',),
+    'trustml_nb.unreal.GCNClassifier': ('X',), 'trustml_nb.unreal.UNREAL': ('X',), 'trustml_nb.unreal.ReNodeGCN': ('X',),
     'trustml_nb.fedfact.FedAvg': ('X',), 'trustml_nb.fedfact.FedFactPost': ('X',), 'trustml_nb.fedfact.FedFactIn': ('X',),
     'trustml_nb.mifpo.GroupCalibratedScores': ('X',), 'trustml_nb.monoculture.ModelEcosystem': ('X',),
     'trustml_nb.multicalibration.Multicalibrator': ('groups',), 'trustml_nb.multicalibration.MCBoost': ('groups',),
