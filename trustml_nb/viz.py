@@ -175,7 +175,7 @@ def _wrap_to_panel(fig:Figure, renderer)->bool:
         for t in ax.texts:
             if not t.get_visible() or not t.get_text().strip() or t.get_ha() == 'right': continue
             e = t.get_window_extent(renderer)
-            if e.x0 < box.x1 - 1 < e.x1 - 1 and e.x0 > box.x0: t.set_ha('right'); changed = True
+            if e.x0 < box.x1 - 1 < e.x1 - 1 and e.width < e.x0 - box.x0: t.set_ha('right'); changed = True   # room to its left
     return changed
 
 def _fit_width(fig:Figure, max_width:float):
@@ -324,7 +324,7 @@ def plot_group_metric(
     if hue: sns.barplot(data=df, x=group, y=value, hue=hue, ax=ax, errorbar=None)
     else: sns.barplot(data=df, x=group, y=value, ax=ax, color=PALETTE[0], errorbar=None)
     if reference is not None:
-        ax.axhline(reference, color='grey', ls='--', lw=1, zorder=1)
+        ax.axhline(reference, color='grey', ls='--', lw=1, zorder=0.9)   # under the bars: a bar as high as the line stays visible
         ax.annotate(f"{reference_label} {reference:.2f}", xy=(1, reference), xycoords=ax.get_yaxis_transform(), xytext=(4, 0),
                     textcoords='offset points', va='center', ha='left', fontsize='small', color='dimgrey', annotation_clip=False)
     if bar_labels: ax.margins(y=0.15); ax.autoscale_view()   # headroom: the value over the tallest bar stays inside the panel
