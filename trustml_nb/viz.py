@@ -90,7 +90,8 @@ def _drawn_texts(fig:Figure)->list:
         for axis in (ax.xaxis, ax.yaxis):
             if not axis.get_visible(): continue
             add(axis.label); add(axis.offsetText)
-            for t in axis.get_majorticklabels() + axis.get_minorticklabels(): add(t)
+            for tick in axis._update_ticks():   # the ticks drawn (those in view), as matplotlib's draw picks them
+                add(tick.label1 if tick.label1.get_visible() else None); add(tick.label2 if tick.label2.get_visible() else None)
         for t in ax.texts: add(t)
         leg = ax.get_legend()
         if leg is not None and leg.get_visible():
@@ -178,8 +179,8 @@ def _wrap_to_panel(fig:Figure, renderer)->bool:
             if e.x0 < box.x1 - 1 < e.x1 - 1 and e.width < e.x0 - box.x0: t.set_ha('right'); changed = True   # room to its left
     return changed
 
-def _fit_width(fig:Figure, max_width:float):
-    "Narrow `fig` (keeping its height) until its saved PNG (tight bounding box and padding) is at most `max_width` pixels wide: text keeps its size; long titles wrap."
+def _narrow(fig:Figure, max_width:float):
+    "Narrow `fig` (keeping its height) until its saved PNG (tight bounding box and padding) is at most `max_width` pixels wide; long titles wrap."
     max_width = max_width - 2 * mpl.rcParams['savefig.pad_inches'] * fig.dpi
     for _ in range(4):
         canvas = FigureCanvasAgg(fig); canvas.draw(); r = canvas.get_renderer()
@@ -189,6 +190,28 @@ def _fit_width(fig:Figure, max_width:float):
             return
         w, h = fig.get_size_inches()
         fig.set_size_inches(max(1.0, w - (width - max_width + 2) / fig.dpi), h)
+
+def _stack(fig:Figure)->bool:
+    "Put a one-row grid of panels into one column (each panel as wide as the figure); False if the figure is not such a grid."
+    axes = [ax for ax in fig.axes if ax.get_subplotspec() is not None]
+    specs = [ax.get_subplotspec() for ax in axes]
+    if len(axes) < 2: return False
+    gs = specs[0].get_gridspec()
+    if gs.nrows != 1 or any(s.get_gridspec() is not gs or s.colspan.stop - s.colspan.start != 1 for s in specs): return False
+    col = fig.add_gridspec(gs.ncols, 1)
+    for ax, s in zip(axes, specs):
+        ax.set_subplotspec(col[s.colspan.start, 0])
+        ax.yaxis.set_tick_params(labelleft=True)   # a shared y axis hid the tick labels of all but the first panel
+    w, h = fig.get_size_inches()
+    fig.set_size_inches(w, h * gs.ncols * 0.9)
+    return True
+
+def _fit_width(fig:Figure, max_width:float):
+    "Fit a figure wider than `max_width` px so that its text keeps its size: a row of panels becomes a column, then the figure is narrowed."
+    canvas = FigureCanvasAgg(fig); canvas.draw()
+    if fig.get_tightbbox(canvas.get_renderer()).width * fig.dpi + 2 * mpl.rcParams['savefig.pad_inches'] * fig.dpi <= max_width + 1: return
+    _stack(fig)
+    _narrow(fig, max_width)
 
 def figure_html(
     fig:Figure, # the figure to show
