@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PathCollection
+from matplotlib.legend_handler import HandlerTuple
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
@@ -274,20 +275,29 @@ def _numeric_columns(
     return out
 
 # %% ../nbs/03_viz.ipynb #1107a996
+def _key_of(handle):
+    "A legend key for `handle`: a series of bars drawn in several colours becomes one patch per colour, side by side."
+    if isinstance(handle, mpl.container.BarContainer):
+        firsts = {}
+        for p in handle.patches: firsts.setdefault(tuple(np.round(p.get_facecolor(), 3)), p)
+        if len(firsts) > 1: return tuple(firsts.values())
+    return handle
+
 def legend_outside(
     ax:Axes, # axis whose labelled artists go in the legend
     title:str|None=None, # legend title
     **kwargs, # passed to `Axes.legend` (e.g. ncols)
 ):
-    "Put the axis's legend to the right of the plot, where it cannot cover data; None when nothing is labelled."
+    "Put the axis's legend to the right of the plot, where it cannot cover data; None when nothing is labelled. A series of bars in several colours shows them all in its key."
     if not isinstance(ax, Axes): raise TypeError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
     handles, labels = ax.get_legend_handles_labels()
     if ax.get_legend() is not None:
         if title is None: title = ax.get_legend().get_title().get_text() or None
         ax.get_legend().remove()
     if not handles: return None
+    handles = [_key_of(h) for h in handles]
     return ax.legend(handles, labels, title=title, loc='upper left', bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
-                     frameon=False, fontsize='small', title_fontsize='small', **kwargs)
+                     frameon=False, fontsize='small', title_fontsize='small', handler_map={tuple: HandlerTuple(ndivide=None, pad=0)}, **kwargs)
 
 # %% ../nbs/03_viz.ipynb #6ac13479
 def plot_estimates(
