@@ -118,7 +118,7 @@ def test_figures_display_as_img_with_alt_text(monkeypatch):
     fig, ax = new_figure(); ax.bar(["a", "b"], [1, 2], label="count"); ax.set(title="counts", xlabel="letter", ylabel="count"); legend_outside(ax)
     bundle = fig._repr_mimebundle_()
     assert set(bundle) == {"text/html", "image/png", "text/plain"}
-    want = "Figure: a bar chart titled 'counts' showing count against letter, series count."
+    want = "Figure: a bar chart titled 'counts' showing count against letter, series 'count'."
     assert alt_text(fig) == want and f'alt="{html.escape(want)}"' in bundle["text/html"] and bundle["text/plain"] == want
     assert base64.b64decode(bundle["image/png"])[:4] == b"\x89PNG"
     set_alt(fig, "Two bars: b is twice a.")

@@ -146,7 +146,7 @@ def alt_text(
         leg = ax.get_legend()
         labels = [clean(t.get_text()) for t in leg.get_texts()] if leg is not None else []
         labels = [l for l in labels if l]
-        if labels: s += f", series {', '.join(labels[:6])}" + (f" and {len(labels) - 6} more" if len(labels) > 6 else '')
+        if labels: s += ", series " + ', '.join(f"'{l}'" for l in labels[:6]) + (f" and {len(labels) - 6} more" if len(labels) > 6 else '')
         panels.append(s)
     sup = clean(fig._suptitle.get_text()) if getattr(fig, '_suptitle', None) is not None else ''
     head = f"Figure '{sup}': " if sup else 'Figure: '
