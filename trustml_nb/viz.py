@@ -151,8 +151,9 @@ def alt_text(
     sup = clean(fig._suptitle.get_text()) if getattr(fig, '_suptitle', None) is not None else ''
     head = f"Figure '{sup}': " if sup else 'Figure: '
     if not panels: return head + 'an empty figure.'
-    if len(panels) == 1: return head + 'a ' + panels[0] + '.'
-    return head + f"{len(panels)} panels; " + '; '.join(f"({i + 1}) a {p}" for i, p in enumerate(panels)) + '.'
+    an = lambda p: ('an ' if p[0] in 'aeiou' else 'a ') + p
+    if len(panels) == 1: return head + an(panels[0]) + '.'
+    return head + f"{len(panels)} panels; " + '; '.join(f"({i + 1}) {an(p)}" for i, p in enumerate(panels)) + '.'
 
 
 # %% ../nbs/03_viz.ipynb #f8678218
