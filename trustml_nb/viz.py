@@ -205,7 +205,7 @@ def _stack(fig:Figure)->bool:
         ax.set_subplotspec(col[s.colspan.start, 0])
         ax.yaxis.set_tick_params(labelleft=True)   # a shared y axis hid the tick labels of all but the first panel
     w, h = fig.get_size_inches()
-    fig.set_size_inches(w, h * gs.ncols * 0.9)
+    fig.set_size_inches(w, h * gs.ncols)   # each panel keeps its height
     return True
 
 def _fit_width(fig:Figure, max_width:float):
