@@ -41,6 +41,7 @@ PALETTE = sns.color_palette('colorblind')
 def _pyplot_figure_html(fig):   # a NotebookFigure brings its own <img alt> in its mime bundle: None keeps that one
     return None if isinstance(fig, NotebookFigure) else figure_html(fig)   # (both are defined below)
 
+# %% ../nbs/03_viz.ipynb #847a6a8b
 def set_theme(
     context:str='notebook', # seaborn context: 'paper', 'notebook', 'talk' or 'poster'
     font_scale:float=1.05, # multiplier on the context's font sizes
@@ -54,7 +55,6 @@ def set_theme(
     if ip is not None and 'text/html' in ip.display_formatter.formatters:
         ip.display_formatter.formatters['text/html'].for_type(Figure, _pyplot_figure_html)
 
-
 # %% ../nbs/03_viz.ipynb #5b6d34b9
 class NotebookFigure(Figure):
     "A matplotlib `Figure` detached from pyplot that displays itself as an `<img alt=...>` (see `figure_html`), with its PNG as fallback."
@@ -64,7 +64,6 @@ class NotebookFigure(Figure):
 
     def _repr_mimebundle_(self, include=None, exclude=None)->dict:
         return figure_bundle(self)
-
 
 # %% ../nbs/03_viz.ipynb #bc8dbdb8
 def new_figure(
@@ -102,7 +101,6 @@ def _drawn_texts(fig:Figure)->list:
     for leg in fig.legends: add(leg.get_title()); [add(t) for t in leg.get_texts()]
     return out
 
-
 # %% ../nbs/03_viz.ipynb #f3c38fac
 def set_alt(
     fig:Figure|Axes, # the figure (or one of its axes)
@@ -116,7 +114,6 @@ def set_alt(
     fig._trustml_alt = ' '.join(alt.split())
     return fig
 
-
 # %% ../nbs/03_viz.ipynb #cc7ae2cd
 def _chart_kind(ax:Axes)->str:
     "'bar chart', 'line chart', 'scatter plot', 'image' or 'plot', from what the axes hold."
@@ -126,6 +123,7 @@ def _chart_kind(ax:Axes)->str:
     if ax.collections: return 'scatter plot'
     return 'plot'
 
+# %% ../nbs/03_viz.ipynb #260e3fbd
 def alt_text(
     fig:Figure|Axes, # the figure (or one of its axes)
 )->str:
@@ -155,12 +153,12 @@ def alt_text(
     if len(panels) == 1: return head + an(panels[0]) + '.'
     return head + f"{len(panels)} panels; " + '; '.join(f"({i + 1}) {an(p)}" for i, p in enumerate(panels)) + '.'
 
-
 # %% ../nbs/03_viz.ipynb #f8678218
 def _png_width(png:bytes)->int:
     "Pixel width of a PNG, from its IHDR chunk."
     return struct.unpack('>I', png[16:20])[0]
 
+# %% ../nbs/03_viz.ipynb #23ee585d
 def _wrap_to_panel(fig:Figure, renderer)->bool:
     "Wrap a panel's title or x label that is wider than the panel onto more lines; right-align a text that crosses the panel's right edge. True if anything changed."
     import textwrap
@@ -181,6 +179,7 @@ def _wrap_to_panel(fig:Figure, renderer)->bool:
             if e.x0 < box.x1 - 1 < e.x1 - 1 and e.width < e.x0 - box.x0: t.set_ha('right'); changed = True   # room to its left
     return changed
 
+# %% ../nbs/03_viz.ipynb #40260184
 def _narrow(fig:Figure, max_width:float):
     "Narrow `fig` (keeping its height) until its saved PNG (tight bounding box and padding) is at most `max_width` pixels wide; long titles wrap."
     max_width = max_width - 2 * mpl.rcParams['savefig.pad_inches'] * fig.dpi
@@ -193,6 +192,7 @@ def _narrow(fig:Figure, max_width:float):
         w, h = fig.get_size_inches()
         fig.set_size_inches(max(1.0, w - (width - max_width + 2) / fig.dpi), h)
 
+# %% ../nbs/03_viz.ipynb #5d812ea3
 def _stack(fig:Figure)->bool:
     "Put a one-row grid of panels into one column (each panel as wide as the figure); False if the figure is not such a grid."
     axes = [ax for ax in fig.axes if ax.get_subplotspec() is not None]
@@ -208,6 +208,7 @@ def _stack(fig:Figure)->bool:
     fig.set_size_inches(w, h * gs.ncols)   # each panel keeps its height
     return True
 
+# %% ../nbs/03_viz.ipynb #7c687e86
 def _fit_width(fig:Figure, max_width:float):
     "Fit a figure wider than `max_width` px so that its text keeps its size: a row of panels becomes a column, then the figure is narrowed."
     canvas = FigureCanvasAgg(fig); canvas.draw()
@@ -215,6 +216,7 @@ def _fit_width(fig:Figure, max_width:float):
     _stack(fig)
     _narrow(fig, max_width)
 
+# %% ../nbs/03_viz.ipynb #b5baa44a
 def figure_html(
     fig:Figure, # the figure to show
     alt:str|None=None, # its alt text (default: `alt_text(fig)`)
@@ -233,11 +235,13 @@ def figure_html(
     return (f'<img class="trustml-figure" src="data:image/png;base64,{base64.b64encode(png).decode()}" alt="{_html.escape(alt, quote=True)}" '
             f'width="{w}" style="max-width:100%;height:auto" data-min-text-px="{min(sizes, default=0):.1f}"/>')
 
+# %% ../nbs/03_viz.ipynb #843f1b07
 def figure_bundle(fig:Figure, alt:str|None=None)->dict:
     "A display mime bundle: text/html (the `<img alt>` of `figure_html`), image/png (fallback) and text/plain (the alt text)."
     html = figure_html(fig, alt)
     return {'text/html': html, 'image/png': base64.b64encode(fig._trustml_png).decode(), 'text/plain': alt_text(fig)}
 
+# %% ../nbs/03_viz.ipynb #3a50f5d1
 def show_figure(
     fig:Figure|Axes, # the figure (or one of its axes) to display
     alt:str|None=None, # its alt text (default: the one set with `set_alt`, else `alt_text`'s description)
@@ -245,7 +249,6 @@ def show_figure(
     "Display a figure as an `<img alt>` with its PNG as fallback (what notebooks, explorers, Voila and the site show)."
     fig = fig.figure if isinstance(fig, Axes) else fig
     display(figure_bundle(fig, alt), raw=True)
-
 
 # %% ../nbs/03_viz.ipynb #31c9d3e2
 def _axis(ax, figsize=(6, 3.6)):
@@ -284,6 +287,7 @@ def _key_of(handle):
         if len(firsts) > 1: return tuple(firsts.values())
     return handle
 
+# %% ../nbs/03_viz.ipynb #6cbc52e0
 def legend_outside(
     ax:Axes, # axis whose labelled artists go in the legend
     title:str|None=None, # legend title
@@ -409,7 +413,6 @@ class Readability(Report):
     edge_texts: tuple # texts drawn in a panel that cross its edge (half inside, half outside)
     ok: bool # no text under the floor, no legend over data, no text over text or across an edge
 
-
 # %% ../nbs/03_viz.ipynb #aad9757d
 def _covers(box, artist, renderer)->bool:
     "Does `artist` (a line, patch, collection or text drawn in data) touch the display-space `box`?"
@@ -453,7 +456,6 @@ def _text_clashes(fig:Figure, renderer)->tuple:
                 edges.append(name(t))
     return tuple(dict.fromkeys(overlaps)), tuple(dict.fromkeys(edges))
 
-
 # %% ../nbs/03_viz.ipynb #4ee26cd7
 def readability(
     fig:Figure, # the figure as it will be shown (call after all drawing)
@@ -493,7 +495,6 @@ def _show(obj):
     elif isinstance(obj, str):   # a summary line wraps between words, never inside one
         display(HTML(f"<pre style='white-space:pre-wrap;word-break:normal;overflow-wrap:normal'>{_html.escape(obj)}</pre>"))
     elif obj is not None: display(obj)
-
 
 # %% ../nbs/03_viz.ipynb #dd6404f0
 def _reading_order(outs:tuple)->list:
