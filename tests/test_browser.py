@@ -15,6 +15,7 @@ test-output/readability/<rendering>/<lesson>.json; `python tools/run_tour.py --t
 into benchmarks/results/readability.md.
 """
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -218,8 +219,8 @@ def _measure_apps(page, base_url: str, shots: Path, names) -> dict:
         lesson = next(l for l in LESSONS if l.notebook == f"{name}.ipynb")
         ready_s = READY_S.get(name, lesson.timeout_s)
         page.goto(f"{base_url}/voila/render/{name}.ipynb", timeout=ready_s * 1000, wait_until="domcontentloaded")
-        page.wait_for_function(f"(t) => ({OUTPUT_TEXT})().includes(t)", arg=lesson.ready_text, timeout=ready_s * 1000)
-        page.wait_for_function(IMG_READY, timeout=60_000)
+        # the app's own default view (its text may differ from the lesson's, which later cells drive): wait for its figure
+        page.wait_for_function(IMG_READY, timeout=ready_s * 1000)
         page.screenshot(path=str(shots / f"{name}.png"), timeout=30_000)
         out[name] = {"figures": figure_rows(page, "img", name, "Voila", "default view"),
                      "text": page.evaluate("() => document.body.innerText")}
@@ -232,6 +233,8 @@ def test_every_app_figure_is_readable_in_voila(names, tmp_path, test_output_dir)
     require_chromium()
     from test_apps import APPS, FAST, _offline, _start_voila, _wait_http
     apps = [FAST] if names == "fast" else sorted(p.stem for p in APPS.glob("*.ipynb"))
+    only = [a.strip() for a in os.environ.get("TRUSTML_VOILA_APPS", "").split(",") if a.strip()]   # re-measure a few apps
+    if only and names == "all": apps = [a for a in apps if a in only]
     shots = test_output_dir / "readability" / "voila_shots"; shots.mkdir(parents=True, exist_ok=True)
 
     def attempt_once(attempt):
