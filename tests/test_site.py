@@ -89,14 +89,17 @@ def test_index_links_every_lesson_and_the_api(site):
 
 def test_executed_lesson_has_figures_and_a_note_for_its_explorer(site):
     html = (site / "lessons" / f"{LESSON}.html").read_text()
-    figures = re.findall(r'<img[^>]+src="(\.\./_images/[^"]+\.png)"', html)
+    # figures come as <img alt="..." src="data:image/png;base64,..."> (trustml_nb.viz.figure_html): the alt text travels with them
+    figures = re.findall(r'<img[^>]+src="(data:image/png;base64,[^"]+|\.\./_images/[^"]+\.png)"', html)
     assert figures, "the executed lesson shows no figure"
-    for src in figures: assert (site / "lessons" / src).resolve().stat().st_size > 2000, src
+    for src in figures:
+        if src.startswith("data:"): assert len(src) > 2000, src[:80]
+        else: assert (site / "lessons" / src).resolve().stat().st_size > 2000, src
     assert "application/vnd.jupyter.widget-view+json" not in html and "widget-state+json" not in html
     assert html.count("trustml-widget-note") == 1 and f"apps/{LESSON}.ipynb" in html   # one explorer in this lesson
     # a lesson rendered without execution shows its code and no output
     other = (site / "lessons" / "00_start_here.html").read_text()
-    assert "adult_task" in other and "_images/" not in other
+    assert "adult_task" in other and "_images/" not in other and "trustml-figure" not in other
 
 
 def test_api_pages_show_the_docments(site):
@@ -137,10 +140,10 @@ def _visit(page, base: str, shots: Path) -> dict:
     out["math"] = page.evaluate("() => document.querySelectorAll('.MathJax, .MathJax_Display').length")
     out["math_errors"] = page.evaluate("() => document.querySelectorAll('.MathJax_Error, merror, .MathJax .merror').length")
     page.screenshot(path=str(shots / "lesson_top.png"))
-    fig = page.locator("img[src*='_images']").first
+    fig = page.locator("img.trustml-figure, img[src*='_images']").first
     fig.scroll_into_view_if_needed(timeout=30_000)
     page.wait_for_function("(s) => { const i = document.querySelector(s); return i && i.complete && i.naturalWidth > 100; }",
-                           arg="img[src*='_images']", timeout=30_000)
+                           arg="img.trustml-figure, img[src*='_images']", timeout=30_000)
     page.screenshot(path=str(shots / "lesson_figure.png"))
     note = page.locator(".trustml-widget-note").first
     note.scroll_into_view_if_needed(timeout=30_000)

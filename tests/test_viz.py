@@ -108,3 +108,45 @@ def test_group_metric_reference_is_labelled_and_legend_outside():
     assert [t.get_text() for t in ax.texts][0] == "budget 0.12"   # then the bar values
     assert readability(ax.figure).legend_overlaps == ()
     assert ax.get_legend().get_title().get_text() == "m"
+
+
+def test_figures_display_as_img_with_alt_text(monkeypatch):
+    "NotebookFigure, explorer figures and (after set_theme, in IPython) pyplot figures display as <img alt> with the PNG as fallback."
+    import base64, html
+    from trustml_nb.viz import alt_text, figure_bundle, set_alt
+    set_theme()
+    fig, ax = new_figure(); ax.bar(["a", "b"], [1, 2], label="count"); ax.set(title="counts", xlabel="letter", ylabel="count"); legend_outside(ax)
+    bundle = fig._repr_mimebundle_()
+    assert set(bundle) == {"text/html", "image/png", "text/plain"}
+    want = "Figure: a bar chart titled 'counts' showing count against letter, series 'count'."
+    assert alt_text(fig) == want and f'alt="{html.escape(want)}"' in bundle["text/html"] and bundle["text/plain"] == want
+    assert base64.b64decode(bundle["image/png"])[:4] == b"\x89PNG"
+    set_alt(fig, "Two bars: b is twice a.")
+    assert 'alt="Two bars: b is twice a."' in figure_bundle(fig)["text/html"]
+    # explorers show their figures the same way
+    import trustml_nb.viz as viz
+    shown = []
+    monkeypatch.setattr(viz, "display", lambda obj, **kw: shown.append((obj, kw)))
+    explorer(lambda n: new_figure()[0].axes[0].plot([0, n])[0].figure, n=_slider())
+    assert [(o["text/html"][:28], 'alt="Figure: a plot' in o["text/html"], kw) for o, kw in shown] == [('<img class="trustml-figure" ', True, {"raw": True})]
+
+
+def test_wide_figures_fit_the_column_with_text_at_full_size():
+    "A two-panel figure 12 inches wide (1200 px) is stacked into a column 760 px wide; its text keeps its size (>= 10 px)."
+    import base64, struct
+    from trustml_nb.viz import figure_bundle
+    set_theme()
+    fig, axs = new_figure(1, 2, figsize=(12, 3.5))
+    for a in axs: a.plot([0, 1, 2], [2, 0, 1], label="a line"); a.set_title("a panel with a title"); legend_outside(a)
+    png = base64.b64decode(figure_bundle(fig)["image/png"])
+    assert struct.unpack(">I", png[16:20])[0] <= 760
+    assert [a.get_subplotspec().rowspan.start for a in axs] == [0, 1]
+    r = readability(fig, display_width=760)
+    assert r.ok and r.min_text_px >= 10, r
+
+
+def test_readability_finds_texts_over_texts_and_across_edges():
+    fig, ax = new_figure(figsize=(4, 3)); ax.plot([0, 1], [0, 1])
+    ax.text(0.3, 0.5, "budget 0.02"); ax.text(0.33, 0.51, "xi_l=0.04"); ax.text(0.95, 0.2, "edge label", transform=ax.transAxes)
+    r = readability(fig)
+    assert r.text_overlaps == ("'budget 0.02' over 'xi_l=0.04'",) and r.edge_texts == ("'edge label'",) and not r.ok

@@ -6,16 +6,22 @@
 
 A lesson whose execution fails (a cell error, or a cell that hangs until the per-cell timeout; the usual hang, a missed
 wake-up of nbclient's shell poll, is fixed by tools/kernel_wakeup.py, which docs/conf.py installs) fails the build; the build is then run once more, which executes only the lessons
-not yet in the cache. Every build appends a row (seconds, cold or warm cache, the load average before and after) to
+not yet in the cache. After the build, `tidy_pages` replaces the temporary file a warning names when it comes from a
+lesson cell (`/tmp/ipykernel_123/456.py:7: DroppedRowsWarning: ...` becomes `(cell, line 7): DroppedRowsWarning: ...`) and
+counts the lesson figures with and without alt text (each figure is an `<img alt="a sentence">` written by
+`trustml_nb.viz.figure_html`, so its alt text travels into the page with it; an image Sphinx wrote from a bare PNG has its
+file path as alt and is counted as without). Every build appends a row (seconds, cold or warm cache, the load average before and after) to
 benchmarks/results/site_build.md: the machines are shared, so a time under load is an upper bound.
 """
 import argparse
 import datetime
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
+from html.parser import HTMLParser
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,6 +40,32 @@ def sphinx(out: Path, every_page: bool) -> int:
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-d", str(BUILD / "doctrees"), str(DOCS), str(out)]
     if every_page: cmd.insert(3, "-E")
     return subprocess.call(cmd, cwd=ROOT)
+
+
+KERNEL_FILE = re.compile(r"/tmp/ipykernel_\d+/\d+\.py:(\d+)")
+
+
+class _Images(HTMLParser):
+    def __init__(self):
+        super().__init__(); self.alts = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "img": self.alts.append(dict(attrs).get("alt") or "")
+
+
+def tidy_pages(out: Path) -> dict:
+    "Replace kernel temp-file paths in warnings by '(cell, line N)'; count lesson figures with and without alt text."
+    fixed, with_alt, without = 0, 0, []
+    for page in sorted(out.rglob("*.html")):
+        text = page.read_text(errors="replace")
+        new, n = KERNEL_FILE.subn(lambda m: f"(cell, line {m.group(1)})", text)
+        if n: page.write_text(new); fixed += n
+        if page.parent.name == "lessons":
+            p = _Images(); p.feed(new)
+            for k, alt in enumerate(p.alts):
+                if len(alt.split()) >= 3 and not alt.strip().endswith((".png", ".jpg", ".svg")): with_alt += 1
+                else: without.append(f"{page.stem} image #{k}: alt {alt!r}")
+    return {"paths_replaced": fixed, "figures_with_alt": with_alt, "figures_without_alt": without}
 
 
 def main(argv=None) -> int:
@@ -56,6 +88,9 @@ def main(argv=None) -> int:
     secs, load1 = time.perf_counter() - t0, os.getloadavg()[0]
     if rc != 0:
         print(f"FAILED: sphinx-build exited with {rc} twice ({secs:.0f} s)"); return rc
+    tidy = tidy_pages(out)
+    print(f">>> {tidy['paths_replaced']} temporary kernel file path(s) replaced; lesson figures with alt text: {tidy['figures_with_alt']}, "
+          f"without: {len(tidy['figures_without_alt'])}" + "".join(f"\n    {w}" for w in tidy['figures_without_alt']))
     pages = sum(1 for _ in out.rglob("*.html"))
     mb = sum(f.stat().st_size for f in out.rglob("*") if f.is_file()) / 2**20
     print(f">>> site built in {secs:.0f} s ({attempts} attempt(s), load {load0:.1f} -> {load1:.1f}): {pages} pages, {mb:.0f} MB in {out}")

@@ -5,7 +5,10 @@
     python tools/run_tour.py --audit test-output/figures  # also save every figure as PNG and measure it (viz.readability)
 
 With `--audit DIR`, every matplotlib figure a lesson displays is measured by `trustml_nb.viz.readability` at 850 px
-(the output area of a 1280 x 800 JupyterLab window with the file browser open): smallest text in screen pixels and legends over data. DIR/<lesson>/ gets
+(the output area of a 1280 x 800 JupyterLab window with the file browser open): smallest text in screen pixels, legends over
+data, texts over texts or across a panel's edge, and whether it is shown with alt text (`viz.figure_html`).
+The size a reader sees is measured in the browser, in the three renderings (tests/test_browser.py: JupyterLab and Voila;
+tests/test_site_readability.py: the static site): `--table DIR` gathers those measurements into benchmarks/results/readability.md. DIR/<lesson>/ gets
 each figure as cellNN_K.png and readability.csv (one row per figure); a figure that fails is listed on the console.
 Figures an explorer draws are measured too (rows with no PNG file: they live in the widget; the browser test screenshots them).
 
@@ -44,24 +47,25 @@ import io as _io
 import matplotlib.pyplot as _plt
 _plt.close(_plt.figure())   # resolve pyplot's backend now: the inline backend's first use (e.g. inside pandas plotting) re-registers its formatter
 from matplotlib.figure import Figure as _Figure
-from trustml_nb.viz import readability as _readability
+import trustml_nb.viz as _viz
 _AUDIT = []
-def _audit_png(fig):
-    r = _readability(fig)
+def _record(fig, alt):
+    r = _viz.readability(fig)
     _AUDIT.append(dict(execution_count=_CELL[0], width_px=round(r.width_px, 1), scale=round(r.scale, 3),
-                       min_text_px=round(r.min_text_px, 2), small_texts=' | '.join(r.small_texts), legend_overlaps=' | '.join(r.legend_overlaps), ok=r.ok))
+                       min_text_px=round(r.min_text_px, 2), small_texts=' | '.join(r.small_texts), legend_overlaps=' | '.join(r.legend_overlaps),
+                       text_overlaps=' | '.join(r.text_overlaps), edge_texts=' | '.join(r.edge_texts), alt=alt, ok=r.ok and bool(alt)))
+def _audit_png(fig):   # a figure shown as a bare PNG (no <img alt>): measured, and recorded without alt text
+    if not hasattr(fig, '_trustml_png'): _record(fig, '')
     buf = _io.BytesIO(); fig.savefig(buf, format='png', bbox_inches='tight'); return buf.getvalue()
 _CELL = [None]
 def _register(*_):   # before every cell: `%matplotlib inline` in a lesson re-registers its own PNG formatter for figures
     _CELL[0] = get_ipython().execution_count - 1   # already advanced when pre_run_cell fires (IPython 9): this cell's number
     get_ipython().display_formatter.formatters['image/png'].for_type(_Figure, _audit_png)
 _register(); get_ipython().events.register('pre_run_cell', _register)
-import trustml_nb.viz as _viz
-_show = _viz._show
-def _show_audited(obj):   # explorers draw through viz._show: measure their figures too (they are not saved as files)
-    if isinstance(obj, _Figure): _audit_png(obj)
-    return _show(obj)
-_viz._show = _show_audited
+_figure_html = _viz.figure_html
+def _figure_html_audited(fig, alt=None, max_width=760):   # every <img alt> display (NotebookFigure, explorers, pyplot after set_theme)
+    html = _figure_html(fig, alt, max_width); _record(fig, _viz.alt_text(fig)); return html
+_viz.figure_html = _figure_html_audited
 '''
 AUDIT_DUMP = AUDIT_MARK + "\nimport json as _json; print('@@AUDIT@@' + _json.dumps(_AUDIT))"
 
@@ -146,6 +150,34 @@ def save_audit(nb, folder:Path)->list:
     return [r for r in rows if not r['ok']]
 
 
+def readability_table(folder:Path, out:Path=ROOT / 'benchmarks' / 'results' / 'readability.md')->str:
+    "Gather the browser tests' figure measurements (folder/<rendering>/<lesson>.json) into a markdown table; write it to `out`."
+    import json, datetime
+    rows = [r for f in sorted(Path(folder).glob('*/*.json')) for r in json.loads(f.read_text())]
+    order = {'JupyterLab': 0, 'Voila': 1, 'site': 2}
+    rows.sort(key=lambda r: (r['lesson'], order.get(r['rendering'], 9)))
+    small = [r for r in rows if r['min_text_px'] is None or r['min_text_px'] < 10]
+    no_alt = [r for r in rows if not (r['alt'] or '').strip()]
+    per = {}
+    for r in rows: per.setdefault(r['rendering'], set()).add(r['lesson'])
+    lines = ["# Figure readability in the browser (issue 39)", "",
+             f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC in Debian chromium at a 1280 x 800 window by "
+             "tests/test_browser.py (JupyterLab after Run All, and the explorer after its slider moved; Voila: each app's default view) and "
+             "tests/test_site_readability.py (the static site's lesson pages); gathered by `python tools/run_tour.py --table test-output/readability`.",
+             "*smallest text* = the figure's smallest text at natural size (`data-min-text-px` on its `<img>`, written by "
+             "`trustml_nb.viz.figure_html`) x shown width / natural width, in CSS px. The floor is 10 px.", "",
+             "Lessons measured per rendering: " + "; ".join(f"{k}: {len(v)} ({', '.join(sorted(l[:2] for l in v))})" for k, v in sorted(per.items(), key=lambda kv: order.get(kv[0], 9))) + ".",
+             f"Figures: {len(rows)}; below 10 px: {len(small)}; with alt text: {len(rows) - len(no_alt)}; without: {len(no_alt)}.", "",
+             "| lesson | rendering | figure | natural px | shown px | scale | smallest text px | alt text (start) |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        alt = (r['alt'] or '').replace('|', '/')
+        lines.append(f"| {r['lesson']} | {r['rendering']} | {r['figure']} | {r['natural_px']} | {r['shown_px']} | {r['scale']} | "
+                     f"{'unmeasured' if r['min_text_px'] is None else r['min_text_px']} | {alt[:70] + ('...' if len(alt) > 70 else '')} |")
+    text = "\n".join(lines) + "\n"
+    Path(out).write_text(text)
+    return text
+
+
 def main(argv=None)->int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('names', nargs='*', help='lesson files in --lessons (default: all *.ipynb)')
@@ -157,7 +189,10 @@ def main(argv=None)->int:
     parser.add_argument('--runs', type=int, default=1, help='run each lesson this many times (looking for hangs)')
     parser.add_argument('--no-html', action='store_true', help='do not write HTML copies')
     parser.add_argument('--audit', default=None, help='folder: save every figure and its readability (see above)')
+    parser.add_argument('--table', default=None, help='folder of browser measurements (test-output/readability): write benchmarks/results/readability.md and stop')
     args = parser.parse_args(argv)
+    if args.table:
+        print(readability_table(Path(args.table)).split('\n\n| lesson')[0]); return 0
     folder = Path(args.lessons)
     paths = [folder / n for n in args.names] if args.names else sorted(folder.glob('[0-9]*.ipynb'))
     out = Path(args.out); out.mkdir(parents=True, exist_ok=True)
@@ -173,7 +208,8 @@ def main(argv=None)->int:
                     if args.audit:
                         for r in save_audit(nb, Path(args.audit) / p.stem):
                             print(f"    figure in cell {r['cell']}: small text [{r['small_texts']}] (min {r['min_text_px']} px), "
-                                  f"legend over data [{r['legend_overlaps']}]", flush=True)
+                                  f"legend over data [{r['legend_overlaps']}], text over text [{r['text_overlaps']}], "
+                                  f"across a panel edge [{r['edge_texts']}], alt text {'yes' if r['alt'] else 'NONE'}", flush=True)
                     if not args.no_html:
                         from nbconvert import HTMLExporter
                         html, _ = HTMLExporter().from_notebook_node(nb)

@@ -7,47 +7,63 @@ Docs: https://trustml-nb.github.io/trustml_nb/viz.html.md"""
 # %% ../nbs/03_viz.ipynb #63bab7f1
 from __future__ import annotations
 
+import base64
+import html as _html
 import io
+import struct
 
 import ipywidgets as widgets
 import matplotlib as mpl
 import numpy as np
 import pandas as pd
 import seaborn as sns
+from IPython import get_ipython
 from IPython.display import HTML, Image, display
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PathCollection
+from matplotlib.legend_handler import HandlerTuple
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
 from .core import Report, check_columns, check_numbers, check_option, check_scalar, report
 
 # %% auto #0
-__all__ = ['PALETTE', 'set_theme', 'NotebookFigure', 'new_figure', 'legend_outside', 'plot_estimates', 'plot_group_metric',
-           'plot_tradeoff', 'Readability', 'readability', 'Explorer', 'explorer']
+__all__ = ['PALETTE', 'set_theme', 'NotebookFigure', 'new_figure', 'set_alt', 'alt_text', 'figure_html', 'figure_bundle',
+           'show_figure', 'legend_outside', 'plot_estimates', 'plot_group_metric', 'plot_tradeoff', 'Readability',
+           'readability', 'Explorer', 'explorer']
 
 # %% ../nbs/03_viz.ipynb #151893d3
 PALETTE = sns.color_palette('colorblind')
 
+def _pyplot_figure_html(fig):   # a NotebookFigure brings its own <img alt> in its mime bundle: None keeps that one
+    return None if isinstance(fig, NotebookFigure) else figure_html(fig)   # (both are defined below)
+
+# %% ../nbs/03_viz.ipynb #847a6a8b
 def set_theme(
     context:str='notebook', # seaborn context: 'paper', 'notebook', 'talk' or 'poster'
     font_scale:float=1.05, # multiplier on the context's font sizes
 ):
-    "Apply the course's seaborn theme (whitegrid, colour-blind palette) to all later figures."
+    "Apply the course's seaborn theme (whitegrid, colour-blind palette) to all later figures; in IPython, figures display with alt text."
     check_option(context, 'context', ('paper', 'notebook', 'talk', 'poster'))
     check_scalar(font_scale, 'font_scale', float, low=0, high=10, closed='right')
     sns.set_theme(context=context, style='whitegrid', palette=PALETTE, font_scale=font_scale,
                   rc={'figure.dpi': 100, 'axes.titleweight': 'bold', 'axes.spines.top': False, 'axes.spines.right': False})
+    ip = get_ipython()   # pyplot figures (shown by the inline backend) get the same <img alt> display as NotebookFigure
+    if ip is not None and 'text/html' in ip.display_formatter.formatters:
+        ip.display_formatter.formatters['text/html'].for_type(Figure, _pyplot_figure_html)
 
 # %% ../nbs/03_viz.ipynb #5b6d34b9
 class NotebookFigure(Figure):
-    "A matplotlib `Figure` detached from pyplot that displays itself as a PNG in notebooks."
+    "A matplotlib `Figure` detached from pyplot that displays itself as an `<img alt=...>` (see `figure_html`), with its PNG as fallback."
     def _repr_png_(self)->bytes:
         buf = io.BytesIO(); self.savefig(buf, format='png', bbox_inches='tight')
         return buf.getvalue()
+
+    def _repr_mimebundle_(self, include=None, exclude=None)->dict:
+        return figure_bundle(self)
 
 # %% ../nbs/03_viz.ipynb #bc8dbdb8
 def new_figure(
@@ -61,6 +77,178 @@ def new_figure(
     if len(size) != 2: raise ValueError(f"figsize must be (width, height) in inches, got {len(size)} value(s): {figsize!r}")
     fig = NotebookFigure(figsize=size, layout='constrained')
     return fig, fig.subplots(nrows, ncols, **kwargs)
+
+# %% ../nbs/03_viz.ipynb #878585db
+def _drawn_texts(fig:Figure)->list:
+    "The texts a reader sees: titles, axis and tick labels in view, texts and annotations, legend entries (Text artists with text)."
+    out = []
+    def add(t):
+        if t is not None and t.get_visible() and t.get_text().strip() and t not in out: out.append(t)
+    for ax in fig.axes:
+        if not ax.get_visible(): continue
+        for t in (ax.title, ax._left_title, ax._right_title): add(t)
+        for axis in (ax.xaxis, ax.yaxis):
+            if not axis.get_visible(): continue
+            add(axis.label); add(axis.offsetText)
+            for tick in axis._update_ticks():   # the ticks drawn (those in view), as matplotlib's draw picks them
+                add(tick.label1 if tick.label1.get_visible() else None); add(tick.label2 if tick.label2.get_visible() else None)
+        for t in ax.texts: add(t)
+        leg = ax.get_legend()
+        if leg is not None and leg.get_visible():
+            add(leg.get_title()); [add(t) for t in leg.get_texts()]
+    for t in fig.texts: add(t)
+    if getattr(fig, '_suptitle', None) is not None: add(fig._suptitle)
+    for leg in fig.legends: add(leg.get_title()); [add(t) for t in leg.get_texts()]
+    return out
+
+# %% ../nbs/03_viz.ipynb #f3c38fac
+def set_alt(
+    fig:Figure|Axes, # the figure (or one of its axes)
+    alt:str, # one sentence saying what the figure shows (not a file name)
+)->Figure:
+    "Give a figure its alt text; returns the figure, so a cell can end with `set_alt(fig, '...')` to show it."
+    fig = fig.figure if isinstance(fig, Axes) else fig
+    if not isinstance(fig, Figure): raise TypeError(f"fig must be a matplotlib Figure or Axes, got {type(fig).__name__}")
+    if not isinstance(alt, str) or len(alt.split()) < 3:
+        raise ValueError(f"alt must be a sentence (three words or more) saying what the figure shows, got {alt!r}")
+    fig._trustml_alt = ' '.join(alt.split())
+    return fig
+
+# %% ../nbs/03_viz.ipynb #cc7ae2cd
+def _chart_kind(ax:Axes)->str:
+    "'bar chart', 'line chart', 'scatter plot', 'image' or 'plot', from what the axes hold."
+    if ax.images: return 'image'
+    if any(isinstance(c, mpl.container.BarContainer) for c in ax.containers): return 'bar chart'
+    if any(len(l.get_xdata()) > 2 for l in ax.lines): return 'line chart'
+    if ax.collections: return 'scatter plot'
+    return 'plot'
+
+# %% ../nbs/03_viz.ipynb #260e3fbd
+def alt_text(
+    fig:Figure|Axes, # the figure (or one of its axes)
+)->str:
+    "The figure's alt text: the sentence given with `set_alt`, or a description of its panels (kind, title, axes, series)."
+    fig = fig.figure if isinstance(fig, Axes) else fig
+    if not isinstance(fig, Figure): raise TypeError(f"fig must be a matplotlib Figure or Axes, got {type(fig).__name__}")
+    if getattr(fig, '_trustml_alt', None): return fig._trustml_alt
+    clean = lambda s: ' '.join(str(s).replace('$', '').split())
+    panels = []
+    for ax in fig.axes:
+        if not ax.get_visible() or ax.get_label() == '<colorbar>' or not ax.has_data(): continue
+        s = _chart_kind(ax)
+        title = clean(ax.get_title() or ax.get_title('left') or ax.get_title('right'))
+        if title: s += f" titled '{title}'"
+        x, y = clean(ax.get_xlabel()), clean(ax.get_ylabel())
+        if x and y: s += f" showing {y} against {x}"
+        elif x or y: s += f" of {x or y}"
+        leg = ax.get_legend()
+        labels = [clean(t.get_text()) for t in leg.get_texts()] if leg is not None else []
+        labels = [l for l in labels if l]
+        if labels: s += ", series " + ', '.join(f"'{l}'" for l in labels[:6]) + (f" and {len(labels) - 6} more" if len(labels) > 6 else '')
+        panels.append(s)
+    sup = clean(fig._suptitle.get_text()) if getattr(fig, '_suptitle', None) is not None else ''
+    head = f"Figure '{sup}': " if sup else 'Figure: '
+    if not panels: return head + 'an empty figure.'
+    an = lambda p: ('an ' if p[0] in 'aeiou' else 'a ') + p
+    if len(panels) == 1: return head + an(panels[0]) + '.'
+    return head + f"{len(panels)} panels; " + '; '.join(f"({i + 1}) {an(p)}" for i, p in enumerate(panels)) + '.'
+
+# %% ../nbs/03_viz.ipynb #f8678218
+def _png_width(png:bytes)->int:
+    "Pixel width of a PNG, from its IHDR chunk."
+    return struct.unpack('>I', png[16:20])[0]
+
+# %% ../nbs/03_viz.ipynb #23ee585d
+def _wrap_to_panel(fig:Figure, renderer)->bool:
+    "Wrap a panel's title or x label that is wider than the panel onto more lines; right-align a text that crosses the panel's right edge. True if anything changed."
+    import textwrap
+    changed = False
+    for ax in fig.axes:
+        if not ax.get_visible(): continue
+        box = ax.get_window_extent(renderer)
+        for t in (ax.title, ax._left_title, ax._right_title, ax.xaxis.label):
+            s = t.get_text()
+            if not s.strip() or not t.get_visible() or '$' in s: continue
+            w = t.get_window_extent(renderer).width
+            longest = max(s.split('\n'), key=len)
+            if w > box.width * 1.02 and len(longest) > 12:
+                t.set_text(textwrap.fill(' '.join(s.split()), max(12, int(len(longest) * box.width / w * 0.95)))); changed = True
+        for t in ax.texts:
+            if not t.get_visible() or not t.get_text().strip() or t.get_ha() == 'right': continue
+            e = t.get_window_extent(renderer)
+            if e.x0 < box.x1 - 1 < e.x1 - 1 and e.width < e.x0 - box.x0: t.set_ha('right'); changed = True   # room to its left
+    return changed
+
+# %% ../nbs/03_viz.ipynb #40260184
+def _narrow(fig:Figure, max_width:float):
+    "Narrow `fig` (keeping its height) until its saved PNG (tight bounding box and padding) is at most `max_width` pixels wide; long titles wrap."
+    max_width = max_width - 2 * mpl.rcParams['savefig.pad_inches'] * fig.dpi
+    for _ in range(4):
+        canvas = FigureCanvasAgg(fig); canvas.draw(); r = canvas.get_renderer()
+        width = fig.get_tightbbox(r).width * fig.dpi
+        if width <= max_width + 1:
+            if _wrap_to_panel(fig, r): continue
+            return
+        w, h = fig.get_size_inches()
+        fig.set_size_inches(max(1.0, w - (width - max_width + 2) / fig.dpi), h)
+
+# %% ../nbs/03_viz.ipynb #5d812ea3
+def _stack(fig:Figure)->bool:
+    "Put a one-row grid of panels into one column (each panel as wide as the figure); False if the figure is not such a grid."
+    axes = [ax for ax in fig.axes if ax.get_subplotspec() is not None]
+    specs = [ax.get_subplotspec() for ax in axes]
+    if len(axes) < 2: return False
+    gs = specs[0].get_gridspec()
+    if gs.nrows != 1 or any(s.get_gridspec() is not gs or s.colspan.stop - s.colspan.start != 1 for s in specs): return False
+    col = fig.add_gridspec(gs.ncols, 1)
+    for ax, s in zip(axes, specs):
+        ax.set_subplotspec(col[s.colspan.start, 0])
+        ax.yaxis.set_tick_params(labelleft=True)   # a shared y axis hid the tick labels of all but the first panel
+    w, h = fig.get_size_inches()
+    fig.set_size_inches(w, h * gs.ncols)   # each panel keeps its height
+    return True
+
+# %% ../nbs/03_viz.ipynb #7c687e86
+def _fit_width(fig:Figure, max_width:float):
+    "Fit a figure wider than `max_width` px so that its text keeps its size: a row of panels becomes a column, then the figure is narrowed."
+    canvas = FigureCanvasAgg(fig); canvas.draw()
+    if fig.get_tightbbox(canvas.get_renderer()).width * fig.dpi + 2 * mpl.rcParams['savefig.pad_inches'] * fig.dpi <= max_width + 1: return
+    _stack(fig)
+    _narrow(fig, max_width)
+
+# %% ../nbs/03_viz.ipynb #b5baa44a
+def figure_html(
+    fig:Figure, # the figure to show
+    alt:str|None=None, # its alt text (default: `alt_text(fig)`)
+    max_width:float|None=760, # narrow a wider figure to this many pixels first (None: leave it); 760 fits the site's text column
+)->str:
+    "The figure as `<img alt=... src='data:image/png;base64,...'>`, with its natural smallest text size (`data-min-text-px`)."
+    if not isinstance(fig, Figure): raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    if max_width is not None:
+        check_scalar(max_width, 'max_width', float, low=100)
+        if fig.get_layout_engine() is not None: _fit_width(fig, max_width)   # a layout engine re-flows the panels; without one text would collide
+    alt = alt_text(fig) if alt is None else set_alt(fig, alt)._trustml_alt
+    buf = io.BytesIO(); fig.savefig(buf, format='png', bbox_inches='tight'); png = buf.getvalue()
+    fig._trustml_png = png   # the bundle's image/png fallback: the same pixels
+    sizes = [t.get_fontsize() * fig.dpi / 72 for t in _drawn_texts(fig)]
+    w = _png_width(png)
+    return (f'<img class="trustml-figure" src="data:image/png;base64,{base64.b64encode(png).decode()}" alt="{_html.escape(alt, quote=True)}" '
+            f'width="{w}" style="max-width:100%;height:auto" data-min-text-px="{min(sizes, default=0):.1f}"/>')
+
+# %% ../nbs/03_viz.ipynb #843f1b07
+def figure_bundle(fig:Figure, alt:str|None=None)->dict:
+    "A display mime bundle: text/html (the `<img alt>` of `figure_html`), image/png (fallback) and text/plain (the alt text)."
+    html = figure_html(fig, alt)
+    return {'text/html': html, 'image/png': base64.b64encode(fig._trustml_png).decode(), 'text/plain': alt_text(fig)}
+
+# %% ../nbs/03_viz.ipynb #3a50f5d1
+def show_figure(
+    fig:Figure|Axes, # the figure (or one of its axes) to display
+    alt:str|None=None, # its alt text (default: the one set with `set_alt`, else `alt_text`'s description)
+):
+    "Display a figure as an `<img alt>` with its PNG as fallback (what notebooks, explorers, Voila and the site show)."
+    fig = fig.figure if isinstance(fig, Axes) else fig
+    display(figure_bundle(fig, alt), raw=True)
 
 # %% ../nbs/03_viz.ipynb #31c9d3e2
 def _axis(ax, figsize=(6, 3.6)):
@@ -91,20 +279,30 @@ def _numeric_columns(
     return out
 
 # %% ../nbs/03_viz.ipynb #1107a996
+def _key_of(handle):
+    "A legend key for `handle`: a series of bars drawn in several colours becomes one patch per colour, side by side."
+    if isinstance(handle, mpl.container.BarContainer):
+        firsts = {}
+        for p in handle.patches: firsts.setdefault(tuple(np.round(p.get_facecolor(), 3)), p)
+        if len(firsts) > 1: return tuple(firsts.values())
+    return handle
+
+# %% ../nbs/03_viz.ipynb #6cbc52e0
 def legend_outside(
     ax:Axes, # axis whose labelled artists go in the legend
     title:str|None=None, # legend title
     **kwargs, # passed to `Axes.legend` (e.g. ncols)
 ):
-    "Put the axis's legend to the right of the plot, where it cannot cover data; None when nothing is labelled."
+    "Put the axis's legend to the right of the plot, where it cannot cover data; None when nothing is labelled. A series of bars in several colours shows them all in its key."
     if not isinstance(ax, Axes): raise TypeError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
     handles, labels = ax.get_legend_handles_labels()
     if ax.get_legend() is not None:
         if title is None: title = ax.get_legend().get_title().get_text() or None
         ax.get_legend().remove()
     if not handles: return None
+    handles = [_key_of(h) for h in handles]
     return ax.legend(handles, labels, title=title, loc='upper left', bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
-                     frameon=False, fontsize='small', title_fontsize='small', **kwargs)
+                     frameon=False, fontsize='small', title_fontsize='small', handler_map={tuple: HandlerTuple(ndivide=None, pad=0)}, **kwargs)
 
 # %% ../nbs/03_viz.ipynb #6ac13479
 def plot_estimates(
@@ -112,7 +310,7 @@ def plot_estimates(
     estimate:str='estimate', # column with point estimates
     label:str='label', # column naming each estimate (y axis)
     lower:str|None='ci_low', upper:str|None='ci_high', # interval columns (None: no intervals)
-    truth:str|None=None, # column with the ground truth, drawn as a red diamond
+    truth:str|None=None, # column with the ground truth, drawn as a diamond in the palette's red
     hue:str|None=None, # column separating estimators, drawn side by side
     ax:Axes|None=None, # axis to draw on (default: a new figure)
 )->Axes:
@@ -139,7 +337,7 @@ def plot_estimates(
         ax.errorbar(sub[estimate], y, xerr=err, fmt='o', capsize=3, color=PALETTE[i % len(PALETTE)], label=h)
     if truth:
         tr = df.drop_duplicates(label)
-        ax.scatter(tr[truth], [labels.index(v) for v in tr[label]], marker='D', s=45, color='crimson', zorder=3, label='truth')
+        ax.scatter(tr[truth], [labels.index(v) for v in tr[label]], marker='D', s=45, color=PALETTE[3], zorder=3, label='truth')
     ax.set_yticks(range(len(labels)), labels); ax.invert_yaxis()
     ax.axvline(0, color='grey', lw=0.8); ax.set_xlabel(estimate)
     if hue or truth: legend_outside(ax)
@@ -164,9 +362,10 @@ def plot_group_metric(
     if hue: sns.barplot(data=df, x=group, y=value, hue=hue, ax=ax, errorbar=None)
     else: sns.barplot(data=df, x=group, y=value, ax=ax, color=PALETTE[0], errorbar=None)
     if reference is not None:
-        ax.axhline(reference, color='grey', ls='--', lw=1, zorder=1)
+        ax.axhline(reference, color='grey', ls='--', lw=1, zorder=0.9)   # under the bars: a bar as high as the line stays visible
         ax.annotate(f"{reference_label} {reference:.2f}", xy=(1, reference), xycoords=ax.get_yaxis_transform(), xytext=(4, 0),
                     textcoords='offset points', va='center', ha='left', fontsize='small', color='dimgrey', annotation_clip=False)
+    if bar_labels: ax.margins(y=0.15); ax.autoscale_view()   # headroom: the value over the tallest bar stays inside the panel
     for c in (ax.containers if bar_labels else []):   # a white box under each value: a reference line passing behind it cannot strike the digits
         ax.bar_label(c, fmt='%.2f', fontsize='small', padding=2, zorder=3, bbox=dict(facecolor='white', edgecolor='none', pad=0.5, alpha=0.85))
     if hue: legend_outside(ax, title=hue)
@@ -203,14 +402,16 @@ def plot_tradeoff(
 # %% ../nbs/03_viz.ipynb #de17d637
 @report
 class Readability(Report):
-    "How a figure reads at a display width: its smallest text in screen pixels and any legend drawn over data."
+    "How a figure reads at a display width: its smallest text in screen pixels, legends over data, texts over texts or across a panel's edge."
     title = 'Figure readability'
     width_px: float # width of the saved figure (tight bounding box), in pixels
     scale: float # display scale: min(1, display width / width_px)
     min_text_px: float # smallest visible text at that scale, in screen pixels
     small_texts: tuple # visible texts under the floor (first 30 characters each)
     legend_overlaps: tuple # one 'legend over <artist>' entry per legend that covers data
-    ok: bool # no text under the floor and no legend over data
+    text_overlaps: tuple # one "'a' over 'b'" entry per pair of texts that overlap
+    edge_texts: tuple # texts drawn in a panel that cross its edge (half inside, half outside)
+    ok: bool # no text under the floor, no legend over data, no text over text or across an edge
 
 # %% ../nbs/03_viz.ipynb #aad9757d
 def _covers(box, artist, renderer)->bool:
@@ -230,13 +431,38 @@ def _covers(box, artist, renderer)->bool:
         return ext.width > 0 and ext.height > 0 and Bbox.intersection(box, ext) is not None
     return False
 
+# %% ../nbs/03_viz.ipynb #e127e16e
+def _text_clashes(fig:Figure, renderer)->tuple:
+    "(pairs of drawn texts that overlap, texts of a panel that straddle its edge), as short descriptions."
+    texts = _drawn_texts(fig)
+    boxes = [t.get_window_extent(renderer) for t in texts]
+    tilted = [t.get_rotation() % 90 != 0 for t in texts]   # a slanted label's bounding box is not its outline: not compared
+    name = lambda t: repr(t.get_text().strip()[:25])
+    overlaps = []
+    for i in range(len(texts)):
+        for j in range(i + 1, len(texts)):
+            if tilted[i] or tilted[j]: continue
+            a, b = boxes[i], boxes[j]
+            w, h = min(a.x1, b.x1) - max(a.x0, b.x0), min(a.y1, b.y1) - max(a.y0, b.y0)
+            if w > 1 and h > 1: overlaps.append(f"{name(texts[i])} over {name(texts[j])}")
+    edges = []
+    for ax in fig.axes:
+        box = ax.get_window_extent(renderer)
+        for t in ax.texts:
+            if t not in texts: continue
+            e = t.get_window_extent(renderer)
+            inside = Bbox.intersection(box, e)
+            if inside is not None and inside.width > 1 and (e.x0 < box.x0 - 0.5 or e.x1 > box.x1 + 0.5 or e.y0 < box.y0 - 0.5 or e.y1 > box.y1 + 0.5):
+                edges.append(name(t))
+    return tuple(dict.fromkeys(overlaps)), tuple(dict.fromkeys(edges))
+
 # %% ../nbs/03_viz.ipynb #4ee26cd7
 def readability(
     fig:Figure, # the figure as it will be shown (call after all drawing)
     display_width:float=850, # pixels available to it (JupyterLab's output area at 1280 x 800 with the file browser open: 848, measured)
-    min_px:float=9.0, # smallest text size allowed, in screen pixels
+    min_px:float=10.0, # smallest text size allowed, in screen pixels
 )->Readability:
-    "Measure a figure at a display width: smallest text in screen pixels and legends over data (bars, lines, markers, labels)."
+    "Measure a figure at a display width: smallest text in screen pixels, legends over data (bars, lines, markers, labels), texts over texts or across a panel's edge."
     if not isinstance(fig, Figure): raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
     check_scalar(display_width, 'display_width', float, low=1); check_scalar(min_px, 'min_px', float, low=0)
     canvas = FigureCanvasAgg(fig); canvas.draw(); r = canvas.get_renderer()
@@ -255,18 +481,19 @@ def readability(
                     what = a.get_text()[:20] if isinstance(a, Text) else (a.get_label() if not str(a.get_label()).startswith('_') else type(a).__name__)
                     overlaps.append(f"legend {('of ' + repr(owner.get_title()[:30])) if owner is not None and owner.get_title() else ''} over {what}".replace('  ', ' '))
     overlaps = tuple(dict.fromkeys(overlaps))
+    clashes, edges = _text_clashes(fig, r)
     min_text = min((px for px, _ in sizes), default=float('nan'))
     return Readability(width_px=float(width_px), scale=float(scale), min_text_px=float(min_text), small_texts=small,
-                       legend_overlaps=overlaps, ok=not small and not overlaps)
+                       legend_overlaps=overlaps, text_overlaps=clashes, edge_texts=edges,
+                       ok=not small and not overlaps and not clashes and not edges)
 
 # %% ../nbs/03_viz.ipynb #ad93f125
 def _show(obj):
-    "Display one render output inside the explorer's output area."
-    if isinstance(obj, Figure):
-        buf = io.BytesIO(); obj.savefig(buf, format='png', bbox_inches='tight')
-        display(Image(data=buf.getvalue(), format='png'))
+    "Display one render output inside the explorer's output area (figures with their alt text)."
+    if isinstance(obj, Figure): show_figure(obj)
     elif isinstance(obj, Axes): _show(obj.figure)
-    elif isinstance(obj, str): display(HTML(f"<pre>{obj}</pre>"))
+    elif isinstance(obj, str):   # a summary line wraps between words, never inside one
+        display(HTML(f"<pre style='white-space:pre-wrap;word-break:normal;overflow-wrap:normal'>{_html.escape(obj)}</pre>"))
     elif obj is not None: display(obj)
 
 # %% ../nbs/03_viz.ipynb #dd6404f0
