@@ -785,7 +785,7 @@ def plot_front(
     if 'dccp' in front.routes:
         ok = ~t['dccp_above_lp']
         ax.plot(t['gamma'][ok], t['dccp'][ok], 'o', ms=4, mfc='none', color=PALETTE[1], label=f'DCCP (k={front.n_atoms})')
-        if (~ok).any(): ax.plot(t['gamma'][~ok], t['dccp'][~ok], 'x', ms=8, mew=2, color='#c0392b', label='DCCP above the LP')
+        if (~ok).any(): ax.plot(t['gamma'][~ok], t['dccp'][~ok], 'x', ms=8, mew=2, color=PALETTE[3], label='DCCP above the LP')
     if peers is not None:
         for c, (name, sub) in enumerate(peers.table.groupby('method', sort=False)):
             col = PALETTE[(c + 2) % len(PALETTE)]
@@ -851,7 +851,7 @@ def render_mifpo(
     fig, ax = new_figure(1, 3, figsize=(13, 3.9), gridspec_kw=dict(width_ratios=[1.2, 1.1, 0.8]))
     col = 'lp' if objective == 'error' else 'dccp'
     ax[0].plot(front.table['gamma'], front.table[col], '-o', ms=3, color=PALETTE[0], label='front (exact LP)' if objective == 'error' else 'front (DCCP)')
-    ax[0].plot([gamma], [r.front_value], '*', ms=14, color='#c0392b', label=f'DCCP, gamma {gamma:.2f}')
+    ax[0].plot([gamma], [r.front_value], '*', ms=14, color=PALETTE[3], label=f'DCCP, gamma {gamma:.2f}')
     ax[0].set_xlim(-0.01, 0.31); ax[0].set_xlabel('gamma (TV bound)'); ax[0].set_ylabel('error' if objective == 'error' else 'entropy (nats)')
     ax[0].legend(frameon=False, fontsize=11); ax[0].set_title('Pareto front', fontsize=11)
     heavy = (r.atoms['mass_0'] + r.atoms['mass_1']).nlargest(24).index       # the 24 heaviest atoms are drawn (the title counts them all)

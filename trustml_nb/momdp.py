@@ -312,7 +312,7 @@ def plot_grid_policy(
             if abs(dx) + abs(dy) > 1e-3: ax.arrow(x - 0.3 * dx, y - 0.3 * dy, 0.6 * dx, 0.6 * dy, head_width=0.18, color='0.15', length_includes_head=True)
     if 'start' in mdp.layout:
         x, y = coords[mdp.layout['start']]
-        ax.add_patch(mpatches.Circle((x, y), 0.42, fill=False, ec='crimson', lw=2))
+        ax.add_patch(mpatches.Circle((x, y), 0.42, fill=False, ec=PALETTE[3], lw=2))
     ax.set_xticks([]); ax.set_yticks([]); ax.set_xlim(-.5, W - .5); ax.set_ylim(-.5, H - .5)
     ax.grid(False)
     if title: ax.set_title(title, fontsize='medium')

@@ -880,7 +880,7 @@ def coverage_explorer(
         sets = GroupConformal(alpha=alpha, method=method).fit(pc, yc, groups=gc).predict(pt, groups=gt)
         cr = coverage_report(yt, sets, gt, alpha)
         fig, ax = new_figure(figsize=(7, 3.4))
-        cr.table.plot.barh(x='group', y='coverage', ax=ax, legend=False); ax.axvline(1 - alpha, color='crimson', ls=':')
+        cr.table.plot.barh(x='group', y='coverage', ax=ax, legend=False); ax.axvline(1 - alpha, color=PALETTE[3], ls=':')
         ax.set_xlim(max(0, 1 - 3 * alpha), 1); ax.invert_yaxis(); ax.set_ylabel(''); ax.set_title(f'{method}: coverage per group; dotted: 1 - alpha')
         return cr, fig
     return explorer(render, alpha=W.FloatSlider(value=0.1, min=0.02, max=0.3, step=0.01, description='alpha', continuous_update=False),

@@ -655,7 +655,7 @@ def quere_explorer(
         if not follow_ups: return "tick at least one follow-up question"
         rep, fig = render_quere(features, list(follow_ups), C)
         t = rep.table.set_index('features')
-        headline = (f"probe C = {C:g}: QueRE with {len(follow_ups)} follow-ups, held-out AUROC {t.auroc_mean['QueRE']:.3f} "
+        headline = (f"probe C = {C:.3g}: QueRE with {len(follow_ups)} follow-ups, held-out AUROC {t.auroc_mean['QueRE']:.3f} "
                     f"± {t.auroc_sd['QueRE']:.3f} over {rep.n_splits} prompt-grouped splits; answer probability alone "
                     f"{t.auroc_mean['answer probability']:.3f} ± {t.auroc_sd['answer probability']:.3f}")
         return headline, rep, fig
