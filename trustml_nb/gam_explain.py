@@ -28,11 +28,11 @@ from .viz import PALETTE, Explorer, explorer, new_figure
 __all__ = ['csr', 'csr_bf', 'cc_bf', 'fr_bf', 'csr_paper_sign', 'MAX_DP_CELLS', 'cc', 'fr', 'csr_tol', 'mcr_tol', 'msr_tol',
            'subset_sum_count', 'knapsack_to_cc', 'subsetsum_to_fr', 'bit_extraction_net', 'subsetsum_to_nam',
            'partition_to_msr_tol', 'balanced_partition_bf', 'PAPER_TABLE1', 'ANNOTATED_TABLE1', 'QUERIES', 'run_query',
-           'domain_decides', 'tolerance_greedy_study', 'delta_sufficient_reason', 'BATCH_CELLS', 'GRID_BLOCK', 'msr',
-           'mcr', 'msr_bf', 'mcr_bf', 'shap_bf', 'shap_regression', 'shap_classification', 'ReducedInstance',
-           'ToleranceInstance', 'taut_to_ebm', 'dnf_is_tautology', 'plot_landscape', 'runtime_table', 'plot_runtime',
-           'ToleranceStudy', 'GAMExplanation', 'explain', 'plot_explanation', 'shap_regression_batch', 'msr_batch',
-           'mcr_batch', 'csr_batch', 'cc_batch', 'shap_classification_batch', 'GAMExplorerView', 'render_gam_explorer',
+           'domain_decides', 'tolerance_greedy_study', 'delta_sufficient_reason', 'BATCH_CELLS', 'msr', 'mcr', 'msr_bf',
+           'mcr_bf', 'shap_bf', 'shap_regression', 'shap_classification', 'ReducedInstance', 'ToleranceInstance',
+           'taut_to_ebm', 'dnf_is_tautology', 'plot_landscape', 'runtime_table', 'plot_runtime', 'ToleranceStudy',
+           'GAMExplanation', 'explain', 'plot_explanation', 'shap_regression_batch', 'msr_batch', 'mcr_batch',
+           'csr_batch', 'cc_batch', 'shap_classification_batch', 'GAMExplorerView', 'render_gam_explorer',
            'gam_explorer']
 
 # %% ../nbs/31_gam_explanations.ipynb #294448cd
@@ -1043,9 +1043,11 @@ class _Grid(NamedTuple):
     inside: np.ndarray # (M, cells): the thresholds inside each cell, +inf where a cell holds fewer than M
     scores: np.ndarray # the merged scores of all features, feature after feature (global piece index -> score)
     pieces: np.ndarray # per feature: its number of merged pieces
+    groups: tuple # (first, stop) column ranges whose tables fit the core's cache together, evaluated one after the other
 
 # %% ../nbs/31_gam_explanations.ipynb #077002fa
-GRID_BLOCK = 1 << 15  # values per block of the grid evaluation: its temporaries stay in the core's cache
+_GRID_BLOCK = 1 << 15  # values per block of the grid evaluation: its temporaries stay in the core's cache
+_GRID_GROUP_BYTES = 1 << 19  # table bytes of one group of columns: wide models are evaluated a group of columns at a time
 
 def _grid_cells(v, inv, shift, first, last)->np.ndarray:
     "g(v) = floor(clip(v * inv + shift, first, last)): the one cell map, for the thresholds and for the rows alike."
@@ -1071,17 +1073,23 @@ def _grid(gam:GAM, cells_per_piece:int=4, max_cells:int=1 << 16, max_per_cell:in
     inside = np.full((max(M, 1), len(per)), np.inf)
     for m in range(M): has = per > m; inside[m, has] = tcat[start[has] + m]
     before = start + np.repeat(np.arange(gam.n), K)   # thresholds of earlier features and earlier cells, plus one piece per earlier feature
-    return _Grid(inv, shift, first, last, before.astype(np.intp), inside, np.concatenate([s for _, s in merged]), T + 1)
+    ends = np.cumsum(K * 8 * (1 + len(inside)))   # table bytes up to each feature; a new group where they pass _GRID_GROUP_BYTES
+    cuts = [0]
+    for i in range(1, gam.n):
+        if ends[i] - (ends[cuts[-1] - 1] if cuts[-1] else 0) > _GRID_GROUP_BYTES: cuts.append(i)
+    return _Grid(inv, shift, first, last, before.astype(np.intp), inside, np.concatenate([s for _, s in merged]), T + 1,
+                 tuple(zip(cuts, cuts[1:] + [gam.n])))
 
 # %% ../nbs/31_gam_explanations.ipynb #0d3b8700
 def _grid_lookup(g:_Grid, X:np.ndarray, values:np.ndarray, out:np.ndarray)->np.ndarray:
-    "out[r, i] = values[piece of X[r, i]], block by block: cell, the piece below it, one comparison per threshold inside it."
-    rows = max(1, GRID_BLOCK // X.shape[1])
-    for a in range(0, len(X), rows):
-        Xb = X[a:a + rows]; c = _grid_cells(Xb, g.inv, g.shift, g.first, g.last)
-        piece = g.before.take(c)
-        for row in g.inside: piece += Xb >= row.take(c)
-        values.take(piece, out=out[a:a + rows])
+    "out[r, i] = values[piece of X[r, i]], block by block and group of columns by group: cell, the piece below it, one comparison per threshold inside it."
+    for c0, c1 in g.groups:
+        cols = slice(c0, c1); rows = max(1, _GRID_BLOCK // (c1 - c0)); params = (g.inv[cols], g.shift[cols], g.first[cols], g.last[cols])
+        for a in range(0, len(X), rows):
+            Xb = X[a:a + rows, cols]; c = _grid_cells(Xb, *params)
+            piece = g.before.take(c)
+            for row in g.inside: piece += Xb >= row.take(c)
+            values.take(piece, out=out[a:a + rows, cols])
     return out
 
 # %% ../nbs/31_gam_explanations.ipynb #248507e4
