@@ -18,7 +18,8 @@ The load average is recorded beside every run; on a shared machine wall times ar
 are the figures to compare. Re-measure on a quiet machine with:
     nice -n 10 .venv/bin/python benchmarks/bench_pse_scale.py            # 200000 and 1000000 rows
     nice -n 10 .venv/bin/python benchmarks/bench_pse_scale.py 200000     # one size
-(writes benchmarks/results/pse_scale.md and pse_scale.csv, or to $PSE_BENCH_OUT)
+    nice -n 10 .venv/bin/python benchmarks/bench_pse_scale.py 1000000:2  # one size, the parallel run only (1000000:1: the breakdown only)
+(writes benchmarks/results/pse_scale.md and pse_scale.csv, or to $PSE_BENCH_OUT; PSE_BENCH_APPEND=1 keeps the CSV's earlier runs)
 """
 import json
 import os
@@ -80,7 +81,7 @@ def run(n, n_jobs, instrument):
             for q in [p] + p.children(recursive=True):
                 try:
                     rss += q.memory_info().rss
-                    ct = q.cpu_times(); cpu[q.pid] = ct.user + ct.system + ct.children_user + ct.children_system
+                    ct = q.cpu_times(); cpu[q.pid] = ct.user + ct.system   # not children_*: reaped workers are sampled already
                 except psutil.Error: pass
             peak = max(peak, rss)
         except psutil.Error: pass
@@ -94,26 +95,37 @@ def run(n, n_jobs, instrument):
                 **({k: (round(v, 1) if isinstance(v, float) else v) for k, v in out.items() if k.startswith(('learner', 'fits', 'predicts', 'repeated'))} if instrument else {}))
 
 
-def main(sizes):
-    rows, lines = [], []
-    for n in sizes:
-        b = run(n, 1, True); print(b, flush=True); rows.append(b)
-        p = run(n, 2, False); print(p, flush=True); rows.append(p)
-        floor = b['learner_fit_cpu_s'] - b['repeated_fit_cpu_s']
+def summary(rows):
+    "One line per size with both runs: the breakdown against the floor and the parallel run's time and memory."
+    lines = []
+    for n in dict.fromkeys(r['n'] for r in rows):
+        b = [r for r in rows if r['n'] == n and r['n_jobs'] == 1]; p = [r for r in rows if r['n'] == n and r['n_jobs'] == 2]
+        if not b: continue
+        b = b[-1]; floor = b['learner_fit_cpu_s'] - b['repeated_fit_cpu_s']
         over = (b['fit_cpu_s'] - floor) / floor
         over_pred = (b['fit_cpu_s'] - floor - b['learner_predict_cpu_s']) / (floor + b['learner_predict_cpu_s'])
-        lines.append(dict(n=n, estimator_cpu_s=b['fit_cpu_s'], floor_fit_cpu_s=round(floor, 1), repeated_fit_cpu_s=b['repeated_fit_cpu_s'],
-                          predict_cpu_s=b['learner_predict_cpu_s'], other_cpu_s=round(b['fit_cpu_s'] - b['learner_fit_cpu_s'] - b['learner_predict_cpu_s'], 1),
-                          overhead_vs_fits=round(over, 3), overhead_vs_fits_and_predictions=round(over_pred, 3),
-                          n_jobs2_wall_s=p['fit_s'], n_jobs2_cpu_s=p['cpu_s'], n_jobs2_peak_rss_gb=p['peak_rss_gb'],
-                          same_table=b['digest'] == p['digest']))
-        print(f"n={n:,}: overhead above the bare nuisance fits {over:.1%} (CPU {b['fit_cpu_s']} s vs floor {floor:.1f} s); "
-              f"counting the held-out predictions into the floor: {over_pred:.1%}; n_jobs=2: {p['fit_s']} s wall, "
-              f"{p['peak_rss_gb']} GB peak; load {p['load_start']} -> {p['load_end']}", flush=True)
-        write(rows, lines)
+        line = dict(n=n, estimator_cpu_s=b['fit_cpu_s'], floor_fit_cpu_s=round(floor, 1), repeated_fit_cpu_s=b['repeated_fit_cpu_s'],
+                    predict_cpu_s=b['learner_predict_cpu_s'], other_cpu_s=round(b['fit_cpu_s'] - b['learner_fit_cpu_s'] - b['learner_predict_cpu_s'], 1),
+                    overhead_vs_fits=round(over, 3), overhead_vs_fits_and_predictions=round(over_pred, 3))
+        if p: line.update(n_jobs2_wall_s=p[-1]['fit_s'], n_jobs2_cpu_s=p[-1]['cpu_s'], n_jobs2_peak_rss_gb=p[-1]['peak_rss_gb'], same_table=b['digest'] == p[-1]['digest'])
+        lines.append(line)
+        print(f"n={n:,}: overhead above the bare nuisance fits {over:.1%} (CPU {b['fit_cpu_s']} s vs floor {floor:.1f} s); counting the "
+              f"held-out predictions into the floor: {over_pred:.1%}" + (f"; n_jobs=2: {p[-1]['fit_s']} s wall, {p[-1]['peak_rss_gb']} GB peak, "
+              f"load {p[-1]['load_start']} -> {p[-1]['load_end']}" if p else ''), flush=True)
+    return lines
 
 
-def write(rows, lines):
+def main(specs):
+    prev = OUT / "pse_scale.csv"
+    rows = pd.read_csv(prev).to_dict('records') if prev.exists() and os.environ.get('PSE_BENCH_APPEND') == '1' else []
+    for spec in specs:
+        n, _, jobs = spec.partition(':'); n = int(n)
+        if jobs in ('', '1'): rows.append(run(n, 1, True)); print(rows[-1], flush=True); write(rows)
+        if jobs in ('', '2'): rows.append(run(n, 2, False)); print(rows[-1], flush=True); write(rows)
+
+
+def write(rows):
+    lines = summary(rows)
     from trustml_nb.core import markdown_table
     OUT.mkdir(exist_ok=True)
     pd.DataFrame(rows).to_csv(OUT / "pse_scale.csv", index=False)
@@ -126,10 +138,10 @@ def write(rows, lines):
             "overhead_vs_fits = (estimator CPU - floor) / floor; overhead_vs_fits_and_predictions counts the predictions into the floor.\n\n"
             "Parallel run: n_jobs=2 (the 2-core target): wall seconds of the fit, CPU seconds and peak resident memory summed over the "
             "process and its joblib workers. same_table: the two runs' effects tables are identical (sha256 digest).\n\n")
-    (OUT / "pse_scale.md").write_text(head + "## Summary\n\n" + markdown_table(pd.DataFrame(lines)) + "\n\n## Runs\n\n"
+    (OUT / "pse_scale.md").write_text(head + ("## Summary\n\n" + markdown_table(pd.DataFrame(lines)) + "\n\n" if lines else "") + "## Runs\n\n"
                                       + markdown_table(pd.DataFrame(rows)) + "\n\nLoad averages (1 min) at the start and end of each run "
                                       "are in the table: this 2-core machine is shared, so wall times taken under load are upper bounds.\n")
 
 
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [200_000, 1_000_000])
+    main(sys.argv[1:] or ['200000', '1000000'])
