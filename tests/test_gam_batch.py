@@ -178,3 +178,15 @@ def test_the_bar_follows_show_progress_for_one_chunk_or_many(capsys):
     shap_regression_batch(gam, X, chunk_rows=5, show_progress=True); many = capsys.readouterr().err
     assert 'SHAP values' in one and '20/20' in one and 'SHAP values' in many and '20/20' in many
     shap_regression_batch(gam, X, show_progress=False); assert capsys.readouterr().err == ''
+
+
+@pytest.mark.parametrize('shape', [(10000, 12), (10001, 12), (7, 12), (1, 3), (333, 100), (50, 1000), (1000, 1)])
+def test_column_extremes_fold_rows_without_changing_the_answer(shape):
+    # the chunk check folds a narrow array into long lines before reducing: the same minima and maxima, NaN found
+    from trustml_nb.gam_explain import _column_extremes
+    X = np.random.default_rng(0).normal(size=shape)
+    assert all(np.array_equal(a, b) for a, b in zip(_column_extremes(X), (X.min(0), X.max(0))))
+    X[-1, -1] = np.nan
+    assert all(np.isnan(v[-1]) for v in _column_extremes(X))
+    F = np.asfortranarray(X[:, ::-1])
+    assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(_column_extremes(F), (F.min(0), F.max(0))))
