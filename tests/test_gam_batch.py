@@ -139,3 +139,54 @@ def test_step_lookup_grid_is_exact():
     X = rng.uniform(-3, 3, (500, len(comps))); X[:50, 2] = comps[2].thresholds[:50]
     assert (shap_regression_batch(gam, X) == np.array([shap_regression(gam, x) for x in X])).all()
     assert _lists(msr_batch(gam, X)) == [msr(gam, x) for x in X]
+
+
+def _ebm_like(n, seed, bins=399, changes=50):
+    "A GAM of step components like an EBM's: many bins, few score changes, clustered thresholds, interval domains."
+    from trustml_nb.gam_models import IntervalDomain, StepComponent
+    rng = np.random.default_rng(seed); comps = []
+    for i in range(n):
+        t = np.unique(np.r_[np.sort(rng.normal(size=bins - 20)), 1e-9 * np.arange(20)])   # a cluster of near-equal thresholds
+        s = np.repeat(rng.normal(size=changes + 1), np.diff(np.r_[0, np.sort(rng.choice(len(t), changes, replace=False)), len(t) + 1]))
+        comps.append(StepComponent(t, s if i % 7 else np.zeros(len(t) + 1)))   # some features constant
+    return GAM(comps, [IntervalDomain(-4.0, 4.0)] * n, betas=rng.uniform(0.5, 2, n), beta0=0.1)
+
+
+@pytest.mark.parametrize('n', [12, 100])
+def test_grid_route_equals_the_loop_to_the_bit(n):
+    # the shared grid (merged thresholds, one set of tables for all features) against the per-row search, at and beside
+    # every threshold, at the domain's ends, and in every chunk layout
+    from trustml_nb.gam_explain import _grid
+    gam = _ebm_like(n, seed=n); assert _grid(gam) is not None
+    rng = np.random.default_rng(1); X = rng.uniform(-4, 4, (600, n))
+    t = gam.components[1].thresholds
+    X[:len(t), 1] = t; X[len(t):2 * len(t) - 200, 1] = np.nextafter(t[:len(t) - 200], -np.inf)
+    X[0] = -4.0; X[1] = 4.0
+    ref = np.array([shap_regression(gam, x) for x in X])
+    for rows in (None, 1, 37):
+        phi = shap_regression_batch(gam, X, chunk_rows=rows)
+        assert np.abs(phi - ref).max() <= 1e-12 and (phi == ref).all()
+    bg = X[:20]; ref_bg = np.array([shap_regression(gam, x, background=bg) for x in X[:50]])
+    assert (shap_regression_batch(gam, X[:50], background=bg) == ref_bg).all()
+    thr = float(np.median(gam.score(X)))
+    assert _lists(msr_batch(gam, X[:80], thr)) == [msr(gam, x, thr) for x in X[:80]]
+
+
+def test_the_bar_follows_show_progress_for_one_chunk_or_many(capsys):
+    gam = random_gam(3, 'step', 'interval', seed=0); X = np.array([random_instance(gam, r) for r in range(20)])
+    shap_regression_batch(gam, X, show_progress=True); one = capsys.readouterr().err
+    shap_regression_batch(gam, X, chunk_rows=5, show_progress=True); many = capsys.readouterr().err
+    assert 'SHAP values' in one and '20/20' in one and 'SHAP values' in many and '20/20' in many
+    shap_regression_batch(gam, X, show_progress=False); assert capsys.readouterr().err == ''
+
+
+@pytest.mark.parametrize('shape', [(10000, 12), (10001, 12), (7, 12), (1, 3), (333, 100), (50, 1000), (1000, 1)])
+def test_column_extremes_fold_rows_without_changing_the_answer(shape):
+    # the chunk check folds a narrow array into long lines before reducing: the same minima and maxima, NaN found
+    from trustml_nb.gam_explain import _column_extremes
+    X = np.random.default_rng(0).normal(size=shape)
+    assert all(np.array_equal(a, b) for a, b in zip(_column_extremes(X), (X.min(0), X.max(0))))
+    X[-1, -1] = np.nan
+    assert all(np.isnan(v[-1]) for v in _column_extremes(X))
+    F = np.asfortranarray(X[:, ::-1])
+    assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(_column_extremes(F), (F.min(0), F.max(0))))

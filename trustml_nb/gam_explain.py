@@ -969,21 +969,31 @@ def _batch_rows(gam:GAM, X, name:str='X')->np.ndarray:
     return X
 
 # %% ../nbs/31_gam_explanations.ipynb #3db676c3
+def _column_extremes(X:np.ndarray)->tuple:
+    "Column minima and maxima (NaN where a column holds one); a narrow C-ordered array is folded into long lines first: numpy reduces it faster."
+    R, n = X.shape; k = max(1, 256 // n); m = R - R % k
+    if k == 1 or m == 0 or not X.flags.c_contiguous: return X.min(0), X.max(0)
+    Y = X[:m].reshape(-1, k * n); mn, mx = Y.min(0).reshape(k, n).min(0), Y.max(0).reshape(k, n).max(0)
+    if m < R: mn, mx = np.minimum(mn, X[m:].min(0)), np.maximum(mx, X[m:].max(0))
+    return mn, mx
+
 def _check_chunk(gam:GAM, X:np.ndarray, name:str)->np.ndarray:
-    "`gam.check_X` of float rows; when every domain is a (bounded) interval, one bounds test (false for NaN too), the full check only to word an error."
+    "`gam.check_X` of float rows; when every domain is a (bounded) interval, one test of the column minima and maxima (false for NaN too), the full check only to word an error."
     lo = np.array([d.lo for d in gam.domains]); hi = np.array([d.hi for d in gam.domains])
     if any(d.kind != 'interval' for d in gam.domains) or max(np.abs(lo).max(), np.abs(hi).max()) > 1e150: return gam.check_X(X, name)
-    if not ((X >= lo - 1e-12) & (X <= hi + 1e-12)).all(): return gam.check_X(X, name)   # raises, naming the first bad value
+    mn, mx = _column_extremes(X)
+    if not ((mn >= lo - 1e-12).all() and (mx <= hi + 1e-12).all()): return gam.check_X(X, name)   # raises, naming the first bad value
     return X
 
 # %% ../nbs/31_gam_explanations.ipynb #bf3397f3
 def _chunks(gam:GAM, X:np.ndarray, rows:int, desc:str, show_progress, name:str='X'):
-    "Yield (start, stop, checked float rows) over X in chunks of `rows` rows; an error names the chunk, e.g. X[0:5000][3, 1]."
+    "Yield (start, stop, checked float rows) over X in chunks of `rows` rows, a bar over the rows; an error names the chunk, e.g. X[0:5000][3, 1]."
     check_show_progress(show_progress)
-    starts = range(0, len(X), rows)
-    for a in progress(starts, desc=desc, show=show_progress if len(starts) > 1 else False):   # no bar for a single chunk
-        b = min(a + rows, len(X))
-        yield a, b, _check_chunk(gam, X[a:b], name if b - a == len(X) else f"{name}[{a}:{b}]")
+    with progress(total=len(X), desc=desc, unit='rows', show=show_progress) as bar:   # one bar, one chunk or many
+        for a in range(0, len(X), rows):
+            b = min(a + rows, len(X))
+            yield a, b, _check_chunk(gam, X[a:b], name if b - a == len(X) else f"{name}[{a}:{b}]")
+            bar.update(b - a)
 
 # %% ../nbs/31_gam_explanations.ipynb #db394c1c
 def _step_lookup(comp:StepComponent, cells_per_piece:int=4, max_cells:int=1 << 16, max_per_cell:int=8):
@@ -1019,9 +1029,84 @@ def _column_functions(gam:GAM)->list:
         out.append(c)
     return out
 
+# %% ../nbs/31_gam_explanations.ipynb #8fc8d56c
+_MERGED = weakref.WeakKeyDictionary()  # step component -> (thresholds, scores, merged thresholds, merged scores)
+
+def _merged_steps(comp:StepComponent)->tuple:
+    "(thresholds, scores) of the same step function without the thresholds where the score does not change."
+    t, s, mt, ms = _MERGED.get(comp, (None, None, None, None))
+    if t is None or not (np.array_equal(t, comp.thresholds) and np.array_equal(s, comp.scores)):   # rebuilt if the component changed
+        t, s = comp.thresholds, comp.scores
+        new = (s[1:] != s[:-1]) | (np.signbit(s[1:]) != np.signbit(s[:-1]))   # equal neighbours merge (a zero keeps its sign)
+        mt, ms = t[new], np.r_[s[:1], s[1:][new]]; _MERGED[comp] = (t.copy(), s.copy(), mt, ms)
+    return mt, ms
+
+# %% ../nbs/31_gam_explanations.ipynb #78bbbd44
+class _Grid(NamedTuple):
+    "All step components of a GAM as one grid: feature i's values land in cells first[i] .. last[i] of the shared tables."
+    inv: np.ndarray # per feature: cells per unit of the feature
+    shift: np.ndarray # per feature: first cell - first threshold * inv
+    first: np.ndarray # per feature: its first cell (float, for the clip)
+    last: np.ndarray # per feature: its last cell
+    before: np.ndarray # per cell: global index of the piece below the thresholds inside the cell
+    inside: np.ndarray # (M, cells): the thresholds inside each cell, +inf where a cell holds fewer than M
+    scores: np.ndarray # the merged scores of all features, feature after feature (global piece index -> score)
+    pieces: np.ndarray # per feature: its number of merged pieces
+    groups: tuple # (first, stop) column ranges whose tables fit the core's cache together, evaluated one after the other
+
+# %% ../nbs/31_gam_explanations.ipynb #077002fa
+_GRID_BLOCK = 1 << 15  # values per block of the grid evaluation: its temporaries stay in the core's cache
+_GRID_GROUP_BYTES = 1 << 19  # table bytes of one group of columns: wide models are evaluated a group of columns at a time
+
+def _grid_cells(v, inv, shift, first, last)->np.ndarray:
+    "g(v) = floor(clip(v * inv + shift, first, last)): the one cell map, for the thresholds and for the rows alike."
+    c = np.multiply(v, inv); c += shift; np.clip(c, first, last, out=c)
+    return c.astype(np.intp)
+
+# %% ../nbs/31_gam_explanations.ipynb #f553342e
+def _grid(gam:GAM, cells_per_piece:int=4, max_cells:int=1 << 16, max_per_cell:int=8)->_Grid|None:
+    "The shared grid of a GAM of step components on bounded interval or grid domains; None where it does not apply (then: per column)."
+    if not all(isinstance(c, StepComponent) for c in gam.components): return None
+    if any(d.kind not in ('interval', 'grid') or max(abs(d.lo), abs(d.hi)) > 1e150 for d in gam.domains): return None
+    merged = [_merged_steps(c) for c in gam.components]
+    T = np.array([len(t) for t, _ in merged]); K = np.where(T >= 2, np.minimum(max_cells, cells_per_piece * (T + 1)), 1)
+    t0 = np.array([t[0] if len(t) else 0.0 for t, _ in merged]); span = np.array([t[-1] - t[0] if len(t) else 0.0 for t, _ in merged])
+    with np.errstate(divide='ignore', over='ignore', invalid='ignore'):
+        inv = np.where(K > 1, (K - 1) / np.where(K > 1, span, 1.0), 0.0); first = np.r_[0, np.cumsum(K)[:-1]].astype(float); shift = first - t0 * inv
+    if not (np.isfinite(inv).all() and np.isfinite(shift).all()): return None
+    last = first + K - 1; feat = np.repeat(np.arange(gam.n), T); tcat = np.concatenate([t for t, _ in merged])
+    cell = _grid_cells(tcat, inv[feat], shift[feat], first[feat], last[feat])   # non-decreasing: features in order, each monotone
+    per = np.bincount(cell, minlength=int(K.sum())); M = int(per.max(initial=0))
+    if M > max_per_cell: return None
+    start = np.searchsorted(cell, np.arange(len(per)))   # first threshold at or after each cell
+    inside = np.full((max(M, 1), len(per)), np.inf)
+    for m in range(M): has = per > m; inside[m, has] = tcat[start[has] + m]
+    before = start + np.repeat(np.arange(gam.n), K)   # thresholds of earlier features and earlier cells, plus one piece per earlier feature
+    ends = np.cumsum(K * 8 * (1 + len(inside)))   # table bytes up to each feature; a new group where they pass _GRID_GROUP_BYTES
+    cuts = [0]
+    for i in range(1, gam.n):
+        if ends[i] - (ends[cuts[-1] - 1] if cuts[-1] else 0) > _GRID_GROUP_BYTES: cuts.append(i)
+    return _Grid(inv, shift, first, last, before.astype(np.intp), inside, np.concatenate([s for _, s in merged]), T + 1,
+                 tuple(zip(cuts, cuts[1:] + [gam.n])))
+
+# %% ../nbs/31_gam_explanations.ipynb #0d3b8700
+def _grid_lookup(g:_Grid, X:np.ndarray, values:np.ndarray, out:np.ndarray)->np.ndarray:
+    "out[r, i] = values[piece of X[r, i]], block by block and group of columns by group: cell, the piece below it, one comparison per threshold inside it."
+    for c0, c1 in g.groups:
+        cols = slice(c0, c1); rows = max(1, _GRID_BLOCK // (c1 - c0)); params = (g.inv[cols], g.shift[cols], g.first[cols], g.last[cols])
+        for a in range(0, len(X), rows):
+            Xb = X[a:a + rows, cols]; c = _grid_cells(Xb, *params)
+            piece = g.before.take(c)
+            for row in g.inside: piece += Xb >= row.take(c)
+            values.take(piece, out=out[a:a + rows, cols])
+    return out
+
 # %% ../nbs/31_gam_explanations.ipynb #248507e4
-def _batch_contributions(gam:GAM, X:np.ndarray, columns:list|None=None, transposed:bool=False)->np.ndarray:
+def _batch_contributions(gam:GAM, X:np.ndarray, columns:list|None=None, transposed:bool=False, grid:_Grid|None=None)->np.ndarray:
     "C[r, i] = beta_i f_i(X[r, i]), each component evaluated once over its column (row r equals gam.contributions(X[r])); `transposed`: C.T."
+    if grid is not None:   # one lookup of beta_i * s per piece: the same product as gam.contributions
+        C = _grid_lookup(grid, X, grid.scores * np.repeat(gam.betas, grid.pieces), np.empty(X.shape))
+        return np.ascontiguousarray(C.T) if transposed else C
     columns = columns or _column_functions(gam)
     XT = np.ascontiguousarray(X.T); CT = np.empty(XT.shape)
     for i, f in enumerate(columns): np.multiply(f(XT[i]), gam.betas[i], out=CT[i])   # beta_i * f_i, as gam.contributions
@@ -1042,12 +1127,15 @@ def shap_regression_batch(
     dist=None, # None (uniform), 'data', or a list of per-feature distributions
     background=None, # optional (rows, n) sample: mu_i is the mean of beta_i f_i over its column (shap's interventional SHAP)
     chunk_rows:int|None=None, # rows per chunk (None: about 2^20 values per chunk); bounds the memory
-    show_progress:bool|None=None, # progress bar over the chunks, if more than one (None: follow TRUSTML_NB_PROGRESS)
+    show_progress:bool|None=None, # progress bar over the rows, advanced per chunk (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "SHAP values of the score for every row (A5): phi[r] = shap_regression(gam, X[r], dist, background), means computed once."
-    mu = _score_means(_check_gam(gam), dist, background); X = _batch_rows(gam, X); columns = _column_functions(gam)
+    mu = _score_means(_check_gam(gam), dist, background); X = _batch_rows(gam, X); grid = _grid(gam)
+    columns = None if grid is not None else _column_functions(gam)
+    if grid is not None: phi_of_piece = grid.scores * np.repeat(gam.betas, grid.pieces) - np.repeat(mu, grid.pieces)   # c_i - mu_i per piece
     out = np.empty(X.shape)
     for a, b, Xc in _chunks(gam, X, _check_chunk_rows(chunk_rows, gam.n), 'SHAP values', show_progress):
+        if grid is not None: _grid_lookup(grid, Xc, phi_of_piece, out[a:b]); continue
         CT = _batch_contributions(gam, Xc, columns, transposed=True); CT -= mu[:, None]; out[a:b] = CT.T
     return out
 
@@ -1072,12 +1160,12 @@ def msr_batch(
     X, # instances, shape (N, n): an array, or a DataFrame matched to gam.feature_names by column name
     threshold:float|None=None, # regression only: one-sided threshold tau
     chunk_rows:int|None=None, # rows per chunk (None: about 2^20 values per chunk); bounds the memory
-    show_progress:bool|None=None, # progress bar over the chunks, if more than one (None: follow TRUSTML_NB_PROGRESS)
+    show_progress:bool|None=None, # progress bar over the rows, advanced per chunk (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "Minimum sufficient reasons (A2) of every row: a boolean (N, n) mask, row r's features = msr(gam, X[r], threshold)."
-    b0 = _view(gam, threshold); X = _batch_rows(gam, X); columns = _column_functions(gam); out = np.zeros(X.shape, bool)
+    b0 = _view(gam, threshold); X = _batch_rows(gam, X); grid = _grid(gam); columns = None if grid is not None else _column_functions(gam); out = np.zeros(X.shape, bool)
     for a, b, Xc in _chunks(gam, X, _check_chunk_rows(chunk_rows, gam.n), 'sufficient reasons', show_progress):
-        G, W0, y, sgn, _ = _batch_gains(gam, _batch_contributions(gam, Xc, columns), b0)
+        G, W0, y, sgn, _ = _batch_gains(gam, _batch_contributions(gam, Xc, columns, grid=grid), b0)
         order = np.argsort(-G, axis=1, kind='stable')
         need = (W0[:, None] + sgn[:, None] * np.cumsum(np.take_along_axis(G, order, 1), 1) >= 0) == y[:, None]
         k = np.where(need.any(1), need.argmax(1) + 1, gam.n); k[(W0 >= 0) == y] = 0
@@ -1090,12 +1178,12 @@ def mcr_batch(
     X, # instances, shape (N, n): an array, or a DataFrame matched to gam.feature_names by column name
     threshold:float|None=None, # regression only: one-sided threshold tau
     chunk_rows:int|None=None, # rows per chunk (None: about 2^20 values per chunk); bounds the memory
-    show_progress:bool|None=None, # progress bar over the chunks, if more than one (None: follow TRUSTML_NB_PROGRESS)
+    show_progress:bool|None=None, # progress bar over the rows, advanced per chunk (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "Minimum contrastive reasons (A3) of every row: a boolean (N, n) mask; an all-False row is mcr's None (nothing flips it)."
-    b0 = _view(gam, threshold); X = _batch_rows(gam, X); columns = _column_functions(gam); out = np.zeros(X.shape, bool)
+    b0 = _view(gam, threshold); X = _batch_rows(gam, X); grid = _grid(gam); columns = None if grid is not None else _column_functions(gam); out = np.zeros(X.shape, bool)
     for a, b, Xc in _chunks(gam, X, _check_chunk_rows(chunk_rows, gam.n), 'contrastive reasons', show_progress):
-        G, _, y, sgn, s = _batch_gains(gam, _batch_contributions(gam, Xc, columns), b0)
+        G, _, y, sgn, s = _batch_gains(gam, _batch_contributions(gam, Xc, columns, grid=grid), b0)
         order = np.argsort(-G, axis=1, kind='stable')
         flipped = (s[:, None] - sgn[:, None] * np.cumsum(np.take_along_axis(G, order, 1), 1) >= 0) != y[:, None]
         out[a:b] = _prefix_mask(order, np.where(flipped.any(1), flipped.argmax(1) + 1, 0))
@@ -1108,13 +1196,13 @@ def csr_batch(
     features, # candidate set of fixed features S, the same for every row: indices or names ([] for the empty set)
     threshold:float|None=None, # regression only: one-sided threshold tau
     chunk_rows:int|None=None, # rows per chunk (None: about 2^20 values per chunk); bounds the memory
-    show_progress:bool|None=None, # progress bar over the chunks, if more than one (None: follow TRUSTML_NB_PROGRESS)
+    show_progress:bool|None=None, # progress bar over the rows, advanced per chunk (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "Check sufficient reason (A1) for every row: a boolean (N,) array, entry r = csr(gam, X[r], features, threshold)."
-    S = _check_gam(gam).check_features(features, 'features'); b0 = _view(gam, threshold); X = _batch_rows(gam, X); columns = _column_functions(gam)
+    S = _check_gam(gam).check_features(features, 'features'); b0 = _view(gam, threshold); X = _batch_rows(gam, X); grid = _grid(gam); columns = None if grid is not None else _column_functions(gam)
     out = np.zeros(len(X), bool)
     for a, b, Xc in _chunks(gam, X, _check_chunk_rows(chunk_rows, gam.n), 'sufficiency checks', show_progress):
-        G, W0, y, sgn, _ = _batch_gains(gam, _batch_contributions(gam, Xc, columns), b0)
+        G, W0, y, sgn, _ = _batch_gains(gam, _batch_contributions(gam, Xc, columns, grid=grid), b0)
         out[a:b] = (W0 + sgn * G[:, S].sum(1) >= 0) == y
     return out
 
@@ -1126,17 +1214,17 @@ def cc_batch(
     threshold:float|None=None, # regression only: one-sided threshold tau
     scale:float|None=None, # quantisation: contributions * scale are rounded to integers (None: must already be integers)
     chunk_rows:int|None=None, # rows per chunk (None: about 2^20 values per chunk); bounds the memory
-    show_progress:bool|None=None, # progress bar over the chunks, if more than one (None: follow TRUSTML_NB_PROGRESS)
+    show_progress:bool|None=None, # progress bar over the rows, advanced per chunk (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "Count completions (A6) for every row: entry r = cc(gam, X[r], features, threshold, scale); the free features' DP runs once."
-    S = _check_gam(gam).check_features(features, 'features'); b0 = _view(gam, threshold); _check_scale(scale); X = _batch_rows(gam, X); columns = _column_functions(gam)
+    S = _check_gam(gam).check_features(features, 'features'); b0 = _view(gam, threshold); _check_scale(scale); X = _batch_rows(gam, X); grid = _grid(gam); columns = None if grid is not None else _column_functions(gam)
     pm = [_pmf_int(gam, j, scale) for j in range(gam.n) if j not in S]; _check_dp_size(pm)
     lo, dist = 0, np.ones(1)
     for lj, pj in pm: lo += lj; dist = np.convolve(dist, pj)
     b0s, steps, shares = b0 * (1 if scale is None else scale), np.arange(len(dist)), {}
     out = np.empty(len(X))
     for a, b, Xc in _chunks(gam, X, _check_chunk_rows(chunk_rows, gam.n), 'counting completions', show_progress):
-        C = _batch_contributions(gam, Xc, columns); y = (b0 + C.sum(1) >= 0).astype(int)
+        C = _batch_contributions(gam, Xc, columns, grid=grid); y = (b0 + C.sum(1) >= 0).astype(int)
         fixed = _integer_values(C[:, S], scale).sum(1) if S else np.zeros(len(C), np.int64)
         keys, inv = np.unique(np.stack([fixed, y], 1), axis=0, return_inverse=True)   # one share per (fixed sum, prediction)
         for f, yk in keys.tolist():
@@ -1175,17 +1263,17 @@ def shap_classification_batch(
     dist=None, # None (uniform), 'data' (EBM bin weights) or a list of per-feature distributions over enumerable points
     scale:float|None=None, # quantisation scale (None: contributions must be integers)
     chunk_rows:int|None=None, # rows per chunk (None: about 2^20 values per chunk, fewer when the DP is wide); bounds the memory
-    show_progress:bool|None=None, # progress bar over the chunks, if more than one (None: follow TRUSTML_NB_PROGRESS)
+    show_progress:bool|None=None, # progress bar over the rows, advanced per chunk (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "SHAP values of the 0/1 output (A7) for every row: phi[r] = shap_classification(gam, X[r], ...), distributions built once."
-    b0 = _view(gam, threshold); _check_scale(scale); dl = gam.check_dist(dist); X = _batch_rows(gam, X); columns = _column_functions(gam); n = gam.n
+    b0 = _view(gam, threshold); _check_scale(scale); dl = gam.check_dist(dist); X = _batch_rows(gam, X); grid = _grid(gam); columns = None if grid is not None else _column_functions(gam); n = gam.n
     pm = [_pmf_int(gam, j, scale, dl) for j in range(n)]; _check_dp_size(pm, n)
     wk = np.array([1 / (n * math.comb(n - 1, k)) for k in range(n)])
     width = sum(len(p) - 1 for _, p in pm) + 1
     rows = min(_check_chunk_rows(chunk_rows, n), max(1, 2 * BATCH_CELLS // (n * width)))   # the DP table holds rows * n * width cells
     out = np.empty(X.shape)
     for a, b, Xc in _chunks(gam, X, rows, 'SHAP of the decision', show_progress):
-        out[a:b] = _shap_c_chunk(_integer_values(_batch_contributions(gam, Xc, columns), scale), pm, b0 * (1 if scale is None else scale), wk)
+        out[a:b] = _shap_c_chunk(_integer_values(_batch_contributions(gam, Xc, columns, grid=grid), scale), pm, b0 * (1 if scale is None else scale), wk)
     return out
 
 # %% ../nbs/31_gam_explanations.ipynb #d2f8a4ca

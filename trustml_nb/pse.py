@@ -560,24 +560,33 @@ def _propensity_task(L, H, x, tr, te)->np.ndarray:
         return clone(L['propensity']).fit(H[tr], x[tr]).predict_proba(H[te])[:, 1]
 
 # %% ../nbs/11_path_specific_effects.ipynb #ef0990fb
-def _chain_task(L, H, y, binary_y, K1, stages, te)->list:
-    "The nested regressions of one target, last stage first, on one training fold; their predictions on the test rows."
-    out, nxt = [], None
+def _chain_task(L, H, y, binary_y, K1, chains, te)->list:
+    "The nested regressions of targets that share their last stage, last stage first, on one training fold; per target, their predictions on the test rows. A stage two targets share (same rows, same stages after it) is fitted and predicted once."
+    done, outs = [], []   # done: (the stages up to this one, the model, its kind, its test predictions, [(t, rows, its predictions there)])
     with threadpool_limits(1):
-        for rows, s, t in stages:
-            if t == K1:
-                target, est = y[rows], L['outcome']
-                proba = binary_y and is_classifier(est)
-            else: target, est, proba = _predict(nxt, H[t][rows], *nxt_kind), L['pseudo'], False
-            model = clone(est).fit(H[s][rows], target)
-            nxt, nxt_kind = model, (proba, binary_y)
-            out.append((s, t, _predict(model, H[s][te], *nxt_kind)))
-    return out
+        for stages in chains:
+            out, prev = [], None
+            for j, (rows, s, t) in enumerate(stages):
+                same = lambda d: len(d[0]) == j + 1 and all(a[1:] == b[1:] and np.array_equal(a[0], b[0]) for a, b in zip(d[0], stages[:j + 1]))
+                hit = next((d for d in done if same(d)), None)
+                if hit is None:
+                    if t == K1:
+                        target, est = y[rows], L['outcome']
+                        proba = binary_y and is_classifier(est)
+                    else:   # the pseudo-outcome: the later stage's model on these rows (once per model, rows and history)
+                        seen = next((p for tp, rp, p in prev[4] if tp == t and np.array_equal(rp, rows)), None)
+                        if seen is None: seen = _predict(prev[1], H[t][rows], *prev[2]); prev[4].append((t, rows, seen))
+                        target, est, proba = seen, L['pseudo'], False
+                    model = clone(est).fit(H[s][rows], target)
+                    hit = (stages[:j + 1], model, (proba, binary_y), _predict(model, H[s][te], proba, binary_y), []); done.append(hit)
+                prev = hit; out.append((s, t, hit[3]))
+            outs.append(out)
+    return outs
 
 # %% ../nbs/11_path_specific_effects.ipynb #71a6ed68
 def _crossfit(x, y, blocks, targets, L, binary_y, n_folds, clip, seed, min_group_rows, n_jobs, nested='fold', n_repeats=1,
-              weights='propensity')->list:
-    "Cross-fitting on validated inputs, once per repeat (fresh fold splits); one `CrossFitNuisances` per repeat."
+              weights='propensity', known:list|None=None)->list:
+    "Cross-fitting on validated inputs, once per repeat (fresh fold splits); one `CrossFitNuisances` per repeat. `known`: per repeat, {stage k: raw propensities} already cross-fitted on the same H_k, rows and seed (not refitted)."
     n, K1 = len(x), len(blocks)
     H = [np.column_stack(blocks[:k + 1]) for k in range(K1)]    # H_0 = Z, H_1 = (Z, M_1), ...
     fold_seeds = [seed if r == 0 else derived_seed(seed, r) for r in range(n_repeats)]   # the first repeat splits by the seed itself
@@ -586,21 +595,29 @@ def _crossfit(x, y, blocks, targets, L, binary_y, n_folds, clip, seed, min_group
     for r, plan in enumerate(plans):
         for f, tr, te, stages in plan:
             for k in range(K1):
-                tasks.append(delayed(_propensity_task)(L, H[k], x, tr, te)); keys.append((r, te, k))
-            for a in targets:
-                tasks.append(delayed(_chain_task)(L, H, y, binary_y, K1, stages[tuple(a)], te)); keys.append((r, te, tuple(a)))
+                if k not in (known[r] if known else {}): tasks.append(delayed(_propensity_task)(L, H[k], x, tr, te)); keys.append((r, te, k))
+            groups = {}   # targets whose last stage is the same regression: one task, their shared stages fitted once
+            for a in targets: groups.setdefault(stages[tuple(a)][0][1:], []).append(tuple(a))
+            for group in groups.values():
+                tasks.append(delayed(_chain_task)(L, H, y, binary_y, K1, [stages[a] for a in group], te)); keys.append((r, te, group))
             if weights != 'propensity':
                 tasks.append(delayed(_riesz_task)(weights, H, x, targets, tr, te, derived_seed(seed, 4, r, f), clip)); keys.append((r, te, 'riesz'))
-    with threadpool_limits(1):                  # one thread per worker: results do not depend on n_jobs
-        results = Parallel(n_jobs=n_jobs)(tasks)
+    order = sorted(range(len(tasks)), key=lambda i: -len(keys[i][2]) if isinstance(keys[i][2], list) else 0)   # the longest tasks first
+    with threadpool_limits(1):                  # one thread per worker: results do not depend on n_jobs (nor on the order)
+        done = Parallel(n_jobs=n_jobs)(tasks[i] for i in order)
+    results = [None] * len(tasks)
+    for i, res in zip(order, done): results[i] = res
     raws = [np.zeros((K1, n)) for _ in range(n_repeats)]
+    for r, kn in enumerate(known or []):
+        for k, raw in kn.items(): raws[r][k] = raw
     mus = [{tuple(a): np.zeros((n, K1)) for a in targets} for _ in range(n_repeats)]
     rz = [{tuple(a): np.zeros((n, K1)) for a in targets} if weights != 'propensity' else None for _ in range(n_repeats)]
     for (r, te, what), res in zip(keys, results):
         if isinstance(what, str):
             for a, Wa in res.items(): rz[r][a][te] = Wa
-        elif isinstance(what, tuple):
-            for s, t, pred in res: mus[r][what][np.ix_(te, range(s, t))] = pred[:, None]   # a run of equal stages shares one regression
+        elif isinstance(what, list):
+            for a, res_a in zip(what, res):
+                for s, t, pred in res_a: mus[r][a][np.ix_(te, range(s, t))] = pred[:, None]   # a run of equal stages shares one regression
         else: raws[r][what, te] = res
     out = []
     for r in range(n_repeats):
@@ -1087,9 +1104,10 @@ def _estimate_on(rows, *, xa, ya, blocks, targets, key, star_blocks, learners, b
     "Cross-fit and estimate on `rows`: per repeat, the effects and functionals tables and the DR/SN fits; and the cross-fitted nuisances."
     cf_kw = {k: getattr(settings, k) for k in _CROSSFIT_CHECKS}
     x_, y_ = xa[rows], ya[rows]
-    crossfit = lambda bl, tg: _crossfit(x_, y_, [b[rows] for b in bl], tg, learners, binary_y, **cf_kw)
+    crossfit = lambda bl, tg, known=None: _crossfit(x_, y_, [b[rows] for b in bl], tg, learners, binary_y, known=known, **cf_kw)
     cf_runs = crossfit(blocks, targets)
-    star_runs = crossfit(star_blocks, [(0, 1)]) if star_blocks is not None else [None] * settings.n_repeats
+    star_runs = (crossfit(star_blocks, [(0, 1)], known=[{0: cf.raw_propensities[0]} for cf in cf_runs])   # P(X=1 | Z): the same model
+                 if star_blocks is not None else [None] * settings.n_repeats)
     dr_sn = lambda cf, t: {e: gmf_estimate(x_, y_, cf.propensities, cf.regressions[t], t, normalize=(e == 'SN'),
                                            weights=None if cf.riesz is None else cf.riesz[t]) for e in ('DR', 'SN')}
     tables, functional_tables, all_fits = [], [], []
