@@ -939,7 +939,7 @@ def plot_explanation(
     in_c = df['in_contrastive_reason'].to_numpy() if 'in_contrastive_reason' in df else np.zeros(len(df), bool)
     bars = ax.bar(range(len(df)), df.contribution, color=[PALETTE[0] if s else '#cfcfcf' for s in in_s])
     for b, flag in zip(bars, in_c):
-        if flag: b.set_edgecolor('crimson'); b.set_linewidth(2)
+        if flag: b.set_edgecolor(PALETTE[3]); b.set_linewidth(2)
     if in_s.any(): ax.scatter(np.flatnonzero(in_s), df.contribution[in_s], marker='D', color=PALETTE[0], zorder=3, s=28)
     lo, hi = df['min_contribution'], df['max_contribution']
     ax.errorbar(range(len(df)), (lo + hi) / 2, yerr=(hi - lo) / 2, fmt='none', ecolor='grey', capsize=3, lw=0.8)
