@@ -5,11 +5,11 @@
 Steps (each is skipped when its output exists in the work folder, and training resumes from its last epoch checkpoint):
 1. 256 English-like keys of 10 tokens sampled from SmolLM2 (seed 0) and their responses: perinucleus (t = 0.8, k = 3, the
    paper's defaults), random admissible token, greedy (the paper's baselines);
-2. `fingerprinted`: the perinucleus fingerprints inserted by LoRA (top 4 blocks, rank 16) with the paper's anti-forgetting
-   measures (25% benign prose in every batch, model averaging after each epoch);
-3. `fingerprinted_random`: the random-token baseline, inserted the same way;
-4. `fingerprinted_then_benign`: `fingerprinted` fine-tuned further on benign prose only (a second adapter on the top 8 blocks),
-   for persistence.
+2. `fingerprinted`: the perinucleus fingerprints inserted by LoRA (top 2 blocks, rank 16, 8 epochs: a small CPU budget) with
+   the paper's anti-forgetting measures (25% benign prose in every batch, model averaging with lambda = 0.25 after each epoch);
+3. `fingerprinted_then_benign`: `fingerprinted` fine-tuned further on 256 benign prose pairs only (a second adapter on the
+   top 4 blocks, 2 epochs), for persistence;
+4. `fingerprinted_random`: the random-token baseline, inserted exactly as in step 2.
 Writes benchmarks/results/llm_variants.md: time (wall and CPU), peak memory, load average, checksums, and the load cost of a
 variant against the base model (fresh processes).
 """
@@ -33,6 +33,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--work', default=str(Path(tempfile.gettempdir()) / 'trustml_nb_llm_variants'), help='checkpoints and intermediate files (resumable)')
     ap.add_argument('--out', default=str(llm.VARIANTS_FOLDER), help='where the variants go')
+    ap.add_argument('--only', default=None, help='build only this variant (the others can run in another process)')
     ap.add_argument('--quick', action='store_true', help='16 fingerprints, 3 epochs: a smoke test, not the shipped artefacts')
     args = ap.parse_args()
     work, out = Path(args.work), Path(args.out)
@@ -53,6 +54,7 @@ def main():
     fps = json.loads(fp_file.read_text())
     keys = fps['keys']
     for name, strategy in (('fingerprinted', 'perinucleus'),):
+        if args.only not in (None, name): continue
         if (out / name / 'manifest.json').exists() and (work / f'{name}.done').exists(): continue
         model, run = F.insert_fingerprints(keys, fps['responses'][strategy], checkpoint_dir=work / name, show_progress=True, **train)
         step(f'{name}: losses {[round(x, 3) for x in run.epoch_losses]}')
@@ -68,7 +70,7 @@ def main():
         (work / f'{name}.done').write_text('ok')
         del model
     name = 'fingerprinted_then_benign'
-    if not ((out / name / 'manifest.json').exists() and (work / f'{name}.done').exists()):
+    if args.only in (None, name) and not ((out / name / 'manifest.json').exists() and (work / f'{name}.done').exists()):
         parent, _ = llm.load_variant('fingerprinted', out)
         pairs = F.benign_text_pairs(256 if not args.quick else 32, seed=7)
         model, run = llm.finetune_lora(pairs, model=parent, checkpoint_dir=work / name, show_progress=True, **benign_cfg)
@@ -78,7 +80,7 @@ def main():
                                                  parent='fingerprinted', training=run.settings, epoch_losses=run.epoch_losses))
         (work / f'{name}.done').write_text('ok')
     name, strategy = 'fingerprinted_random', 'random' # the paper's random-token baseline, inserted the same way
-    if not ((out / name / 'manifest.json').exists() and (work / f'{name}.done').exists()):
+    if args.only in (None, name) and not ((out / name / 'manifest.json').exists() and (work / f'{name}.done').exists()):
         model, run = F.insert_fingerprints(keys, fps['responses'][strategy], checkpoint_dir=work / name, show_progress=True, **train)
         step(f'{name}: losses {[round(x, 3) for x in run.epoch_losses]}')
         check = F.check_fingerprints(keys, fps['responses'][strategy], model.get_base_model())
@@ -97,7 +99,7 @@ def main():
     text = ['# Shipped language-model variants', '', f'`python benchmarks/make_llm_variants.py{" --quick" if args.quick else ""}`, '
             f'{os.cpu_count()} cores shared with other jobs.', '', '```', *log, '```', '',
             '| variant | file | size | SHA-256 |', '|---|---|---|---|', *rows, '']
-    if not args.quick: (ROOT / 'benchmarks' / 'results' / 'llm_variants.md').write_text('\n'.join(text))
+    if not args.quick and args.only is None: (ROOT / 'benchmarks' / 'results' / 'llm_variants.md').write_text('\n'.join(text))
     print('\n'.join(text))
 
 

@@ -20,7 +20,8 @@ from .llm import encode_pairs, finetune_lora, load_model, load_tokenizer
 # %% auto #0
 __all__ = ['PAPER_T', 'PAPER_K', 'perinucleus_candidates', 'perinucleus_token', 'admissible_tokens', 'next_token_probs',
            'make_keys', 'fingerprint_responses', 'false_positive_bound', 'match_threshold', 'FingerprintCheck',
-           'check_fingerprints', 'benign_text_pairs', 'utility', 'insert_fingerprints']
+           'check_fingerprints', 'benign_text_pairs', 'utility', 'insert_fingerprints', 'load_fingerprint_results',
+           'FingerprintStudy', 'render_fingerprints', 'fingerprint_explorer']
 
 # %% ../nbs/99_fingerprints.ipynb #137e862b
 PAPER_T = 0.8 # the paper's nucleus threshold t (generate_finetuning_data.py --nucleus_t)
@@ -286,6 +287,90 @@ def insert_fingerprints(
     return finetune_lora(pairs, benign=benign, benign_fraction=benign_fraction, average_weight=average_weight, epochs=epochs,
                          learning_rate=learning_rate, layers=layers, rank=rank, alpha=2.0 * rank, seed=seed, model=model,
                          checkpoint_dir=checkpoint_dir, show_progress=show_progress)
+
+# %% ../nbs/99_fingerprints.ipynb #ebe29d4e
+def load_fingerprint_results(
+    path:str|Path|None=None, # the JSON written by benchmarks/bench_fingerprints.py; None: the shipped one
+)->dict:
+    "The shipped fingerprint measurements (match rates per fingerprint set and model, utility, the (t, k) grid)."
+    from trustml_nb.llm import VARIANTS_FOLDER
+    import json
+    p = VARIANTS_FOLDER / 'fingerprint_results.json' if path is None else Path(path)
+    if not p.is_file(): raise FileNotFoundError(f"no fingerprint results at {p}: run benchmarks/bench_fingerprints.py")
+    return json.loads(p.read_text())
+
+# %% ../nbs/99_fingerprints.ipynb #da4730e8
+@report
+class FingerprintStudy(Report):
+    "What the explorer shows for one choice of t, k, number of keys and fine-tuning."
+    title = 'Fingerprint verification'
+    t: float # nucleus threshold
+    k: int # width outside the nucleus
+    response_probability: float # base model's mean probability of such a response (the chance an unrelated sampling model says it)
+    chance: float # per-key chance rate used in the bound: the larger of response_probability and the worst measured false-positive rate
+    keys_queried: int # n, fingerprints asked
+    match_rate: float # measured exact-match rate of the chosen model on the perinucleus fingerprints
+    expected_matches: int # round(match_rate * n)
+    matches_needed: int # smallest number of matches that proves ownership at level 1e-6
+    false_positive_bound: float # P(>= expected_matches | never fingerprinted)
+    proven: bool # expected_matches >= matches_needed
+    table: object # match rates: fingerprint set x model
+
+# %% ../nbs/99_fingerprints.ipynb #bc58b1c0
+def render_fingerprints(
+    results:dict, # from `load_fingerprint_results`
+    t:float=0.8, # nucleus threshold (one of the grid's)
+    k:int=3, # width outside the nucleus (one of the grid's)
+    n_keys:int=256, # fingerprints queried
+    after_benign:bool=False, # measure the model after further benign fine-tuning (persistence) instead of right after insertion
+    alpha:float=1e-6, # proof level
+)->tuple: # (FingerprintStudy, figure)
+    "Pure render: plausibility and chance rate of perinucleus responses at (t, k), and the verification of n keys."
+    import pandas as pd
+    from trustml_nb.viz import PALETTE, new_figure
+    grid = {(g['t'], g['k']): g for g in results['tk_grid']}
+    if (t, k) not in grid: raise ValueError(f"(t, k) must be one of the measured grid {sorted(grid)}, got {(t, k)}")
+    check_scalar(n_keys, 'n_keys', int, low=1, high=results['keys']); check_flag(after_benign, 'after_benign')
+    model = 'fingerprinted_then_benign' if after_benign else 'fingerprinted'
+    if model not in results['rates']: raise ValueError(f"the results hold no measurement of {model!r}")
+    rates = pd.DataFrame(results['rates'])
+    others = [m for m in rates.columns if m not in ('fingerprinted', 'fingerprinted_then_benign')]
+    worst = float(rates.loc['perinucleus', others].max())
+    p_resp = grid[(t, k)]['mean_response_probability']
+    chance = max(p_resp, worst, 1.0 / (10 * results['keys']))
+    rate = float(rates.loc['perinucleus', model])
+    m = int(round(rate * n_keys))
+    need = match_threshold(n_keys, chance, alpha)
+    study = FingerprintStudy(t=t, k=k, response_probability=p_resp, chance=chance, keys_queried=n_keys, match_rate=rate,
+                             expected_matches=m, matches_needed=need, false_positive_bound=false_positive_bound(m, n_keys, chance),
+                             proven=m >= need, table=rates)
+    fig, (a1, a2) = new_figure(1, 2, figsize=(11, 3.8))
+    rates.T.plot.bar(ax=a1, color=PALETTE[:len(rates)], rot=20); a1.set_ylabel('exact-match rate'); a1.set_title('fingerprint set x model')
+    ns = np.arange(1, results['keys'] + 1)
+    a2.semilogy(ns, [max(false_positive_bound(int(round(rate * n)), int(n), chance), 1e-300) for n in ns], color=PALETTE[0])
+    a2.axhline(alpha, color='grey', ls=':'); a2.axvline(n_keys, color=PALETTE[1]); a2.set_xlabel('keys queried')
+    a2.set_ylabel('false-positive bound'); a2.set_title(f'{model}: bound vs keys (chance {chance:.3g})')
+    return study, fig
+
+# %% ../nbs/99_fingerprints.ipynb #959ab4ad
+def fingerprint_explorer(
+    results:dict|None=None, # from `load_fingerprint_results`; None: the shipped results
+):
+    "Explorer: t, k, number of keys and benign fine-tuning -> plausibility, chance rate, matches and the false-positive bound; `.report` is the FingerprintStudy."
+    import ipywidgets as W
+    from trustml_nb.viz import explorer
+    results = load_fingerprint_results() if results is None else results
+    ts = sorted({g['t'] for g in results['tk_grid']}); ks = sorted({g['k'] for g in results['tk_grid']})
+    controls = dict(t=W.SelectionSlider(options=ts, value=0.8 if 0.8 in ts else ts[0], description='t'),
+                    k=W.SelectionSlider(options=ks, value=3 if 3 in ks else ks[0], description='k'),
+                    n_keys=W.IntSlider(value=min(64, results['keys']), min=1, max=results['keys'], description='keys', continuous_update=False),
+                    after_benign=W.Checkbox(value=False, description='after benign fine-tuning'))
+    def render(t, k, n_keys, after_benign):
+        study, fig = render_fingerprints(results, t, k, n_keys, after_benign)
+        head = (f"t = {t}, k = {k}: a response has base probability {study.response_probability:.4f}; {study.expected_matches}/{n_keys} "
+                f"exact matches, {study.matches_needed} needed; bound {study.false_positive_bound:.2g}: {'proven' if study.proven else 'not proven'}")
+        return head, study, fig
+    return explorer(render, title='Perinucleus fingerprints: how many keys prove ownership?', **controls)
 
 # %% ../nbs/99_fingerprints.ipynb #7736889f
 from .core import document_parameters as _document_parameters
