@@ -77,7 +77,7 @@ def main():
     fps = json.loads(path.read_text())
     keys = fps['keys']
     resp = {s: np.array(r) for s, r in fps['responses'].items()}
-    rates, util, base_prob = {}, {}, {}
+    rates, util, base_prob, variant_loads = {}, {}, {}, []
     # every shipped adapter sits in blocks >= SHARED, so the blocks below are the base model's in every variant: their output
     # is computed once (llm's split forward, the one training uses) and each model runs only its top blocks
     base = llm.load_model()[0]
@@ -100,7 +100,10 @@ def main():
                 out.append(torch.softmax(lg.double(), -1).numpy())
         return np.concatenate(out)
     for name in MODELS:
+        t_load, rss0 = time.time(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         model = base if name == 'base' else llm.load_variant(name)[0]
+        if name != 'base': variant_loads.append(dict(model=name, wall=time.time() - t_load, peak_growth_mib=(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024,
+                                                    load=open('/proc/loadavg').read().split()[:3]))
         if name != 'base':
             layers = json.loads((llm.VARIANTS_FOLDER / name / 'variant.json').read_text())['training']['layers']
             assert min(layers) >= SHARED, (name, layers)
@@ -135,6 +138,7 @@ def main():
     out = dict(keys=n, key_tokens=fps['key_tokens'], t=fps['t'], k=fps['k'], rates=rates, utility=util, rows=rows,
                base_response_probability=base_prob, seconds=wall, cpu_seconds=cpu, load=load)
     out['load_cost'] = loads
+    out['variant_load_with_base_in_memory'] = variant_loads
     out['tk_grid'] = grid
     (llm.VARIANTS_FOLDER / 'fingerprint_results.json').write_text(json.dumps(out, indent=1))
     md = ['# Perinucleus fingerprints in SmolLM2-135M (LoRA) against the paper\'s baselines', '',
@@ -165,8 +169,12 @@ def main():
     md += ['## Load cost of a variant against the base model (fresh processes, one each)', '',
            '| model | wall s | CPU s | peak MiB | load average |', '|---|---|---|---|---|']
     md += [f"| {r['model']} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['peak_mib']:.0f} | {' '.join(r['load'])} |" for r in loads]
-    md += ['', 'A variant loads the base model, copies it and merges the adapter, so it pays the base load plus a copy '
-           '(about 0.5 GB of float32 weights) and a merge of a few small matrices.', '']
+    md += ['', '| variant loaded with the base in memory | wall s | peak memory growth MiB | load average |', '|---|---|---|---|']
+    md += [f"| {r['model']} | {r['wall']:.1f} | {r['peak_growth_mib']:.0f} | {' '.join(r['load'])} |" for r in variant_loads]
+    md += ['', 'With the base model in memory a variant is a copy of it plus a merge of the adapter (the memory of a second model, '
+           'which holding two models needs anyway); in a fresh process `load_variant` reads the base weights itself and merges into them '
+           '(no copy), so it costs the base load (benchmarks/results/llm_bench.csv: 33 s, 1.3 GB peak) plus the merge. '
+           'Empty tables: the measurement was skipped (`--no-load-cost`).', '']
     (ROOT / 'benchmarks' / 'results' / 'fingerprints.md').write_text('\n'.join(md))
     print('\n'.join(md))
 
