@@ -159,8 +159,9 @@ def main():
     md += ['', f"Base model utility: perplexity {util['base']['perplexity']:.2f}, next-token accuracy {util['base']['next_token_accuracy']:.3f} "
            '(300 held-out windows of 10 tokens of pydoc prose, never trained on).', '',
            'Greedy responses need no training: the base model already gives them, so every model that shares its weights '
-           '"matches" them (false positives 1.0) and they prove nothing. Random-token responses are never said by chance, but '
-           'are far from what the model would say, so they cost more utility to learn. The bound uses as chance rate the larger of '
+           '"matches" them (false positives 1.0) and they prove nothing. Random-token responses are never said by chance (row '
+           '"random"); their insertion run (variant fingerprinted_random) ' + ('is the column above.' if 'fingerprinted_random' in MODELS else
+           'was not built in this budget, so their retention and utility cost are not measured here.') + ' The bound uses as chance rate the larger of '
            'the Clopper-Pearson 95% upper limit of the worst false-positive rate and the mean base probability of the response.', '']
     md += ['## How plausible a perinucleus response is, by t and k (base model, the 256 keys)', '',
            '| t | k | mean P(response) | median P(response) |', '|---|---|---|---|']

@@ -10,8 +10,8 @@ Steps (each is skipped when its output exists in the work folder, and training r
 3. `fingerprinted_then_benign`: `fingerprinted` fine-tuned further on 256 benign prose pairs only (a second adapter on the
    top 4 blocks, 2 epochs), for persistence;
 4. `fingerprinted_random`: the random-token baseline, inserted exactly as in step 2.
-Writes benchmarks/results/llm_variants.md: time (wall and CPU), peak memory, load average, checksums, and the load cost of a
-variant against the base model (fresh processes).
+Writes benchmarks/results/fingerprints_variants.md: time (wall and CPU), peak memory, load average and checksums.
+The load cost of a variant is measured by benchmarks/bench_fingerprints.py.
 """
 import argparse, json, os, resource, shutil, sys, tempfile, time
 from pathlib import Path
@@ -99,7 +99,7 @@ def main():
     text = ['# Shipped language-model variants', '', f'`python benchmarks/make_llm_variants.py{" --quick" if args.quick else ""}`, '
             f'{os.cpu_count()} cores shared with other jobs.', '', '```', *log, '```', '',
             '| variant | file | size | SHA-256 |', '|---|---|---|---|', *rows, '']
-    if not args.quick and args.only is None: (ROOT / 'benchmarks' / 'results' / 'llm_variants.md').write_text('\n'.join(text))
+    if not args.quick and args.only is None: (ROOT / 'benchmarks' / 'results' / 'fingerprints_variants.md').write_text('\n'.join(text))
     print('\n'.join(text))
 
 
