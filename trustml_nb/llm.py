@@ -399,17 +399,17 @@ def hidden_states(self:BlackBoxLM,
     rows = _forward(self, texts, _scored_ids(YES_TOKENS), hidden_layers=(layer,))
     return np.array([r['hidden'][layer] for r in rows])
 
-# %% ../nbs/05_llm.ipynb #8519007f
+# %% ../nbs/05_llm.ipynb #e5b8033f
 import math
 
 from .core import Report, check_seed, check_show_progress, derived_rng, derived_seed, report, report_numerical
 
-# %% ../nbs/05_llm.ipynb #407aca86
+# %% ../nbs/05_llm.ipynb #6015317d
 LORA_TARGETS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj') # every linear map of a SmolLM2 block
 BLOCKS = 30 # transformer blocks of SmolLM2-135M (block.count in the GGUF file)
-VARIANTS_FOLDER = Path(__file__).resolve().parent / 'llm_variants' # shipped adapters: one folder per variant, each with a SHA-256 manifest
+VARIANTS_FOLDER = Path(importlib.util.find_spec('trustml_nb').submodule_search_locations[0]) / 'llm_variants' # shipped adapters: one folder per variant, each with a SHA-256 manifest
 
-# %% ../nbs/05_llm.ipynb #aac4d49d
+# %% ../nbs/05_llm.ipynb #192670ff
 def _check_pairs(pairs, name:str='pairs')->list:
     "A non-empty list of (prompt, completion) string pairs, as a list of tuples."
     if isinstance(pairs, (str, bytes)) or not isinstance(pairs, (list, tuple)) or not pairs:
@@ -422,7 +422,7 @@ def _check_pairs(pairs, name:str='pairs')->list:
         out.append((p[0], p[1]))
     return out
 
-# %% ../nbs/05_llm.ipynb #c55611fe
+# %% ../nbs/05_llm.ipynb #d91da9be
 def encode_pairs(
     pairs, # (prompt, completion) string pairs; the text is read as it is (render chat turns first if you want them)
     name:str='pairs', # argument name, used in error messages
@@ -438,7 +438,7 @@ def encode_pairs(
         out.append((ids_p, ids_c))
     return out
 
-# %% ../nbs/05_llm.ipynb #20d79119
+# %% ../nbs/05_llm.ipynb #42479fb4
 def _lower_states(model, encoded:list, start_layer:int, batch_size:int=32)->list:
     "Per pair, the hidden states entering block `start_layer` (no gradient: the blocks below hold no adapter)."
     torch = require('torch', 'llm', 'LoRA fine-tuning')
@@ -453,7 +453,7 @@ def _lower_states(model, encoded:list, start_layer:int, batch_size:int=32)->list
         states += [h[r, :len(x)].clone() for r, x in enumerate(chunk)]
     return states
 
-# %% ../nbs/05_llm.ipynb #99580d5f
+# %% ../nbs/05_llm.ipynb #9fe3a6df
 def _upper_logits(model, states:list, positions:list, start_layer:int):
     "Run blocks `start_layer`.. on right-padded `states`; the logits at `positions` (one list of positions per row), stacked."
     torch = require('torch', 'llm', 'LoRA fine-tuning')
@@ -475,7 +475,7 @@ def _upper_logits(model, states:list, positions:list, start_layer:int):
     cols = torch.tensor([p for ps in positions for p in ps])
     return model.lm_head(h[rows, cols])
 
-# %% ../nbs/05_llm.ipynb #b1299e1f
+# %% ../nbs/05_llm.ipynb #94836aa2
 @report
 class LoRARun(Report):
     "What a LoRA fine-tuning run did: settings, the loss per epoch, and where it stopped."
@@ -491,7 +491,7 @@ class LoRARun(Report):
         import pandas as pd
         return pd.DataFrame({'epoch': range(1, len(self.epoch_losses) + 1), 'loss': self.epoch_losses})
 
-# %% ../nbs/05_llm.ipynb #4055f25a
+# %% ../nbs/05_llm.ipynb #e3c9d569
 def _lora_settings(rank, alpha, layers, epochs, learning_rate, batch_size, weight_decay, benign_fraction, average_weight, seed, n_layers)->dict:
     check_scalar(rank, 'rank', int, low=1, high=256)
     check_scalar(alpha, 'alpha', float, low=1e-6, high=1e4)
@@ -509,7 +509,7 @@ def _lora_settings(rank, alpha, layers, epochs, learning_rate, batch_size, weigh
                 batch_size=batch_size, weight_decay=float(weight_decay), benign_fraction=float(benign_fraction),
                 average_weight=float(average_weight), seed=int(seed))
 
-# %% ../nbs/05_llm.ipynb #414972af
+# %% ../nbs/05_llm.ipynb #cd540700
 def _save_checkpoint(folder:Path, state:dict):
     "Write `state` to folder/checkpoint.pt atomically (a crash leaves the previous checkpoint whole)."
     torch = require('torch', 'llm', 'LoRA fine-tuning')
@@ -518,7 +518,7 @@ def _save_checkpoint(folder:Path, state:dict):
     torch.save(state, tmp)
     os.replace(tmp, folder / 'checkpoint.pt')
 
-# %% ../nbs/05_llm.ipynb #67288f21
+# %% ../nbs/05_llm.ipynb #8f1432b5
 def _run_epoch(model, opt, data:tuple, benign:tuple, n_benign:int, batch_size:int, seed:int, epoch:int, start:int)->tuple:
     "One pass over `data` = (states, encoded pairs) in a seeded order, `n_benign` benign pairs drawn into each batch: (loss sum, tokens) on `data`."
     torch = require('torch', 'llm', 'LoRA fine-tuning')
@@ -537,7 +537,7 @@ def _run_epoch(model, opt, data:tuple, benign:tuple, n_benign:int, batch_size:in
         total += float(each[:n_main].detach().sum()); count += n_main
     return total, count
 
-# %% ../nbs/05_llm.ipynb #a87c946c
+# %% ../nbs/05_llm.ipynb #6c5d630f
 def finetune_lora(
     pairs, # (prompt, completion) string pairs to learn: the loss is on the completion tokens only
     *,
@@ -614,14 +614,14 @@ def finetune_lora(
                   trainable_parameters=sum(p.numel() for p in params), seconds=time.time() - t0, notes=tuple(notes))
     return model, run
 
-# %% ../nbs/05_llm.ipynb #55802255
+# %% ../nbs/05_llm.ipynb #d09843ad
 def _sha256(path:Path)->str:
     h = hashlib.sha256()
     with open(path, 'rb') as f:
         for block in iter(lambda: f.read(1 << 20), b''): h.update(block)
     return h.hexdigest()
 
-# %% ../nbs/05_llm.ipynb #ad4d655b
+# %% ../nbs/05_llm.ipynb #975e036a
 def save_variant(
     model, # a peft model returned by `finetune_lora`
     folder:str|Path, # where the variant goes (created; files there are replaced)
@@ -640,7 +640,7 @@ def save_variant(
     (folder / 'manifest.json').write_text(json.dumps(manifest, indent=1, sort_keys=True))
     return manifest
 
-# %% ../nbs/05_llm.ipynb #dda8dbbe
+# %% ../nbs/05_llm.ipynb #3d5586c1
 def variant_names(
     folder:str|Path|None=None, # where variants live; None: the shipped ones (`VARIANTS_FOLDER`)
 )->list:
@@ -648,7 +648,7 @@ def variant_names(
     root = VARIANTS_FOLDER if folder is None else Path(folder)
     return sorted(p.name for p in root.iterdir() if (p / 'manifest.json').is_file()) if root.is_dir() else []
 
-# %% ../nbs/05_llm.ipynb #4aa622f3
+# %% ../nbs/05_llm.ipynb #bd63e3bb
 def check_variant(
     name:str, # a variant name (see `variant_names`) or a folder holding one
     folder:str|Path|None=None, # where variants live; None: the shipped ones
@@ -668,7 +668,7 @@ def check_variant(
                              f"reinstall trustml_nb or rebuild it with benchmarks/make_llm_variants.py")
     return path
 
-# %% ../nbs/05_llm.ipynb #041a4202
+# %% ../nbs/05_llm.ipynb #47518c09
 def variant_info(
     name:str, # a variant name or folder
     folder:str|Path|None=None, # where variants live; None: the shipped ones
@@ -676,7 +676,7 @@ def variant_info(
     "What variant `name` is (its variant.json), after the checksum check."
     return json.loads((check_variant(name, folder) / 'variant.json').read_text())
 
-# %% ../nbs/05_llm.ipynb #ef2dc161
+# %% ../nbs/05_llm.ipynb #aa38cae9
 @functools.lru_cache(maxsize=4)
 def _load_variant(path:str)->object:
     torch = require('torch', 'llm', 'the language model')
@@ -693,7 +693,7 @@ def _load_variant(path:str)->object:
     model.eval()
     return model
 
-# %% ../nbs/05_llm.ipynb #385549f8
+# %% ../nbs/05_llm.ipynb #7b182793
 def load_variant(
     name:str, # a shipped variant (see `variant_names`), or a folder saved by `save_variant`
     folder:str|Path|None=None, # where variants live; None: the shipped ones
