@@ -304,8 +304,8 @@ def load_fingerprint_results(
 class FingerprintStudy(Report):
     "What the explorer shows for one choice of t, k, number of keys and fine-tuning."
     title = 'Fingerprint verification'
-    t: float # nucleus threshold
-    k: int # width outside the nucleus
+    nucleus_threshold: float # t, the nucleus threshold
+    nucleus_width: int # k, the width outside the nucleus
     response_probability: float # base model's mean probability of such a response (the chance an unrelated sampling model says it)
     chance: float # per-key chance rate used in the bound: the larger of response_probability and the worst measured false-positive rate
     keys_queried: int # n, fingerprints asked
@@ -341,7 +341,7 @@ def render_fingerprints(
     rate = float(rates.loc['perinucleus', model])
     m = int(round(rate * n_keys))
     need = match_threshold(n_keys, chance, alpha)
-    study = FingerprintStudy(t=t, k=k, response_probability=p_resp, chance=chance, keys_queried=n_keys, match_rate=rate,
+    study = FingerprintStudy(nucleus_threshold=t, nucleus_width=k, response_probability=p_resp, chance=chance, keys_queried=n_keys, match_rate=rate,
                              expected_matches=m, matches_needed=need, false_positive_bound=false_positive_bound(m, n_keys, chance),
                              proven=m >= need, table=rates)
     fig, (a1, a2) = new_figure(1, 2, figsize=(11, 3.8))
