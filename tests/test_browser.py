@@ -57,6 +57,7 @@ LESSONS = [
     Lesson("96_quere.ipynb", ready_text="probe C = 1:", after_text="probe C = 100:"),
     Lesson("97_distributive_fairness.ipynb", ready_text="HP7, money 5:", after_text="HP7, money 20:"),  # the check-yourself cell leaves HP7 with 5 units
     Lesson("98_unreal.ipynb", ready_text="ratio 10, homophily 0.80", after_text="ratio 20, homophily", press_run=True),
+    Lesson("99_fingerprints.ipynb", ready_text="t = 0.8, k = 3: a response", after_text="t = 0.95"),
 ]
 
 pytestmark = pytest.mark.browser

@@ -82,7 +82,7 @@ def test_predict_prompts_found(built):
               for n in LESSONS}
     assert {n: k for n, k in counts.items() if k} == {'20_fedfact': 1, '50_multicalibration': 1, '60_selective_omniprediction': 1,
                                                      '70_mifpo': 2, '80_oath': 1, '90_matroid_selection': 1, '95_monoculture': 1,
-                                                     '97_distributive_fairness': 1, '98_unreal': 1}
+                                                     '97_distributive_fairness': 1, '98_unreal': 1, '99_fingerprints': 1}
 
 
 def _check(names, tmp_path):

@@ -49,6 +49,8 @@ WRONG_ANSWERS = {
                        "        for name, est in {'GCN': GCNClassifier(epochs=60, show_progress=False),\n"
                        "                          'UNREAL': UNREAL(epochs=60, rounds=3, budget=8, n_clusters=30, show_progress=False)}.items()}\n"
                        "gain_20 = bacc['UNREAL'] - bacc['GCN']"),
+    '99_fingerprints': ('1', "cand = list(perinucleus_candidates(q, 0.6, 2))\n"
+                             "bound = stats.binom.sf(20, 100, 0.05)  # P(X > 20), not P(X >= 20)"),
 }
 
 _SOLUTION_RE = re.compile(r'^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?', re.M)

@@ -634,8 +634,14 @@ def save_variant(
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)
+    # peft records the base model's local path and writes a model card: keep the variant free of the machine that made it
+    config_file = folder / 'adapter_config.json'
+    config = json.loads(config_file.read_text())
+    config['base_model_name_or_path'] = MODEL_NAME
+    config_file.write_text(json.dumps(config, indent=2, sort_keys=True))
+    (folder / 'README.md').unlink(missing_ok=True)
     (folder / 'variant.json').write_text(json.dumps({'base_model': MODEL_NAME, **(info or {})}, indent=1, sort_keys=True, default=str))
-    files = sorted(p.name for p in folder.iterdir() if p.is_file() and p.name != 'manifest.json' and p.name != 'README.md')
+    files = sorted(p.name for p in folder.iterdir() if p.is_file() and p.name != 'manifest.json')
     manifest = {name: _sha256(folder / name) for name in files}
     (folder / 'manifest.json').write_text(json.dumps(manifest, indent=1, sort_keys=True))
     return manifest
