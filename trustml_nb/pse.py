@@ -685,10 +685,10 @@ def _sieve_stage(H:np.ndarray, on:np.ndarray, prev:np.ndarray, seed:int, ridge:f
     return lambda Hn: _poly_basis(std(Hn), degree) @ beta
 
 # %% ../nbs/11_path_specific_effects.ipynb #65387406
-def _net_stage(H:np.ndarray, on:np.ndarray, prev:np.ndarray, seed:int, hidden:int=16, epochs:int=400, lr:float=0.003, decay:float|None=None,
+def _net_stage(H:np.ndarray, on:np.ndarray, prev:np.ndarray, seed:int, hidden:int=8, epochs:int=400, lr:float=0.003, decay:float|None=None,
                check_every:int=10, patience:int=3)->callable:
     "Fit f_k = softplus(MLP(H)) by full-batch Adam on the Riesz loss, early-stopped on a fifth of the rows held out; deterministic per seed."
-    decay = 16 / len(H) if decay is None else decay                # weight decay shrinking with n (0.01 at 1,600 rows), so the fit can converge
+    decay = 160 / len(H) if decay is None else decay               # weight decay on the weights (0.1 at 1,600 rows), shrinking with n
     import torch
     std = _standardiser(H)
     tensor = lambda A: torch.as_tensor(A, dtype=torch.float64)
@@ -706,7 +706,9 @@ def _net_stage(H:np.ndarray, on:np.ndarray, prev:np.ndarray, seed:int, hidden:in
             S, ont, pt = tensor(std(H)), tensor(on), tensor(prev)
             loss = lambda m: (ont[m] * f(S[m]) ** 2 - 2 * pt[m] * f(S[m])).mean()
             fit_rows, val_rows = torch.as_tensor(~val), torch.as_tensor(val)
-            opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=decay)
+            decayed = [p for name, p in net.named_parameters() if name.endswith('weight')]   # not the biases: shrink towards the best constant
+            opt = torch.optim.Adam([dict(params=decayed, weight_decay=decay),
+                                    dict(params=[p for name, p in net.named_parameters() if name.endswith('bias')], weight_decay=0.0)], lr=lr)
             best, best_state, waited = np.inf, None, 0
             for epoch in range(epochs):
                 opt.zero_grad(); loss(fit_rows).backward(); opt.step()
