@@ -145,6 +145,7 @@ def main():
         for i, job in enumerate(jobs):
             if time.time() - t0 > a.max_seconds: print(f"stopped after {i} fits ({time.time() - t0:.0f} s)"); break
             t = pool.submit(one, job).result()
+            if DRAWS.exists(): t = t[pd.read_csv(DRAWS, nrows=0).columns]    # the file's column order (appended rows have no header)
             t.to_csv(DRAWS, mode='a', header=not DRAWS.exists(), index=False)
     write_summary()
 
