@@ -1406,9 +1406,9 @@ def riesz_tradeoff(
     table:pd.DataFrame, # the Riesz screening summary (`pse_benchmark_results('pse_riesz.csv')`)
     n:int=2_000, # the sample size to summarise
     effects=('TE', 'NDE', 'NIE', 'VDE'), # effects pooled
-)->pd.DataFrame: # one row per weighting: fits, pooled coverage and its Wilson interval, largest |shift|/SD, seconds per fit
-    "Per weighting: coverage pooled over designs and effects (Wilson 95% interval), the largest |paired shift|/SD of a cell, median seconds per fit."
-    check_columns(table, ['weights', 'design', 'n', 'effect', 'reps', 'coverage', 'abs_shift_over_sd', 'sec_per_fit'], 'table')
+)->pd.DataFrame: # one row per weighting: fits, pooled coverage and its Wilson interval, largest |shift|/SD, CPU seconds per fit
+    "Per weighting: coverage pooled over designs and effects (Wilson 95% interval), the largest |paired shift|/SD of a cell, median CPU seconds per fit."
+    check_columns(table, ['weights', 'design', 'n', 'effect', 'reps', 'coverage', 'abs_shift_over_sd', 'cpu_per_fit'], 'table')
     effects = _check_effects(effects)
     t = table[(table.n == n) & table.effect.isin(list(effects))]
     if t.empty: raise ValueError(f"table has no rows at n={n} for the effects {list(effects)}; it has n = {sorted(set(table.n))}")
@@ -1420,7 +1420,7 @@ def riesz_tradeoff(
         rows.append(dict(weights=w, fits=int(g.groupby('design').reps.max().sum()), coverage=p, wilson_low=centre - half,
                          wilson_high=centre + half, max_abs_shift_over_sd=g.abs_shift_over_sd.max(),
                          worst_cell=' '.join(g.loc[g.abs_shift_over_sd.idxmax(), ['design', 'effect']]),
-                         sec_per_fit=g.groupby('design').sec_per_fit.first().median()))
+                         cpu_per_fit=g.groupby('design').cpu_per_fit.first().median()))
     return pd.DataFrame(rows).set_index('weights')
 
 
@@ -1433,19 +1433,19 @@ def plot_riesz_tradeoff(
     bias_bound:float=0.2, # the acceptable |shift|/SD, drawn as a dashed line
     axes=None, # two matplotlib axes (default: a new figure)
 ):
-    "Two panels against seconds per fit, one marker per weighting: pooled coverage with its Wilson interval, and the largest |shift|/SD."
+    "Two panels against CPU seconds per fit, one marker per weighting: pooled coverage with its Wilson interval, and the largest |shift|/SD."
     rt = riesz_tradeoff(table, n, effects)
     level = float(check_scalar(level, 'level', low=0, high=1, closed='neither'))
     bias_bound = float(check_scalar(bias_bound, 'bias_bound', low=0))
     if axes is None: _, axes = new_figure(1, 2, figsize=(9, 3.6))
     left, right = axes
     for w, r in rt.iterrows():
-        left.errorbar([r.sec_per_fit], [r.coverage], yerr=[[r.coverage - r.wilson_low], [r.wilson_high - r.coverage]], fmt='o', capsize=3, label=w)
-        right.plot([r.sec_per_fit], [r.max_abs_shift_over_sd], 'o', label=w)
-        right.annotate(r.worst_cell, (r.sec_per_fit, r.max_abs_shift_over_sd), textcoords='offset points', xytext=(5, 3), fontsize=8)
+        left.errorbar([r.cpu_per_fit], [r.coverage], yerr=[[r.coverage - r.wilson_low], [r.wilson_high - r.coverage]], fmt='o', capsize=3, label=w)
+        right.plot([r.cpu_per_fit], [r.max_abs_shift_over_sd], 'o', label=w)
+        right.annotate(r.worst_cell, (r.cpu_per_fit, r.max_abs_shift_over_sd), textcoords='offset points', xytext=(5, 3), fontsize=8)
     left.axhline(level, ls='--', c='k', lw=1); right.axhline(bias_bound, ls='--', c='k', lw=1)
     left.set_ylabel(f"pooled coverage of {level:.0%} intervals"); right.set_ylabel("largest |paired shift| / SD")
-    for ax in axes: ax.set_xlim(0, 1.25 * rt.sec_per_fit.max()); ax.set_xlabel(f"seconds per fit (n = {n:,})")
+    for ax in axes: ax.set_xlim(0, 1.25 * rt.cpu_per_fit.max()); ax.set_xlabel(f"CPU seconds per fit (n = {n:,})")
     right.set_ylim(0, None)
     legend_outside(right)
     return axes
