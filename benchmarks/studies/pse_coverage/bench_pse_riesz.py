@@ -24,6 +24,9 @@ decay 160/n on the weights only, so the shrinkage goes towards the best constant
 code is unchanged, so their draws stand. Each draw records `max_weight` (the largest learned weight of psi(0,0,1), the cross-world
 functional, over its three stages) and `at_cap` (how many stage-1 learned weights of psi(0,0,1) sit at the 1/clip cap).
 Second screening: nice -n 15 ... --n 2000 --reps 100 (resumable, one worker, 2-core machine shared with five other sessions).
+Reached (session of issue 40 item 2-3): riesz_net v2 15 replications per design at n = 2,000 (propensity and sieve 52-53);
+final-candidate run started: nice -n 15 ... --n 5000 --reps 200 --weights propensity riesz_net, 16 replications per design.
+Continue both with the same commands; n = 20,000 not started.
 """
 import argparse
 import os
