@@ -30,7 +30,8 @@ SHIPPED = {
         'pse_learner_roles_threshold_5000.csv', 'pse_learner_roles_interact_5000.csv',
         'pse_calibrated_propensities_binary_2000.csv', 'pse_calibrated_propensities_threshold_2000.csv',
         'pse_offset_propensities_binary_2000.csv', 'pse_offset_propensities_threshold_2000.csv', 'pse_subsample_cost.csv',
-        'pse_coverage_candidates_shift.csv', 'pse_pipeline_bootstrap_se_over_sd.csv')},
+        'pse_coverage_candidates_shift.csv', 'pse_pipeline_bootstrap_se_over_sd.csv',
+        'pse_riesz.csv')},                                                                    # bench_pse_riesz.py (issue 40)
 }
 
 

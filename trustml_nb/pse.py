@@ -45,8 +45,8 @@ __all__ = ['LEARNER_ROLES', 'LEARNER_PRESETS', 'NESTED_FITS', 'VARIANCES', 'RIES
            'ESTIMATORS', 'EFFECT_NAMES', 'PSE_BENCHMARK_FILES', 'gmf_weights', 'FunctionalEstimate', 'gmf_estimate',
            'GLMClassifier', 'GLMRegressor', 'make_learners', 'StackClassifier', 'StackRegressor', 'CrossFitNuisances',
            'crossfit_gmf', 'riesz_weights', 'EffectsReport', 'PathSpecificEffects', 'pse_effects', 'half_sample_se',
-           'plot_effects', 'PSECoverageReport', 'pse_benchmark_results', 'plot_coverage', 'explore_effects',
-           'pse_explorer']
+           'plot_effects', 'PSECoverageReport', 'pse_benchmark_results', 'plot_coverage', 'riesz_tradeoff',
+           'plot_riesz_tradeoff', 'explore_effects', 'pse_explorer']
 
 # %% ../nbs/11_path_specific_effects.ipynb #a37b2de9
 def _number(kind:type, **bounds):
@@ -702,10 +702,10 @@ def _sieve_stage(H:np.ndarray, on:np.ndarray, prev:np.ndarray, seed:int, ridge:f
     return lambda Hn: _poly_basis(std(Hn), degree) @ beta
 
 # %% ../nbs/11_path_specific_effects.ipynb #65387406
-def _net_stage(H:np.ndarray, on:np.ndarray, prev:np.ndarray, seed:int, hidden:int=16, epochs:int=400, lr:float=0.003, decay:float|None=None,
+def _net_stage(H:np.ndarray, on:np.ndarray, prev:np.ndarray, seed:int, hidden:int=8, epochs:int=400, lr:float=0.003, decay:float|None=None,
                check_every:int=10, patience:int=3)->callable:
     "Fit f_k = softplus(MLP(H)) by full-batch Adam on the Riesz loss, early-stopped on a fifth of the rows held out; deterministic per seed."
-    decay = 16 / len(H) if decay is None else decay                # weight decay shrinking with n (0.01 at 1,600 rows), so the fit can converge
+    decay = 160 / len(H) if decay is None else decay               # weight decay on the weights (0.1 at 1,600 rows), shrinking with n
     import torch
     std = _standardiser(H)
     tensor = lambda A: torch.as_tensor(A, dtype=torch.float64)
@@ -723,7 +723,9 @@ def _net_stage(H:np.ndarray, on:np.ndarray, prev:np.ndarray, seed:int, hidden:in
             S, ont, pt = tensor(std(H)), tensor(on), tensor(prev)
             loss = lambda m: (ont[m] * f(S[m]) ** 2 - 2 * pt[m] * f(S[m])).mean()
             fit_rows, val_rows = torch.as_tensor(~val), torch.as_tensor(val)
-            opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=decay)
+            decayed = [p for name, p in net.named_parameters() if name.endswith('weight')]   # not the biases: shrink towards the best constant
+            opt = torch.optim.Adam([dict(params=decayed, weight_decay=decay),
+                                    dict(params=[p for name, p in net.named_parameters() if name.endswith('bias')], weight_decay=0.0)], lr=lr)
             best, best_state, waited = np.inf, None, 0
             for epoch in range(epochs):
                 opt.zero_grad(); loss(fit_rows).backward(); opt.step()
@@ -1384,7 +1386,7 @@ PSE_BENCHMARK_FILES = ('pse_coverage_nonlinear.csv', 'pse_accuracy.csv', 'pse_pa
                        'pse_learner_roles_threshold_5000.csv', 'pse_learner_roles_interact_5000.csv',
                        'pse_calibrated_propensities_binary_2000.csv', 'pse_calibrated_propensities_threshold_2000.csv',
                        'pse_offset_propensities_binary_2000.csv', 'pse_offset_propensities_threshold_2000.csv',
-                       'pse_pipeline_bootstrap_se_over_sd.csv', 'pse_subsample_cost.csv')
+                       'pse_pipeline_bootstrap_se_over_sd.csv', 'pse_subsample_cost.csv', 'pse_riesz.csv')
 
 def pse_benchmark_results(
     file:str='pse_coverage_nonlinear.csv', # one of PSE_BENCHMARK_FILES
@@ -1416,6 +1418,56 @@ def plot_coverage(
     ax.set_xticks(range(len(effects)), effects); ax.set_ylabel(f"coverage of {level:.0%} intervals")
     legend_outside(ax)   # beside the plot: inside it covered the error bars
     return ax
+
+# %% ../nbs/11_path_specific_effects.ipynb #451affe9
+def riesz_tradeoff(
+    table:pd.DataFrame, # the Riesz screening summary (`pse_benchmark_results('pse_riesz.csv')`)
+    n:int=2_000, # the sample size to summarise
+    effects=('TE', 'NDE', 'NIE', 'VDE'), # effects pooled
+)->pd.DataFrame: # one row per weighting: fits, pooled coverage and its Wilson interval, largest |shift|/SD, CPU seconds per fit
+    "Per weighting: coverage pooled over designs and effects (Wilson 95% interval), the largest |paired shift|/SD of a cell, median CPU seconds per fit."
+    check_columns(table, ['weights', 'design', 'n', 'effect', 'reps', 'coverage', 'abs_shift_over_sd', 'cpu_per_fit'], 'table')
+    effects = _check_effects(effects)
+    t = table[(table.n == n) & table.effect.isin(list(effects))]
+    if t.empty: raise ValueError(f"table has no rows at n={n} for the effects {list(effects)}; it has n = {sorted(set(table.n))}")
+    rows, z = [], norm.ppf(0.975)
+    for w, g in t.groupby('weights', sort=False):
+        m, k = g.reps.sum(), (g.coverage * g.reps).sum()
+        p, h = k / m, z * z / m
+        centre, half = (p + h / 2) / (1 + h), z * np.sqrt(p * (1 - p) / m + h / (4 * m)) / (1 + h)
+        rows.append(dict(weights=w, fits=int(g.groupby('design').reps.max().sum()), coverage=p, wilson_low=centre - half,
+                         wilson_high=centre + half, max_abs_shift_over_sd=g.abs_shift_over_sd.max(),
+                         worst_cell=' '.join(g.loc[g.abs_shift_over_sd.idxmax(), ['design', 'effect']]),
+                         cpu_per_fit=g.groupby('design').cpu_per_fit.first().median()))
+    return pd.DataFrame(rows).set_index('weights')
+
+
+# %% ../nbs/11_path_specific_effects.ipynb #c38122c8
+def plot_riesz_tradeoff(
+    table:pd.DataFrame, # the Riesz screening summary (`pse_benchmark_results('pse_riesz.csv')`)
+    n:int=2_000, # the sample size to draw
+    effects=('TE', 'NDE', 'NIE', 'VDE'), # effects pooled
+    level:float=0.95, # nominal coverage, drawn as a dashed line
+    bias_bound:float=0.2, # the acceptable |shift|/SD, drawn as a dashed line
+    axes=None, # two matplotlib axes (default: a new figure)
+):
+    "Two panels against CPU seconds per fit, one marker per weighting: pooled coverage with its Wilson interval, and the largest |shift|/SD."
+    rt = riesz_tradeoff(table, n, effects)
+    level = float(check_scalar(level, 'level', low=0, high=1, closed='neither'))
+    bias_bound = float(check_scalar(bias_bound, 'bias_bound', low=0))
+    if axes is None: _, axes = new_figure(1, 2, figsize=(9, 3.6))
+    left, right = axes
+    for w, r in rt.iterrows():
+        left.errorbar([r.cpu_per_fit], [r.coverage], yerr=[[r.coverage - r.wilson_low], [r.wilson_high - r.coverage]], fmt='o', capsize=3, label=w)
+        right.plot([r.cpu_per_fit], [r.max_abs_shift_over_sd], 'o', label=w)
+        right.annotate(r.worst_cell, (r.cpu_per_fit, r.max_abs_shift_over_sd), textcoords='offset points', xytext=(5, 3), fontsize=8)
+    left.axhline(level, ls='--', c='k', lw=1); right.axhline(bias_bound, ls='--', c='k', lw=1)
+    left.set_ylabel(f"pooled coverage of {level:.0%} intervals"); right.set_ylabel("largest |paired shift| / SD")
+    for ax in axes: ax.set_xlim(0, 1.25 * rt.cpu_per_fit.max()); ax.set_xlabel(f"CPU seconds per fit (n = {n:,})")
+    right.set_ylim(0, None)
+    legend_outside(right)
+    return axes
+
 
 # %% ../nbs/11_path_specific_effects.ipynb #5b4e266d
 def _split_rerun_interval(

@@ -17,7 +17,16 @@ What was run (issue 40, first screening): nine runs of
   nice -n 10 timeout 300 .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_riesz.py --n 2000 --reps 100 --max-seconds 270
 (the first with --max-seconds 230; its riesz_net draws, from an earlier network setting, were deleted and redone), one worker,
 on a shared 2-core machine at a median load average of 5: 52-53 replications per (weights, design) at n = 2,000, 632 fits.
-Next: rerun the same command until --reps 100, then with --n 5000 20000 (the issue's 100/200 replications).
+Versions: the riesz_net draws of that first screening came from the first network (16 hidden units, weight decay 16/n on every
+parameter); some of its fits blew up (learned weights at the 1/clip cap in stage 1 and over 1,000 in stage 3 on overlap and
+threshold). They are kept, relabelled 'riesz_net_v1', and never mixed with the draws of the second network (8 hidden units, weight
+decay 160/n on the weights only, so the shrinkage goes towards the best constant), labelled 'riesz_net'. The propensity and sieve
+code is unchanged, so their draws stand. Each draw records `max_weight` (the largest learned weight of psi(0,0,1), the cross-world
+functional, over its three stages) and `at_cap` (how many stage-1 learned weights of psi(0,0,1) sit at the 1/clip cap).
+Second screening: nice -n 15 ... --n 2000 --reps 100 (resumable, one worker, 2-core machine shared with five other sessions).
+Reached (session of issue 40 item 2-3): riesz_net v2 15 replications per design at n = 2,000 (propensity and sieve 52-53);
+final-candidate run started: nice -n 15 ... --n 5000 --reps 200 --weights propensity riesz_net, 16 replications per design.
+Continue both with the same commands; n = 20,000 not started.
 """
 import argparse
 import os
@@ -66,6 +75,10 @@ def one(job):
     t = est.fit(df, truth(design)).report_.to_frame()
     t = t[t.effect.isin(EFF)].copy()
     t['exact_estimate'] = t.effect.map(exact)
+    rz = est.report_.nuisances.riesz
+    W = rz[(0, 0, 1)] if rz is not None else None
+    t['max_weight'] = np.nan if W is None else float(W.max())
+    t['at_cap'] = np.nan if W is None else int((W[:, 0] >= (1 - 1e-9) / est.clip).sum())   # stage 1's cap is 1/clip (its previous weight is 1)
     return t.assign(design=design, n=n, rep=rep, weights=weights, seconds=time.time() - t0, cpu_seconds=time.process_time() - c0,
                     load=os.getloadavg()[0])
 
@@ -84,7 +97,9 @@ def summarise(d):
         rows.append(dict(weights=w, design=dsg, n=n, effect=eff, reps=m, shift=shift.mean(), shift_mcse=shift.std(ddof=1) / np.sqrt(m),
                          abs_shift_over_sd=abs(shift.mean()) / sd, sd=sd, mean_se=g.se.mean(), se_over_sd=g.se.mean() / sd,
                          coverage=k / m, wilson_low=lo, wilson_high=hi, sec_per_fit=g.groupby('rep').seconds.first().median(),
-                         cpu_per_fit=g.groupby('rep').cpu_seconds.first().median()))
+                         cpu_per_fit=g.groupby('rep').cpu_seconds.first().median(),
+                         max_weight=g.max_weight.max() if 'max_weight' in g else np.nan,
+                         fits_at_cap=int((g.groupby('rep').at_cap.first() > 0).sum()) if 'at_cap' in g and g.at_cap.notna().any() else np.nan))
     order = {e: i for i, e in enumerate(EFF)}
     return pd.DataFrame(rows).sort_values(['design', 'n', 'effect', 'weights'], key=lambda c: c.map(order) if c.name == 'effect' else c, kind='stable')
 
@@ -97,7 +112,9 @@ def write_summary():
             "DR estimator, default learners, `PathSpecificEffects(weights=...)`, paired on the same samples; `shift` = mean of "
             "(estimate - estimate with the exact nuisances) on the same sample, with its Monte Carlo SE; coverage of the 95% interval "
             "with its Wilson 95% interval; seconds per fit (wall and CPU of one worker) on a shared 2-core machine at a median load "
-            f"average of {d.load.median():.1f} (noisy). Command: see the docstring of bench_pse_riesz.py.\n\n")
+            f"average of {d.load.median():.1f} (noisy). `riesz_net_v1` is the first network (its draws kept, not mixed), `riesz_net` the "
+            "second; `max_weight`: the largest learned weight of psi(0,0,1) over all draws; `fits_at_cap`: draws where a stage-1 learned "
+            "weight sat at the 1/clip cap (blank: not recorded). Command: see the docstring of bench_pse_riesz.py.\n\n")
     (OUT / "pse_riesz.md").write_text(head + markdown_table(s.round(4)) + "\n")
     print(head + s.round(3).to_string(index=False))
 
@@ -117,6 +134,10 @@ def main():
     done = set()
     if DRAWS.exists():
         prev = pd.read_csv(DRAWS)
+        if 'max_weight' not in prev:            # draws from before the second network: their riesz_net rows are the first network's
+            prev['weights'] = prev.weights.replace({'riesz_net': 'riesz_net_v1'})
+            prev = prev.assign(max_weight=np.nan, at_cap=np.nan)
+            prev.to_csv(DRAWS, index=False)
         done = set(zip(prev.weights, prev.design, prev.n, prev.rep))
     # interleaved, so a stopped run leaves every (weights, design, n) with the same replications
     jobs = [(dsg, n, rep, w) for rep in range(a.reps) for n in a.n for dsg in a.designs for w in a.weights if (w, dsg, n, rep) not in done]
@@ -127,6 +148,7 @@ def main():
         for i, job in enumerate(jobs):
             if time.time() - t0 > a.max_seconds: print(f"stopped after {i} fits ({time.time() - t0:.0f} s)"); break
             t = pool.submit(one, job).result()
+            if DRAWS.exists(): t = t[pd.read_csv(DRAWS, nrows=0).columns]    # the file's column order (appended rows have no header)
             t.to_csv(DRAWS, mode='a', header=not DRAWS.exists(), index=False)
     write_summary()
 
