@@ -36,7 +36,7 @@ from .core import (Report, describe_input, check_array, check_binary, check_colu
                              check_scalar, make_rng, match_columns, progress, report, report_numerical, warn_at_user)
 from .data import benchmark_result
 from .pse_simulator import population_truth, sim_oximetry
-from .viz import Explorer, explorer, legend_outside, new_figure, plot_estimates
+from .viz import Explorer, explorer, legend_outside, new_figure, plot_estimates, set_alt
 from fastcore.basics import patch
 
 
@@ -1466,6 +1466,10 @@ def plot_riesz_tradeoff(
     for ax in axes: ax.set_xlim(0, 1.25 * rt.cpu_per_fit.max()); ax.set_xlabel(f"CPU seconds per fit (n = {n:,})")
     right.set_ylim(0, None)
     legend_outside(right)
+    set_alt(left, f"Two panels against CPU seconds per fit at n = {n:,}, one marker per weighting ({', '.join(rt.index)}): left, "
+            f"coverage of the {level:.0%} intervals pooled over the simulated worlds with Wilson error bars against a dashed "
+            f"{level:.2f} line; right, the largest paired |bias|/SD of any cell, labelled with its world and effect, against a "
+            f"dashed {bias_bound:g} line.")
     return axes
 
 

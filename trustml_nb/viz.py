@@ -236,7 +236,10 @@ def figure_html(
             f'width="{w}" style="max-width:100%;height:auto" data-min-text-px="{min(sizes, default=0):.1f}"/>')
 
 # %% ../nbs/03_viz.ipynb #843f1b07
-def figure_bundle(fig:Figure, alt:str|None=None)->dict:
+def figure_bundle(
+    fig:Figure, # the figure to display
+    alt:str|None=None, # its alt text (default: the one set with `set_alt`, else `alt_text`'s description)
+)->dict:
     "A display mime bundle: text/html (the `<img alt>` of `figure_html`), image/png (fallback) and text/plain (the alt text)."
     html = figure_html(fig, alt)
     return {'text/html': html, 'image/png': base64.b64encode(fig._trustml_png).decode(), 'text/plain': alt_text(fig)}
