@@ -83,9 +83,43 @@ def test_german_datasheet_counts():
     assert f"good-risk rate {arate['<25']:.3f} under 25 and {arate['>=25']:.3f} from 25" in sheet
 
 
+def test_planetoid_datasheet_counts():
+    import numpy as np
+    from trustml_nb.unreal import load_planetoid
+    sheet = (DATASETS / 'DATASHEET_planetoid.md').read_text()
+    row = lambda *cells: '| ' + ' | '.join(cells) + ' |'
+    stats = {}
+    for name in ('cora', 'citeseer'):
+        g = load_planetoid(name, normalize=False)
+        y, e = g.y, g.edges
+        lab = y >= 0
+        counts = np.bincount(y[lab])
+        X = g.X.tocsr()
+        dense = np.ascontiguousarray(X.toarray().astype(np.float32))
+        rows = dense.view(np.dtype((np.void, dense.shape[1] * 4))).ravel()
+        both = lab[e[:, 0]] & lab[e[:, 1]]
+        stats[name] = dict(nodes=_n(len(y)), edges=_n(len(e)), vocab=_n(X.shape[1]), classes=str(len(counts)),
+                           per_class=', '.join(str(c) for c in counts), ratio=f"{counts.max() / counts.min():.1f}",
+                           isolated=str(int((np.bincount(e.ravel(), minlength=len(y)) == 0).sum())), unlabelled=str(int((~lab).sum())),
+                           words=f"{np.diff(X.indptr).mean():.1f}",
+                           homophily=_pct((y[e[:, 0]] == y[e[:, 1]])[both].mean()),
+                           dups=str(len(rows) - len(np.unique(rows))),
+                           split=f"{len(g.train_index)} / {len(g.val_index)} / {_n(len(g.test_index))}")
+    c, s = stats['cora'], stats['citeseer']
+    for label, key in [('nodes (papers)', 'nodes'), ('undirected edges (citations, each once, no self-loops)', 'edges'),
+                       ('vocabulary (binary bag-of-words features)', 'vocab'), ('classes (research topics)', 'classes'),
+                       ('papers per class, in label order', 'per_class'), ('largest class / smallest class', 'ratio'),
+                       ('nodes with no edge', 'isolated'), ('nodes with no features and no label (label -1)', 'unlabelled'),
+                       ('mean words per paper', 'words'), ('edges joining two papers of the same class (edge homophily)', 'homophily'),
+                       ("papers whose feature vector repeats an earlier paper's exactly", 'dups'),
+                       ('public split: labelled / validation / test', 'split')]:
+        assert row(label, c[key], s[key]) in sheet, (label, c[key], s[key])
+    assert f"{s['isolated']} CiteSeer papers have no citation" in sheet and f"({c['dups']} in Cora, {s['dups']} in CiteSeer)" in sheet
+
+
 def test_datasheets_ship_with_the_data_and_reach_the_students_copy(tmp_path):
     "Package data `datasets/*` (pyproject) carries them in the wheel; copy_lessons puts them in the student's folder."
     from trustml_nb.course import copy_lessons
     assert '"datasets/*"' in (DATASETS.parents[1] / 'pyproject.toml').read_text()
     names = {p.name for p in copy_lessons(tmp_path / 'c')}
-    assert {'DATASHEET_adult.md', 'DATASHEET_german.md'} <= names
+    assert {'DATASHEET_adult.md', 'DATASHEET_german.md', 'DATASHEET_planetoid.md'} <= names

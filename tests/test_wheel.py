@@ -41,7 +41,7 @@ def test_the_wheel_carries_license_lessons_and_results(wheel):
         if n.startswith('trustml_nb/lessons/') and n.endswith('.ipynb'):
             text = zipfile.ZipFile(wheel).read(n).decode()
             assert '<summary>Answers</summary>' not in text and '### BEGIN SOLUTION' not in text, n
-    assert {'trustml_nb/datasets/DATASHEET_adult.md', 'trustml_nb/datasets/DATASHEET_german.md'} <= set(names)
+    assert {'trustml_nb/datasets/DATASHEET_adult.md', 'trustml_nb/datasets/DATASHEET_german.md', 'trustml_nb/datasets/DATASHEET_planetoid.md'} <= set(names)
     assert lessons == expected and len([n for n in lessons if n.endswith('.ipynb')]) >= 10, lessons
     results = {n.split('/')[-1] for n in names if n.startswith('trustml_nb/results/')}
     for needed in ('oath_detection.csv', 'oath_throughput.csv', 'multicalibration_vs_mcgrad.csv', 'mifpo.json', 'mifpo_random.csv'):
