@@ -12,7 +12,7 @@ import pytest
 from contract import check_estimator_contract
 
 from trustml_nb.core import DroppedRowsWarning, NumericalWarning, quiet
-from trustml_nb.viz import readability
+from trustml_nb.viz import figure_html, readability
 from sklearn.base import clone
 
 from trustml_nb.fedfact import (NOTIONS, FedAvg, FedFactIn, FedFactPost, InProcessRunner, adult_fed_data,
@@ -451,6 +451,7 @@ def test_explorer_draws_fitted_gaps_as_bars_and_test_gaps_with_their_noise_band(
     t = rep.table.sort_values('local_budget')
     assert (np.diff(t.train_accuracy) > -1e-3).all() and (t.train_worst_local_gap <= t.local_budget + post_main.tolerance).all()   # dual ascent: optimal to ~1e-3
     np.testing.assert_allclose(ax1.lines[0].get_ydata(), rep.table.train_accuracy)
+    figure_html(fig)   # as shown: a figure wider than the column has its panels stacked, text at full size
     assert readability(fig).ok, readability(fig)
 
 

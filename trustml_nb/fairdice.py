@@ -1333,7 +1333,7 @@ def render_fairdice(
     ax1.bar(x - 0.2, J_b, 0.4, color='0.6', label='behaviour')
     ax1.bar(x + 0.2, J, 0.4, color=[PALETTE[i] for i in range(3)], label='FairDICE')
     top = _best_single_goal_return(fr_)   # the same axis for every welfare: max-min's smaller returns look smaller
-    ax1.set_ylim(0, 1.05 * max(top, J.max(), J_b.max()))
+    ax1.set_ylim(0, 1.15 * max(top, J.max(), J_b.max()))   # room above the dotted line for its label
     ax1.axhline(top, color='0.5', ls=':', lw=1)
     ax1.annotate('best return on one goal alone', xy=(0.02, top), xycoords=ax1.get_yaxis_transform(), xytext=(0, 3),
                  textcoords='offset points', fontsize='small', color='0.35')

@@ -712,9 +712,11 @@ def _plot_fitted_tradeoff(curve, fedavg_acc, fedavg_gap, ax):
     "Left panel: accuracy against the worst local gap on the training rows, each point left of its own budget (dotted)."
     from trustml_nb.viz import PALETTE
     ax.plot(curve.train_worst_local_gap, curve.train_accuracy, marker='o', color=PALETTE[1], zorder=3)
-    for _, r in curve.iterrows():
+    for i, (_, r) in enumerate(curve.sort_values('local_budget').iterrows()):
         ax.axvline(r.local_budget, color='0.6', ls=':', lw=1, zorder=1)
-        ax.annotate(f"xi_l={r.local_budget:.3g}", (r.train_worst_local_gap, r.train_accuracy), textcoords='offset points', xytext=(5, -13), fontsize='small')
+        # neighbouring budgets can sit at nearly the same point: their labels alternate below and above it
+        ax.annotate(f"xi_l={r.local_budget:.3g}", (r.train_worst_local_gap, r.train_accuracy), textcoords='offset points',
+                    xytext=(5, -13 if i % 2 == 0 else 5), fontsize='small')
     ax.axhline(fedavg_acc, color=PALETTE[0], ls='--', lw=1)
     ax.annotate(f"FedAvg: worst gap {fedavg_gap:.2f}", xy=(0.02, fedavg_acc), xycoords=ax.get_yaxis_transform(), xytext=(0, -4),
                 textcoords='offset points', va='top', fontsize='small', color=PALETTE[0])
