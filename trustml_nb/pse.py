@@ -1460,11 +1460,13 @@ def plot_riesz_tradeoff(
     for w, r in rt.iterrows():
         left.errorbar([r.cpu_per_fit], [r.coverage], yerr=[[r.coverage - r.wilson_low], [r.wilson_high - r.coverage]], fmt='o', capsize=3, label=w)
         right.plot([r.cpu_per_fit], [r.max_abs_shift_over_sd], 'o', label=w)
-        right.annotate(r.worst_cell, (r.cpu_per_fit, r.max_abs_shift_over_sd), textcoords='offset points', xytext=(5, 3), fontsize=8)
+        far_right = r.cpu_per_fit > 0.6 * rt.cpu_per_fit.max()   # a label right of the last points would cross the panel's edge
+        right.annotate(r.worst_cell, (r.cpu_per_fit, r.max_abs_shift_over_sd), textcoords='offset points', xytext=(-5, 3) if far_right else (5, 3),
+                       ha='right' if far_right else 'left', fontsize=8)
     left.axhline(level, ls='--', c='k', lw=1); right.axhline(bias_bound, ls='--', c='k', lw=1)
     left.set_ylabel(f"pooled coverage of {level:.0%} intervals"); right.set_ylabel("largest |paired shift| / SD")
     for ax in axes: ax.set_xlim(0, 1.25 * rt.cpu_per_fit.max()); ax.set_xlabel(f"CPU seconds per fit (n = {n:,})")
-    right.set_ylim(0, None)
+    right.set_ylim(0, 1.15 * max(rt.max_abs_shift_over_sd.max(), bias_bound))   # room above the top point for its label
     legend_outside(right)
     set_alt(left, f"Two panels against CPU seconds per fit at n = {n:,}, one marker per weighting ({', '.join(rt.index)}): left, "
             f"coverage of the {level:.0%} intervals pooled over the simulated worlds with Wilson error bars against a dashed "
