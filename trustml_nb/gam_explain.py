@@ -1089,6 +1089,12 @@ def _grid(gam:GAM, cells_per_piece:int=4, max_cells:int=1 << 16, max_per_cell:in
     return _Grid(inv, shift, first, last, before.astype(np.intp), inside, np.concatenate([s for _, s in merged]), T + 1,
                  tuple(zip(cuts, cuts[1:] + [gam.n])))
 
+def _evaluators(gam:GAM)->tuple:
+    "(grid, columns): the shared lookup grid where it applies, else one evaluator per column (the other is None)."
+    grid = _grid(gam)
+    return grid, (None if grid is not None else _column_functions(gam))
+
+
 # %% ../nbs/31_gam_explanations.ipynb #0d3b8700
 def _grid_lookup(g:_Grid, X:np.ndarray, values:np.ndarray, out:np.ndarray)->np.ndarray:
     "out[r, i] = values[piece of X[r, i]], block by block and group of columns by group: cell, the piece below it, one comparison per threshold inside it."
@@ -1130,8 +1136,7 @@ def shap_regression_batch(
     show_progress:bool|None=None, # progress bar over the rows, advanced per chunk (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "SHAP values of the score for every row (A5): phi[r] = shap_regression(gam, X[r], dist, background), means computed once."
-    mu = _score_means(_check_gam(gam), dist, background); X = _batch_rows(gam, X); grid = _grid(gam)
-    columns = None if grid is not None else _column_functions(gam)
+    mu = _score_means(_check_gam(gam), dist, background); X = _batch_rows(gam, X); grid, columns = _evaluators(gam)
     if grid is not None: phi_of_piece = grid.scores * np.repeat(gam.betas, grid.pieces) - np.repeat(mu, grid.pieces)   # c_i - mu_i per piece
     out = np.empty(X.shape)
     for a, b, Xc in _chunks(gam, X, _check_chunk_rows(chunk_rows, gam.n), 'SHAP values', show_progress):
@@ -1163,7 +1168,7 @@ def msr_batch(
     show_progress:bool|None=None, # progress bar over the rows, advanced per chunk (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "Minimum sufficient reasons (A2) of every row: a boolean (N, n) mask, row r's features = msr(gam, X[r], threshold)."
-    b0 = _view(gam, threshold); X = _batch_rows(gam, X); grid = _grid(gam); columns = None if grid is not None else _column_functions(gam); out = np.zeros(X.shape, bool)
+    b0 = _view(gam, threshold); X = _batch_rows(gam, X); grid, columns = _evaluators(gam); out = np.zeros(X.shape, bool)
     for a, b, Xc in _chunks(gam, X, _check_chunk_rows(chunk_rows, gam.n), 'sufficient reasons', show_progress):
         G, W0, y, sgn, _ = _batch_gains(gam, _batch_contributions(gam, Xc, columns, grid=grid), b0)
         order = np.argsort(-G, axis=1, kind='stable')
@@ -1181,7 +1186,7 @@ def mcr_batch(
     show_progress:bool|None=None, # progress bar over the rows, advanced per chunk (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "Minimum contrastive reasons (A3) of every row: a boolean (N, n) mask; an all-False row is mcr's None (nothing flips it)."
-    b0 = _view(gam, threshold); X = _batch_rows(gam, X); grid = _grid(gam); columns = None if grid is not None else _column_functions(gam); out = np.zeros(X.shape, bool)
+    b0 = _view(gam, threshold); X = _batch_rows(gam, X); grid, columns = _evaluators(gam); out = np.zeros(X.shape, bool)
     for a, b, Xc in _chunks(gam, X, _check_chunk_rows(chunk_rows, gam.n), 'contrastive reasons', show_progress):
         G, _, y, sgn, s = _batch_gains(gam, _batch_contributions(gam, Xc, columns, grid=grid), b0)
         order = np.argsort(-G, axis=1, kind='stable')
@@ -1199,7 +1204,7 @@ def csr_batch(
     show_progress:bool|None=None, # progress bar over the rows, advanced per chunk (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "Check sufficient reason (A1) for every row: a boolean (N,) array, entry r = csr(gam, X[r], features, threshold)."
-    S = _check_gam(gam).check_features(features, 'features'); b0 = _view(gam, threshold); X = _batch_rows(gam, X); grid = _grid(gam); columns = None if grid is not None else _column_functions(gam)
+    S = _check_gam(gam).check_features(features, 'features'); b0 = _view(gam, threshold); X = _batch_rows(gam, X); grid, columns = _evaluators(gam)
     out = np.zeros(len(X), bool)
     for a, b, Xc in _chunks(gam, X, _check_chunk_rows(chunk_rows, gam.n), 'sufficiency checks', show_progress):
         G, W0, y, sgn, _ = _batch_gains(gam, _batch_contributions(gam, Xc, columns, grid=grid), b0)
@@ -1217,7 +1222,7 @@ def cc_batch(
     show_progress:bool|None=None, # progress bar over the rows, advanced per chunk (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "Count completions (A6) for every row: entry r = cc(gam, X[r], features, threshold, scale); the free features' DP runs once."
-    S = _check_gam(gam).check_features(features, 'features'); b0 = _view(gam, threshold); _check_scale(scale); X = _batch_rows(gam, X); grid = _grid(gam); columns = None if grid is not None else _column_functions(gam)
+    S = _check_gam(gam).check_features(features, 'features'); b0 = _view(gam, threshold); _check_scale(scale); X = _batch_rows(gam, X); grid, columns = _evaluators(gam)
     pm = [_pmf_int(gam, j, scale) for j in range(gam.n) if j not in S]; _check_dp_size(pm)
     lo, dist = 0, np.ones(1)
     for lj, pj in pm: lo += lj; dist = np.convolve(dist, pj)
@@ -1266,7 +1271,7 @@ def shap_classification_batch(
     show_progress:bool|None=None, # progress bar over the rows, advanced per chunk (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "SHAP values of the 0/1 output (A7) for every row: phi[r] = shap_classification(gam, X[r], ...), distributions built once."
-    b0 = _view(gam, threshold); _check_scale(scale); dl = gam.check_dist(dist); X = _batch_rows(gam, X); grid = _grid(gam); columns = None if grid is not None else _column_functions(gam); n = gam.n
+    b0 = _view(gam, threshold); _check_scale(scale); dl = gam.check_dist(dist); X = _batch_rows(gam, X); grid, columns = _evaluators(gam); n = gam.n
     pm = [_pmf_int(gam, j, scale, dl) for j in range(n)]; _check_dp_size(pm, n)
     wk = np.array([1 / (n * math.comb(n - 1, k)) for k in range(n)])
     width = sum(len(p) - 1 for _, p in pm) + 1
