@@ -428,3 +428,30 @@ def test_position_bias_uniform_share_is_per_menu_when_variations_are_pooled():
     hp2 = paper_instances()['HP2']                                        # a 4-option menu
     pooled = position_bias(menu_study(_First(), [hp2], personas=('none', 'EQ', 'USW'), templates=('sentences', 'table')))
     assert np.allclose(pooled['uniform'], 0.25) and np.isclose(pooled.loc[0, 'excess'], 0.45)
+
+
+from dataclasses import replace  # noqa: E402
+
+from trustml_nb.distributive_fairness import human_share_records  # noqa: E402
+
+
+def test_human_share_records_match_the_oracle_and_flag_hp7():
+    "The recorded human allocations, classified by the brute-force oracle (not the module), add up to the recorded shares."
+    inst = paper_instances()
+    for name in ('HP2', 'HP5', 'HP6', 'HP7'):
+        i = inst[name]; agents = list(i.valuations.index); goods = list(i.valuations.columns)
+        props = _oracle(i.valuations.to_numpy().astype(int).tolist(), int(i.money))
+        sums = dict.fromkeys(('EQ', 'EF', 'RMM', 'USW', 'PO'), 0.0)
+        for a in i.human_allocations:
+            key = (tuple(agents.index(a['owners'][g]) if a['owners'][g] else -1 for g in goods),
+                   tuple(int((a.get('money') or {}).get(x, 0)) for x in agents))
+            for p in sums: sums[p] += a['percent'] * (p in props[key])
+        ours = human_share_records(i).set_index('property')['from_allocations']
+        assert {p: round(v, 4) for p, v in sums.items()} == ours.to_dict()
+        if name != 'HP7': assert all(abs(sums[p] - i.human_shares[p]) < 0.05 for p in sums)    # complete records: equal
+    hp7 = human_share_records(inst['HP7']).set_index('property')
+    assert hp7.loc['PO', ['recorded', 'from_allocations']].tolist() == [12.7, 55.0] and hp7.loc['PO', 'verdict'].startswith('below')
+    assert hp7.loc['RMM', 'verdict'] == 'equal' and hp7.loc['EF', 'verdict'] == 'above (other choices)'
+    bad = replace(inst['HP5'], human_shares={**inst['HP5'].human_shares, 'EF': 60.0})          # a mistyped share is caught
+    assert human_share_records(bad).set_index('property').loc['EF', 'verdict'].startswith('below')
+    with pytest.raises(ValueError, match='per-allocation'): human_share_records(inst['HP1'])

@@ -29,11 +29,11 @@ __all__ = ['PROPERTIES', 'MAIN_PROPERTIES', 'INSTANCES_FILE', 'INSTANCES_SHA256'
            'ANSWER_FORMATS', 'ORDERS', 'money_splits', 'enumerate_allocations', 'bundle_values',
            'largest_good_in_bundle', 'pareto_optimal', 'optima', 'dominated_by', 'property_flags',
            'describe_allocation', 'FairDivisionReport', 'FairDivision', 'fair_division', 'FairDivisionInstance',
-           'paper_instances', 'human_share_consistency', 'instance_checks', 'reorder_instance', 'valuation_text',
-           'generative_prompt', 'menu_options', 'menu_prompt', 'parse_allocation', 'parse_choice', 'classify_answers',
-           'property_shares', 'parse_valuations', 'plot_allocations', 'render_division', 'division_explorer',
-           'cyclic_orders', 'menu_choice_shares', 'generative_answers', 'harness_variations', 'generative_study',
-           'wilson_interval', 'study_shares', 'position_bias', 'menu_study']
+           'paper_instances', 'human_share_consistency', 'instance_checks', 'human_share_records', 'reorder_instance',
+           'valuation_text', 'generative_prompt', 'menu_options', 'menu_prompt', 'parse_allocation', 'parse_choice',
+           'classify_answers', 'property_shares', 'parse_valuations', 'plot_allocations', 'render_division',
+           'division_explorer', 'cyclic_orders', 'menu_choice_shares', 'generative_answers', 'harness_variations',
+           'generative_study', 'wilson_interval', 'study_shares', 'position_bias', 'menu_study']
 
 # %% ../nbs/97_distributive_fairness.ipynb #1b47b8a9
 PROPERTIES = ('EF', 'EF1', 'EQ', 'EQ1', 'EQ*', 'min-gap', 'RMM', 'USW', 'PO') # every property the calculus decides, in display order
@@ -324,7 +324,7 @@ def fair_division(
 
 # %% ../nbs/97_distributive_fairness.ipynb #21e676f7
 INSTANCES_FILE = 'distributive_fairness_instances.json' # the paper's instances, shipped in trustml_nb/datasets
-INSTANCES_SHA256 = '61d31d07d08123f678ee547ae94fcd9bf2d1227c1ef73cc536157924a2262b8e' # its checksum, verified on every load
+INSTANCES_SHA256 = '4b8bcfb59714ce5d1466aefa585766ff03f172880a9d348ae8dc9610e394b01e' # its checksum, verified on every load
 
 # %% ../nbs/97_distributive_fairness.ipynb #26face8b
 @dataclass(frozen=True)
@@ -335,6 +335,7 @@ class FairDivisionInstance:
     money:float=0.0 # money to share, in units worth 1 to every agent
     decision_maker:str|None=None # the agent who is also the one dividing ('You'), if any
     human_shares:dict|None=None # percent of human subjects whose choice had each property (None: not recorded)
+    human_allocations:tuple|None=None # allocations human subjects chose, each {'owners', 'money', 'percent'} (None: not recorded)
 
     def fit(self,
             allow_discard:bool=True, # goods may go to nobody, as the paper's prompts allow
@@ -349,7 +350,8 @@ def paper_instances()->dict:
     path = dataset_path(INSTANCES_FILE); verify_checksum(path, INSTANCES_SHA256)
     doc = json.loads(path.read_text())
     return {d['name']: FairDivisionInstance(name=d['name'], valuations=pd.DataFrame(d['valuations'], index=d['agents'], columns=d['goods']),
-                                            money=float(d['money']), decision_maker=d['decision_maker'], human_shares=d['human_shares'])
+                                            money=float(d['money']), decision_maker=d['decision_maker'], human_shares=d['human_shares'],
+                                            human_allocations=tuple(d['human_allocations']) if d.get('human_allocations') else None)
             for d in doc['instances']}
 
 # %% ../nbs/97_distributive_fairness.ipynb #46f72ef2
@@ -373,6 +375,26 @@ def instance_checks()->pd.DataFrame:
     path = dataset_path(INSTANCES_FILE); verify_checksum(path, INSTANCES_SHA256)
     doc = json.loads(path.read_text())
     return pd.DataFrame([{'instance': d['name'], **d['checked']} for d in doc['instances']]).set_index('instance')
+
+# %% ../nbs/97_distributive_fairness.ipynb #8180900f
+def human_share_records(
+    instance:FairDivisionInstance, # an instance with per-allocation human records (`human_allocations`)
+    properties=('EQ', 'EF', 'RMM', 'USW', 'PO'), # the properties compared (EQ: exactly equal payoffs)
+    tolerance:float=0.05, # percentage points allowed for rounding in the records
+)->pd.DataFrame: # per property: the recorded share, the sum over the recorded allocations that have it, and the verdict
+    "The recorded human shares against the allocations the subjects chose, each classified by the calculus."
+    if not instance.human_allocations: raise ValueError(f"instance {instance.name} has no per-allocation human records")
+    if not instance.human_shares: raise ValueError(f"instance {instance.name} has no human shares")
+    fd = instance.fit()
+    flags = pd.DataFrame([fd.classify(a['owners'], a.get('money')) for a in instance.human_allocations])
+    pct = np.array([float(a['percent']) for a in instance.human_allocations])
+    rows = []
+    for p in properties:
+        total = float(pct[flags[check_option(p, 'properties', PROPERTIES)].to_numpy(bool)].sum()); rec = float(instance.human_shares[p])
+        verdict = 'equal' if abs(rec - total) <= tolerance else ('below the recorded allocations: contradiction' if rec < total - tolerance else 'above (other choices)')
+        rows.append(dict(instance=instance.name, property=p, recorded=rec, from_allocations=round(total, 4), verdict=verdict))
+    return pd.DataFrame(rows).assign(records_cover=round(float(pct.sum()), 4))
+
 
 # %% ../nbs/97_distributive_fairness.ipynb #69e16391
 def reorder_instance(
