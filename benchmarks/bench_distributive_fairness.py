@@ -23,7 +23,13 @@ menu: exact probabilities with every option in every position, per persona and t
 results/distributive_fairness_llm_answers.jsonl as they come, so the run resumes where it stopped; after each stage the
 summary (results/distributive_fairness_llm_study.md, *_study_generative.csv; the menus stay in *_menu_<persona>_<template>.csv) is rewritten from everything
 done so far. `summary` rewrites the summary alone (no model). Run it in the background: nice -n 15 ... study.
-Run: .venv/bin/python benchmarks/bench_distributive_fairness.py [llm | study | summary]    (writes benchmarks/results/distributive_fairness*.{md,csv})
+Part 5 (`intentions`, only when asked): the menu setting with the stated intention varied (EQ, EF, RMM, USW, none, desirable,
+acceptable; persona none) for each template (sentences, table, goods), one file per stage
+(results/distributive_fairness_llm_intention_<intention>_<template>.csv), so it resumes; then the summary. The summary's mass table
+(*_menu_mass.csv) gives, per persona x intention x template, the probability mass on options with each property with 95 % t
+intervals over the ten instances, plus a uniform chooser; and, per intention naming a property, that property's mass against the
+same menu asked for the fairest allocation, paired by instance.
+Run: .venv/bin/python benchmarks/bench_distributive_fairness.py [llm | study | intentions | summary]    (writes benchmarks/results/distributive_fairness*.{md,csv})
 The machine is a shared, noisy 2-core box; timings are indicative only.
 """
 import json
@@ -165,6 +171,89 @@ def study_part():
         summary_part()
 
 
+INTENTION_STAGES = [(i, t) for t in ('sentences', 'table', 'goods') for i in ('EQ', 'EF', 'RMM', 'USW', 'none', 'desirable', 'acceptable')]
+
+
+def intention_file(intention, template): return OUT / f'distributive_fairness_llm_intention_{intention}_{template}.csv'
+
+
+def intentions_part():
+    "The menu setting with the stated intention varied (persona 'none'), per template; one file per stage, so it resumes."
+    from trustml_nb.llm import BlackBoxLM
+    lm = BlackBoxLM(show_progress=False); inst = list(paper_instances().values())
+    for intention, template in INTENTION_STAGES:
+        if intention_file(intention, template).exists(): continue
+        t0, c0 = time.perf_counter(), time.process_time()
+        menu_study(lm, inst, personas=('none',), intentions=(intention,), templates=(template,)).to_csv(intention_file(intention, template), index=False)
+        log_stage(f'menu intention {intention}/{template}', t0, c0)
+    summary_part()
+
+
+def _mass_per_instance(menu:pd.DataFrame)->pd.DataFrame:
+    "Per instance and variation: the probability mass on options with each property (orders averaged: position cancels)."
+    keys = ['instance', 'persona', 'intention', 'template']
+    n_orders = menu.groupby(keys)['order'].nunique()
+    return pd.DataFrame({p: (menu['probability'] * menu[p]).groupby([menu[k] for k in keys]).sum().div(n_orders) for p in MAIN_PROPERTIES})
+
+
+def _t_half(s:pd.Series)->float:
+    "Half-width of the 95 % t interval for the mean of s (instances are the independent units)."
+    from scipy.stats import t as student
+    return float(s.std(ddof=1) / np.sqrt(len(s)) * student.ppf(0.975, len(s) - 1))
+
+
+def _mean_ci(x:pd.DataFrame, by)->pd.DataFrame:
+    "Mean over instances per group, with 95 % t intervals."
+    g = x.groupby(level=by) if by else x.groupby(lambda _: 0)
+    m, half = g.mean(), g.agg(_t_half)
+    return pd.concat([m] + [(m[p] - half[p]).rename(f'{p}_low') for p in MAIN_PROPERTIES]
+                     + [(m[p] + half[p]).rename(f'{p}_high') for p in MAIN_PROPERTIES], axis=1)
+
+
+def intention_summary(menu:pd.DataFrame, by_var:pd.DataFrame):
+    """The mass table by persona x intention x template with 95 % intervals over instances (the 'fairest' rows are the
+    persona/template menus, unchanged), a uniform-chooser row per template, and the stated intention's own property against
+    'fairest' (paired by instance). Returns the table to ship and markdown lines."""
+    files = sorted(OUT.glob('distributive_fairness_llm_intention_*_*.csv'))
+    allm = pd.concat([menu] + [pd.read_csv(f) for f in files], ignore_index=True)
+    per = _mass_per_instance(allm)
+    table = _mean_ci(per, ['persona', 'intention', 'template']).reset_index()
+    # a chooser that ignores the prompt: each option 1/n, so the mass is the share of options with the property
+    opts = allm.drop_duplicates(['instance', 'persona', 'intention', 'template', 'option'])
+    uni = opts.groupby(['instance', 'persona', 'intention', 'template'])[list(MAIN_PROPERTIES)].mean().groupby(level='instance').first()
+    uni_inst = uni
+    uni = _mean_ci(uni, None).reset_index(drop=True).assign(persona='-', intention='uniform chooser', template='any')
+    table = pd.concat([table, uni], ignore_index=True)[['persona', 'intention', 'template', *MAIN_PROPERTIES,
+                                                       *[f'{p}_{e}' for p in MAIN_PROPERTIES for e in ('low', 'high')]]]
+    md = []
+    if files:
+        p0 = per.xs('none', level='persona')
+        rows = []
+        for (intention, template), _ in p0.groupby(level=['intention', 'template']):
+            if intention not in MAIN_PROPERTIES: continue
+            own = p0.xs((intention, template), level=['intention', 'template'])[intention]
+            base = p0.xs(('fairest', template), level=['intention', 'template'])[intention]
+            d = (own - base.reindex(own.index)).dropna()
+            rows.append({'intention': intention, 'template': template, 'mass on own property': own.mean(),
+                         'uniform chooser': uni_inst[intention].reindex(own.index).mean(), 'same under fairest': base.mean(), 'difference': d.mean(), 'low': d.mean() - _t_half(d),
+                         'high': d.mean() + _t_half(d), 'instances': len(d)})
+        own = pd.DataFrame(rows)
+        md = ['### The stated intention (persona none)', '',
+              f'{len(files)} intention x template menus beside the \'fairest\' ones. Does asking for an allocation with property X move',
+              'probability onto the options with X? Mass on the intention\'s own property, against the same menu asked for the fairest',
+              'allocation; difference paired by instance, 95 % t interval over the ten instances:', '',
+              markdown_table(own.round(3)), '']
+        none = allm[allm['persona'] == 'none']
+        first = (none.assign(first=none['position'] == 1).query('first').groupby(['intention', 'template', 'instance'])['probability'].mean()
+                 .groupby(level=['intention', 'template']).agg(['mean', _t_half]).rename(columns={'mean': 'P(first listed)', '_t_half': '95 % half-width'}))
+        gap = (none.groupby(['intention', 'template', 'instance', 'option'])['probability'].mean()
+               .groupby(level=['intention', 'template', 'instance']).agg(lambda x: x.max() - x.min()).groupby(level=['intention', 'template']).mean())
+        md += ['What the intention does move: the probability on whatever is listed first (mean over instances, 95 % t half-width), and',
+               'the content signal (per menu, the largest gap between two options\' position-averaged probabilities; mean over instances):', '',
+               markdown_table(first.assign(**{'content gap': gap}).round(3).reset_index()), '']
+    return table, md
+
+
 def log_stage(name, t0, c0):
     row = pd.DataFrame([{'stage': name, 'wall_s': round(time.perf_counter() - t0, 1), 'cpu_s': round(time.process_time() - c0, 1),
                          'load_average': round(os.getloadavg()[0], 2), 'finished_utc': time.strftime('%H:%M:%S', time.gmtime())}])
@@ -206,13 +295,14 @@ def summary_part():
         mass = {p: (menu['probability'] * menu[p]).groupby([menu['instance'], menu['persona'], menu['template']]).sum().div(n_orders)
                 for p in MAIN_PROPERTIES}
         by_var = pd.DataFrame({p: v.groupby(level=['persona', 'template']).mean() for p, v in mass.items()}).reset_index()
+        by_var, intent_md = intention_summary(menu, by_var)
         spread = menu.groupby(['instance', 'persona', 'template', 'option'])['probability'].mean().groupby(['instance', 'persona', 'template'])
         md += [f'## Menu setting: {len(menu)} (order, option) rows ({menu.groupby(["instance", "persona", "template"]).ngroups} instance x variation menus)', '',
                'Exact next-token probability of each option number; every option in every position once. Position bias: mean',
                'probability on whatever sits in each position against the uniform 1/n (standard error over instances).', '',
                markdown_table(fmt(pb)), '',
                'Probability mass on options with each property (mean over instances), by variation:', '',
-               markdown_table(fmt(by_var)), '',
+               markdown_table(fmt(by_var)), '', *intent_md,
                f'Content signal: per menu, the largest gap between two options\' position-averaged probabilities: mean '
                f'{spread.agg(lambda s: s.max() - s.min()).mean():.3f}, max {spread.agg(lambda s: s.max() - s.min()).max():.3f}.', '']
     if STUDY_LOG.exists():
@@ -235,6 +325,8 @@ def main():
     OUT.mkdir(exist_ok=True)
     if 'study' in sys.argv[1:]:
         study_part(); return
+    if 'intentions' in sys.argv[1:]:
+        intentions_part(); return
     if 'summary' in sys.argv[1:]:
         summary_part(); print((OUT / 'distributive_fairness_llm_study.md').read_text()); return
     if 'llm' in sys.argv[1:]:
