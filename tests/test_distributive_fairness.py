@@ -455,3 +455,6 @@ def test_human_share_records_match_the_oracle_and_flag_hp7():
     bad = replace(inst['HP5'], human_shares={**inst['HP5'].human_shares, 'EF': 60.0})          # a mistyped share is caught
     assert human_share_records(bad).set_index('property').loc['EF', 'verdict'].startswith('below')
     with pytest.raises(ValueError, match='per-allocation'): human_share_records(inst['HP1'])
+    from trustml_nb.distributive_fairness import render_division
+    assert 'recorded PO 12.7% is inconsistent' in render_division(money=5, instance='HP7')[0]          # the widget flags it
+    assert 'inconsistent' not in render_division(money=0, instance='HP2')[0]

@@ -688,6 +688,10 @@ def render_division(
     counts = ', '.join(f"{p} {n}" for p, n in zip(r.property_counts['property'], r.property_counts['allocations']) if p in MAIN_PROPERTIES)
     human = '' if values.strip() or money != base.money or not base.human_shares else (
         '; humans chose ' + ', '.join(f"{p} {base.human_shares[p]:g}%" for p in MAIN_PROPERTIES))
+    if human and base.human_allocations:   # a recorded share below what the recorded allocations imply is flagged, not hidden
+        rec = human_share_records(base).query("verdict.str.startswith('below')", engine='python')
+        human += ''.join(f" (recorded {p} {a:g}% is inconsistent: the recorded allocations give at least {b:g}%)"
+                         for p, a, b in zip(rec['property'], rec['recorded'], rec['from_allocations']))
     head = f"{instance if not values.strip() else 'edited'}, money {money}: {r.n_allocations:,} allocations; {counts}{human}"
     fig, ax = new_figure(figsize=(7, 3.8)); plot_allocations(r, highlight, ax)
     ax.set_title(f"{highlight} circled; max welfare {r.max_welfare:g}, maximin {r.maximin_value:g}", fontsize='medium')
