@@ -29,7 +29,9 @@ acceptable; persona none) for each template (sentences, table, goods), one file 
 (*_menu_mass.csv) gives, per persona x intention x template, the probability mass on options with each property with 95 % t
 intervals over the ten instances, plus a uniform chooser; and, per intention naming a property, that property's mass against the
 same menu asked for the fairest allocation, paired by instance.
-Run: .venv/bin/python benchmarks/bench_distributive_fairness.py [llm | study | intentions | summary]    (writes benchmarks/results/distributive_fairness*.{md,csv})
+Part 6 (`sources`, no model): the dataset's checks (routes to the paper, the authors' other records, the calculus) as
+results/distributive_fairness_sources.md.
+Run: .venv/bin/python benchmarks/bench_distributive_fairness.py [llm | study | intentions | summary | sources]    (writes benchmarks/results/distributive_fairness*.{md,csv})
 The machine is a shared, noisy 2-core box; timings are indicative only.
 """
 import json
@@ -321,8 +323,30 @@ def summary_part():
     return gen, menu
 
 
+def sources_part():
+    "What the shipped instances and human shares were checked against (no model): the dataset's records, as tables."
+    import json as _json
+    from trustml_nb.data import dataset_path
+    from trustml_nb.distributive_fairness import INSTANCES_FILE, human_share_consistency, human_share_records, instance_checks
+    inst = paper_instances()
+    checks = _json.loads(dataset_path(INSTANCES_FILE).read_text())['checks']
+    records = pd.concat([human_share_records(i) for i in inst.values() if i.human_allocations], ignore_index=True)
+    nested = pd.concat([human_share_consistency(i) for i in inst.values() if i.human_shares], ignore_index=True)
+    md = ['# Distributive fairness: what the paper instances and human shares were checked against', '',
+          'Written by `bench_distributive_fairness.py sources` from the shipped dataset (no model). Nothing here is checked against',
+          "the paper's own tables, which could not be read; the routes tried are listed first.", '']
+    md += sum(([f'## {k}', '', v, ''] for k, v in checks.items()), [])
+    md += ['## Per instance', '', markdown_table(instance_checks().reset_index()), '',
+           '## Recorded shares against the recorded allocations (classified by the calculus)', '', markdown_table(records), '',
+           f'## Nested property sets (share of the subset <= share of the superset): {int(nested["holds"].sum())} of {len(nested)} hold', '',
+           markdown_table(nested[~nested['holds']]), '']
+    (OUT / 'distributive_fairness_sources.md').write_text('\n'.join(md))
+
+
 def main():
     OUT.mkdir(exist_ok=True)
+    if 'sources' in sys.argv[1:]:
+        sources_part(); print((OUT / 'distributive_fairness_sources.md').read_text()); return
     if 'study' in sys.argv[1:]:
         study_part(); return
     if 'intentions' in sys.argv[1:]:

@@ -324,7 +324,7 @@ def fair_division(
 
 # %% ../nbs/97_distributive_fairness.ipynb #21e676f7
 INSTANCES_FILE = 'distributive_fairness_instances.json' # the paper's instances, shipped in trustml_nb/datasets
-INSTANCES_SHA256 = 'daecbdfcadc53a5bb89c2b03b16b5c5e153371f222d3227bdf0c611d0f821b0a' # its checksum, verified on every load
+INSTANCES_SHA256 = '5011d18bb51caaa85f725c08c55727afce61b4f6bb625f480861e0a7342668ff' # its checksum, verified on every load
 
 # %% ../nbs/97_distributive_fairness.ipynb #26face8b
 @dataclass(frozen=True)
