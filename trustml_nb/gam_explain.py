@@ -1063,7 +1063,7 @@ class _Grid(NamedTuple):
 # %% ../nbs/31_gam_explanations.ipynb #077002fa
 _GRID_BLOCK = 1 << 14  # values per block of the grid evaluation: its temporaries stay in the core's cache
 _GRID_GROUP_BYTES = 1 << 22  # table bytes of one group of columns: a very wide model is evaluated a group of columns at a time
-_GRID_CELLS = 1 << 21  # cells of a whole grid (about 25 bytes each) before the per-feature refinement is held back
+_GRID_CELLS = 1 << 18  # cells of a whole grid the refinement may use (a wide model refines less and redoes more crowded cells)
 
 def _grid_cells(v, inv, shift, first=None, last=None)->np.ndarray:
     "g(v) = trunc(v * inv + shift), clipped to [first, last] if given, as integers: non-decreasing in v (each rounding step is), the one map for thresholds and rows."
@@ -1133,10 +1133,11 @@ def _evaluators(gam:GAM)->tuple:
     return grid, (None if grid is not None else _column_functions(gam))
 
 # %% ../nbs/31_gam_explanations.ipynb #0d3b8700
-def _crowded_lookups(g:_Grid, x:np.ndarray, c:np.ndarray, above:np.ndarray, values:np.ndarray, out:np.ndarray):
-    "Redo the lookups that read NaN (a crowded cell, or a true NaN score): the piece at the cell's lower end plus one comparison per threshold in it."
-    e = np.flatnonzero(np.isnan(out))
-    if len(e) == 0: return
+def _crowded_lookups(g:_Grid, x:np.ndarray, c:np.ndarray, above:np.ndarray, values:np.ndarray, out:np.ndarray, cols:np.ndarray, w:int):
+    "Redo the lookups that read NaN in columns `cols` of a block w columns wide (those with a crowded cell): the piece at the cell's lower end plus one comparison per threshold in it."
+    r, i = np.nonzero(np.isnan(out.reshape(-1, w)[:, cols]))
+    if len(r) == 0: return
+    e = r * w + cols[i]
     xe, ce = x[e], c[e] - above[e]   # the value's own cell
     p, s, k = g.piece[ce], g.start[ce], g.count[ce]; top = len(g.thresholds) - 1
     for m in range(int(k.max(initial=0))): p += (k > m) & (xe >= g.thresholds[np.minimum(s + m, top)])
@@ -1153,7 +1154,7 @@ def _grid_lookup(g:_Grid, X:np.ndarray, values:np.ndarray, out:np.ndarray)->np.n
     V = values.take(g.piece); V[g.crowded] = np.nan
     for c0, c1 in g.groups:
         w = c1 - c0; rows = max(1, _GRID_BLOCK // w); tiles = _tiles(g, c0, c1, rows); m = rows * w
-        crowded = len(g.crowded) and g.first[c0] <= g.crowded[-1] and g.crowded[0] <= g.last[c1 - 1]
+        cols = np.unique(np.searchsorted(g.first[c0:c1], g.crowded[(g.crowded >= g.first[c0]) & (g.crowded <= g.last[c1 - 1])], side='right') - 1)
         direct = w == X.shape[1] and X.flags.c_contiguous and out.flags.c_contiguous   # flat views, no copies
         f, c, u, above = np.empty(m), np.empty(m, np.intp), np.empty(m), np.empty(m, bool)
         if not direct: xs, os_ = np.empty((rows, w)), np.empty((rows, w))
@@ -1166,7 +1167,7 @@ def _grid_lookup(g:_Grid, X:np.ndarray, values:np.ndarray, out:np.ndarray)->np.n
             else: np.add(f[:k], tiles[1][:k], out=c[:k], casting='unsafe')
             np.greater_equal(x, g.inside.take(c[:k], out=u[:k]), out=above[:k]); np.add(c[:k], above[:k], out=c[:k])
             V.take(c[:k], out=o)
-            if crowded: _crowded_lookups(g, x, c[:k], above[:k], values, o)
+            if len(cols): _crowded_lookups(g, x, c[:k], above[:k], values, o, cols, w)   # the columns with a crowded cell
             if not direct: out[a:a + r, c0:c1] = os_[:r]
     return out
 
