@@ -977,6 +977,7 @@ def _column_extremes(X:np.ndarray)->tuple:
     if m < R: mn, mx = np.minimum(mn, X[m:].min(0)), np.maximum(mx, X[m:].max(0))
     return mn, mx
 
+# %% ../nbs/31_gam_explanations.ipynb #6d1dedbe
 def _check_chunk(gam:GAM, X:np.ndarray, name:str)->np.ndarray:
     "`gam.check_X` of float rows; when every domain is a (bounded) interval, one test of the column minima and maxima (false for NaN too), the full check only to word an error."
     lo = np.array([d.lo for d in gam.domains]); hi = np.array([d.hi for d in gam.domains])
@@ -1072,6 +1073,7 @@ def _grid_cells(v, inv, shift, first=None, last=None)->np.ndarray:
     else: f += shift; np.clip(f, first, last, out=out, casting='unsafe')
     return out
 
+# %% ../nbs/31_gam_explanations.ipynb #114b2eef
 def _feature_cells(t, lo:float, hi:float, first:int, cells_per_piece:int, max_cells:int, clip:bool)->tuple:
     "(inv, shift, K, cells of t) of one feature: cells_per_piece cells per piece, doubled until no cell holds two thresholds or K reaches max_cells."
     T = len(t)
@@ -1127,6 +1129,7 @@ def _grid(gam:GAM, cells_per_piece:int=4, max_per_cell:int=8, max_range:float=64
     grid = _build_grid(gam, cells_per_piece, max_per_cell, max_range); _GRIDS[gam] = (key, values, grid)
     return grid
 
+# %% ../nbs/31_gam_explanations.ipynb #8b843130
 def _evaluators(gam:GAM)->tuple:
     "(grid, columns): the shared lookup grid where it applies, else one evaluator per column (the other is None)."
     grid = _grid(gam)
@@ -1143,12 +1146,14 @@ def _crowded_lookups(g:_Grid, x:np.ndarray, c:np.ndarray, above:np.ndarray, valu
     for m in range(int(k.max(initial=0))): p += (k > m) & (xe >= g.thresholds[np.minimum(s + m, top)])
     out[e] = values[p]
 
+# %% ../nbs/31_gam_explanations.ipynb #13c280e4
 def _tiles(g:_Grid, c0:int, c1:int, rows:int)->tuple:
     "The per-feature map parameters of columns c0:c1 repeated for `rows` rows, so that every pass is one flat loop."
     key = (c0, rows)
     if key not in g.tiles: g.tiles[key] = tuple(np.tile(p[c0:c1], rows) for p in ((g.inv, g.shift) + ((g.first, g.last) if g.clip else ())))
     return g.tiles[key]
 
+# %% ../nbs/31_gam_explanations.ipynb #9cba8acd
 def _grid_lookup(g:_Grid, X:np.ndarray, values:np.ndarray, out:np.ndarray)->np.ndarray:
     "out[r, i] = values[piece of X[r, i]] for checked rows X: per value its cell c, one comparison with the cell's threshold, V[c or c + 1]."
     V = values.take(g.piece); V[g.crowded] = np.nan
