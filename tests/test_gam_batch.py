@@ -190,3 +190,94 @@ def test_column_extremes_fold_rows_without_changing_the_answer(shape):
     assert all(np.isnan(v[-1]) for v in _column_extremes(X))
     F = np.asfortranarray(X[:, ::-1])
     assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(_column_extremes(F), (F.min(0), F.max(0))))
+
+
+def _accepted(lo, hi, v):
+    "The values the domain check accepts (check_X: lo - 1e-12 <= v <= hi + 1e-12)."
+    v = np.asarray(v, float); return v[(v >= lo - 1e-12) & (v <= hi + 1e-12)]
+
+
+def _adversarial_column(rng, t, lo, hi, rows):
+    "Values at and beside every threshold and domain end, signed zeros and uniform values, all inside what the check accepts."
+    ends = [lo, hi, lo - 1e-12, hi + 1e-12, np.nextafter(lo - 1e-12, np.inf), np.nextafter(hi + 1e-12, -np.inf), 0.0, -0.0,
+            np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)]
+    pool = _accepted(lo, hi, np.r_[t, np.nextafter(t, -np.inf), np.nextafter(t, np.inf), ends, rng.uniform(lo, hi, 50)])
+    return rng.choice(pool, rows)
+
+
+def _search(comp, v):
+    "The per-instance definition: the piece of v is the number of thresholds <= v (np.searchsorted, side='right')."
+    return comp.scores[np.searchsorted(comp.thresholds, v, side='right')]
+
+
+from hypothesis import given, settings, strategies as st
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_grid_lookup_equals_searchsorted_on_adversarial_values(data):
+    # the bucketed lookup (uniform cells, one comparison, crowded cells redone, clipped where a domain is far wider than
+    # the thresholds) against np.searchsorted at ties, nextafter neighbours, domain ends and signed zeros
+    from trustml_nb.gam_models import IntervalDomain, StepComponent
+    from trustml_nb.gam_explain import _grid, _grid_lookup
+    n = data.draw(st.integers(1, 4), 'n'); rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), 'seed'))
+    comps, doms = [], []
+    for i in range(n):
+        mag = data.draw(st.sampled_from([1e-6, 1.0, 1e3, 1e12]), 'scale')
+        base = data.draw(st.lists(st.floats(-mag, mag, allow_nan=False), max_size=60), 'thresholds')
+        c0 = data.draw(st.floats(-mag, mag, allow_nan=False), 'cluster at'); k = data.draw(st.sampled_from([0, 0, 2, 5, 8]), 'cluster')
+        t = np.unique(np.r_[base, c0 + mag * 1e-12 * np.arange(k)]).astype(float)
+        scores = rng.normal(size=len(t) + 1) if data.draw(st.booleans(), 'distinct') else rng.integers(-1, 2, len(t) + 1).astype(float)
+        lo = data.draw(st.floats(-2 * mag, 2 * mag, allow_nan=False), 'lo'); width = data.draw(st.sampled_from([0.0, 1e-9, 1.0, 1e6]), 'width') * mag
+        comps.append(StepComponent(t, scores)); doms.append(IntervalDomain(lo, lo + width if width > 0 else lo + mag))
+    gam = GAM(comps, doms); g = _grid(gam)
+    if g is None: return   # clustered beyond max_per_cell: the per-column route (tested elsewhere)
+    X = np.stack([_adversarial_column(rng, c.thresholds, d.lo, d.hi, 300) for c, d in zip(comps, doms)], 1)
+    ref = np.stack([_search(c, X[:, i]) for i, c in enumerate(comps)], 1)
+    merged = _grid_lookup(g, X, g.scores, np.empty(X.shape))
+    assert np.array_equal(merged, ref)
+    assert np.array_equal(shap_regression_batch(gam, X[:20]), np.array([shap_regression(gam, x) for x in X[:20]]))
+
+
+@pytest.mark.parametrize('route', ['plain', 'clip', 'crowded', 'groups', 'fortran'])
+def test_every_grid_route_equals_searchsorted(route, monkeypatch):
+    # each branch of the grid lookup taken on purpose: no clip, clip (a domain 1000x wider than the thresholds), crowded
+    # cells (near-equal thresholds), several column groups (tiny cache budget) and a Fortran-ordered X (copied blocks)
+    import trustml_nb.gam_explain as ge
+    from trustml_nb.gam_models import IntervalDomain, StepComponent
+    rng = np.random.default_rng(3); comps = []
+    for i in range(5):
+        t = np.sort(rng.uniform(-2, 2, 80))
+        if route == 'crowded': t = np.unique(np.r_[t, 0.5 + 1e-13 * np.arange(6)])
+        comps.append(StepComponent(t, rng.normal(size=len(t) + 1)))
+    doms = [IntervalDomain(-2000, 2000) if route == 'clip' else IntervalDomain(-2.5, 2.5)] * 5
+    if route == 'groups': monkeypatch.setattr(ge, '_GRID_GROUP_BYTES', 4096)
+    gam = GAM(comps, doms); g = ge._grid(gam)
+    assert g.clip == (route == 'clip') and (len(g.groups) > 1) == (route == 'groups') and (route != 'crowded' or len(g.crowded) > 0)
+    X = np.stack([_adversarial_column(rng, c.thresholds, d.lo, d.hi, 5000) for c, d in zip(comps, doms)], 1)
+    if route == 'fortran': X = np.asfortranarray(X)
+    ref = np.stack([_search(c, X[:, i]) for i, c in enumerate(comps)], 1)
+    assert np.array_equal(ge._grid_lookup(g, X, g.scores, np.empty(X.shape)), ref)
+    assert np.array_equal(shap_regression_batch(gam, X[:300], chunk_rows=77), np.array([shap_regression(gam, x) for x in X[:300]]))
+    for bad in (np.inf, -np.inf, np.nan, 2.6 if route != 'clip' else 2000.1):   # outside the domain: the same error as one row
+        Xb = X[:10].copy(); Xb[4, 2] = bad
+        with pytest.raises(ValueError, match='outside|NaN|finite'): shap_regression_batch(gam, Xb)
+        with pytest.raises(ValueError, match='outside|NaN|finite'): shap_regression(gam, Xb[4])
+
+
+def test_the_grid_is_built_once_per_model_and_rebuilt_when_it_changes():
+    from trustml_nb.gam_explain import _grid
+    gam = _ebm_like(4, seed=5); g = _grid(gam); assert _grid(gam) is g
+    x = np.zeros((1, 4)); before = shap_regression_batch(gam, x)
+    gam.components[1].scores[:] *= 2.0   # changed in place: a new grid, the new values
+    assert _grid(gam) is not g
+    assert np.array_equal(shap_regression_batch(gam, x), np.array([shap_regression(gam, x[0])])) and not np.array_equal(before, shap_regression_batch(gam, x))
+
+
+@pytest.mark.parametrize('rows', [1, 7, 8, 9, 127, 129, 1000])
+def test_background_means_through_the_grid_equal_the_loop(rows):
+    # the batch call reads the background's scores from the grid and averages each (contiguous) column: the same pairwise
+    # sums as the per-instance mean of one column, at every block length of numpy's pairwise summation
+    gam = _ebm_like(12, seed=rows); rng = np.random.default_rng(rows)
+    bg = rng.uniform(-4, 4, (rows, 12)); X = rng.uniform(-4, 4, (30, 12))
+    assert np.array_equal(shap_regression_batch(gam, X, background=bg), np.array([shap_regression(gam, x, background=bg) for x in X]))

@@ -977,6 +977,7 @@ def _column_extremes(X:np.ndarray)->tuple:
     if m < R: mn, mx = np.minimum(mn, X[m:].min(0)), np.maximum(mx, X[m:].max(0))
     return mn, mx
 
+# %% ../nbs/31_gam_explanations.ipynb #6d1dedbe
 def _check_chunk(gam:GAM, X:np.ndarray, name:str)->np.ndarray:
     "`gam.check_X` of float rows; when every domain is a (bounded) interval, one test of the column minima and maxima (false for NaN too), the full check only to word an error."
     lo = np.array([d.lo for d in gam.domains]); hi = np.array([d.hi for d in gam.domains])
@@ -1043,68 +1044,136 @@ def _merged_steps(comp:StepComponent)->tuple:
 
 # %% ../nbs/31_gam_explanations.ipynb #78bbbd44
 class _Grid(NamedTuple):
-    "All step components of a GAM as one grid: feature i's values land in cells first[i] .. last[i] of the shared tables."
+    "All step components of a GAM as one grid: feature i's values land in cells first[i] .. last[i] of the shared tables (then its pad cell)."
     inv: np.ndarray # per feature: cells per unit of the feature
-    shift: np.ndarray # per feature: first cell - first threshold * inv
+    shift: np.ndarray # per feature: cell(v) = trunc(v * inv + shift)
     first: np.ndarray # per feature: its first cell (float, for the clip)
-    last: np.ndarray # per feature: its last cell
-    before: np.ndarray # per cell: global index of the piece below the thresholds inside the cell
-    inside: np.ndarray # (M, cells): the thresholds inside each cell, +inf where a cell holds fewer than M
+    last: np.ndarray # per feature: its last cell (float); cell last + 1 is its pad cell
+    clip: bool # True: values are clipped to [first, last]; False: every value the domain check accepts lands there already
+    piece: np.ndarray # per cell: global index of the piece at the cell's lower end (a pad cell: the feature's last piece)
+    inside: np.ndarray # per cell: its one threshold; +inf where it holds none or several
+    crowded: np.ndarray # the cells that hold several thresholds (their lookups read NaN and are redone)
+    start: np.ndarray # per cell: index in `thresholds` of its first threshold
+    count: np.ndarray # per cell: how many thresholds it holds
+    thresholds: np.ndarray # the merged thresholds of all features, feature after feature
     scores: np.ndarray # the merged scores of all features, feature after feature (global piece index -> score)
     pieces: np.ndarray # per feature: its number of merged pieces
-    groups: tuple # (first, stop) column ranges whose tables fit the core's cache together, evaluated one after the other
+    groups: tuple # (first, stop) column ranges whose tables fit the cache together, evaluated one after the other
+    tiles: dict # (first column, rows) -> inv, shift (, first, last) repeated over a block of rows: built on first use
 
 # %% ../nbs/31_gam_explanations.ipynb #077002fa
-_GRID_BLOCK = 1 << 15  # values per block of the grid evaluation: its temporaries stay in the core's cache
-_GRID_GROUP_BYTES = 1 << 19  # table bytes of one group of columns: wide models are evaluated a group of columns at a time
+_GRID_BLOCK = 1 << 14  # values per block of the grid evaluation: its temporaries stay in the core's cache
+_GRID_GROUP_BYTES = 1 << 22  # table bytes of one group of columns: a very wide model is evaluated a group of columns at a time
+_GRID_CELLS = 1 << 18  # cells of a whole grid the refinement may use (a wide model refines less and redoes more crowded cells)
 
-def _grid_cells(v, inv, shift, first, last)->np.ndarray:
-    "g(v) = floor(clip(v * inv + shift, first, last)): the one cell map, for the thresholds and for the rows alike."
-    c = np.multiply(v, inv); c += shift; np.clip(c, first, last, out=c)
-    return c.astype(np.intp)
+def _grid_cells(v, inv, shift, first=None, last=None)->np.ndarray:
+    "g(v) = trunc(v * inv + shift), clipped to [first, last] if given, as integers: non-decreasing in v (each rounding step is), the one map for thresholds and rows."
+    f = np.multiply(v, inv); out = np.empty(np.shape(f), np.intp)
+    if first is None: np.add(f, shift, out=out, casting='unsafe')
+    else: f += shift; np.clip(f, first, last, out=out, casting='unsafe')
+    return out
+
+# %% ../nbs/31_gam_explanations.ipynb #114b2eef
+def _feature_cells(t, lo:float, hi:float, first:int, cells_per_piece:int, max_cells:int, clip:bool)->tuple:
+    "(inv, shift, K, cells of t) of one feature: cells_per_piece cells per piece, doubled until no cell holds two thresholds or K reaches max_cells."
+    T = len(t)
+    if T < 2: return 0.0, float(first), 1, np.full(T, first, np.intp)   # one cell: no threshold or one
+    pad = 0 if clip else 1; A, B = (t[0], t[-1]) if clip else (min(t[0], lo), max(t[-1], hi))   # the thresholds, or all accepted values
+    inv = min(cells_per_piece * (T + 1), max_cells) / (B - A)
+    while True:   # a margin cell each side (no clip): the rounding of lo and hi cannot leave the feature's cells
+        K = int(np.ceil((B - A) * inv)) + 1 + 2 * pad; shift = first + pad - A * inv
+        cells = _grid_cells(t, inv, shift, *((first, first + K - 1) if clip else ()))
+        if np.bincount(cells - first).max() <= 1 or 2 * K > max_cells: return inv, shift, K, cells
+        inv *= 2
 
 # %% ../nbs/31_gam_explanations.ipynb #f553342e
-def _grid(gam:GAM, cells_per_piece:int=4, max_cells:int=1 << 16, max_per_cell:int=8)->_Grid|None:
-    "The shared grid of a GAM of step components on bounded interval or grid domains; None where it does not apply (then: per column)."
+def _build_grid(gam:GAM, cells_per_piece:int=4, max_per_cell:int=8, max_range:float=64)->_Grid|None:
+    "The shared grid of a GAM of step components on bounded domains; None where clustered thresholds would crowd a cell."
+    merged = [_merged_steps(c) for c in gam.components]; n = gam.n
+    lo = np.array([d.lo for d in gam.domains]) - 1e-12; hi = np.array([d.hi for d in gam.domains]) + 1e-12   # what check_X accepts
+    if not all(np.isfinite(t[-1] - t[0]) for t, _ in merged if len(t) > 1): return None
+    clip = any(len(t) > 1 and max(h, t[-1]) - min(l, t[0]) > max_range * (t[-1] - t[0]) for (t, _), l, h in zip(merged, lo, hi))
+    inv, shift, first, last, cells, nxt = [], [], [], [], [], 0
+    for (t, _), l, h in zip(merged, lo, hi):
+        cap = max(min(1 << 16, cells_per_piece * (len(t) + 1)), min(1 << 14, _GRID_CELLS // n))
+        a, b, K, c = _feature_cells(t, l, h, nxt, cells_per_piece, cap, clip)
+        inv.append(a); shift.append(b); first.append(nxt); last.append(nxt + K - 1); cells.append(c); nxt += K + 1   # then a pad cell
+    inv, shift, first, last = np.array(inv), np.array(shift), np.array(first, float), np.array(last, float)
+    if not (np.isfinite(inv).all() and np.isfinite(shift).all()): return None
+    if not clip and not ((_grid_cells(lo, inv, shift) >= first).all() and (_grid_cells(hi, inv, shift) <= last).all()): return None
+    tcat, cell = np.concatenate([t for t, _ in merged]), np.concatenate(cells)   # cell is non-decreasing: features in order, each monotone
+    count = np.bincount(cell, minlength=nxt)
+    if count.max(initial=0) > max_per_cell: return None
+    start = np.searchsorted(cell, np.arange(nxt)); width = (last - first + 2).astype(np.intp)
+    piece = start + np.repeat(np.arange(n), width)   # thresholds of earlier cells, plus one piece per earlier feature
+    inside = np.full(nxt, np.inf); one = count == 1; inside[one] = tcat[start[one]]
+    ends, cuts = np.cumsum(width * 16), [0]   # table bytes (inside, values) up to each feature; a new group past _GRID_GROUP_BYTES
+    for i in range(1, n):
+        if ends[i] - (ends[cuts[-1] - 1] if cuts[-1] else 0) > _GRID_GROUP_BYTES: cuts.append(i)
+    return _Grid(inv, shift, first, last, clip, piece.astype(np.intp), inside, np.flatnonzero(count > 1), start.astype(np.intp),
+                 count.astype(np.intp), tcat, np.concatenate([s for _, s in merged]), np.array([len(s) for _, s in merged]),
+                 tuple(zip(cuts, cuts[1:] + [n])), {})
+
+# %% ../nbs/31_gam_explanations.ipynb #257d1554
+_GRIDS = weakref.WeakKeyDictionary()  # GAM -> (what its grid was built from, the grid): built once per model
+
+def _grid(gam:GAM, cells_per_piece:int=4, max_per_cell:int=8, max_range:float=64)->_Grid|None:
+    "The shared grid of a GAM of step components on bounded interval or grid domains, cached per model; None where it does not apply (then: per column)."
     if not all(isinstance(c, StepComponent) for c in gam.components): return None
     if any(d.kind not in ('interval', 'grid') or max(abs(d.lo), abs(d.hi)) > 1e150 for d in gam.domains): return None
-    merged = [_merged_steps(c) for c in gam.components]
-    T = np.array([len(t) for t, _ in merged]); K = np.where(T >= 2, np.minimum(max_cells, cells_per_piece * (T + 1)), 1)
-    t0 = np.array([t[0] if len(t) else 0.0 for t, _ in merged]); span = np.array([t[-1] - t[0] if len(t) else 0.0 for t, _ in merged])
-    with np.errstate(divide='ignore', over='ignore', invalid='ignore'):
-        inv = np.where(K > 1, (K - 1) / np.where(K > 1, span, 1.0), 0.0); first = np.r_[0, np.cumsum(K)[:-1]].astype(float); shift = first - t0 * inv
-    if not (np.isfinite(inv).all() and np.isfinite(shift).all()): return None
-    last = first + K - 1; feat = np.repeat(np.arange(gam.n), T); tcat = np.concatenate([t for t, _ in merged])
-    cell = _grid_cells(tcat, inv[feat], shift[feat], first[feat], last[feat])   # non-decreasing: features in order, each monotone
-    per = np.bincount(cell, minlength=int(K.sum())); M = int(per.max(initial=0))
-    if M > max_per_cell: return None
-    start = np.searchsorted(cell, np.arange(len(per)))   # first threshold at or after each cell
-    inside = np.full((max(M, 1), len(per)), np.inf)
-    for m in range(M): has = per > m; inside[m, has] = tcat[start[has] + m]
-    before = start + np.repeat(np.arange(gam.n), K)   # thresholds of earlier features and earlier cells, plus one piece per earlier feature
-    ends = np.cumsum(K * 8 * (1 + len(inside)))   # table bytes up to each feature; a new group where they pass _GRID_GROUP_BYTES
-    cuts = [0]
-    for i in range(1, gam.n):
-        if ends[i] - (ends[cuts[-1] - 1] if cuts[-1] else 0) > _GRID_GROUP_BYTES: cuts.append(i)
-    return _Grid(inv, shift, first, last, before.astype(np.intp), inside, np.concatenate([s for _, s in merged]), T + 1,
-                 tuple(zip(cuts, cuts[1:] + [gam.n])))
+    key = (cells_per_piece, max_per_cell, max_range, tuple((d.kind, d.lo, d.hi) for d in gam.domains),
+           tuple(len(c.thresholds) for c in gam.components), _GRID_CELLS, _GRID_GROUP_BYTES)
+    values = np.concatenate([c.thresholds for c in gam.components] + [c.scores for c in gam.components])
+    old = _GRIDS.get(gam)
+    if old is not None and old[0] == key and np.array_equal(old[1], values, equal_nan=True): return old[2]   # rebuilt if the model changed
+    grid = _build_grid(gam, cells_per_piece, max_per_cell, max_range); _GRIDS[gam] = (key, values, grid)
+    return grid
 
+# %% ../nbs/31_gam_explanations.ipynb #8b843130
 def _evaluators(gam:GAM)->tuple:
     "(grid, columns): the shared lookup grid where it applies, else one evaluator per column (the other is None)."
     grid = _grid(gam)
     return grid, (None if grid is not None else _column_functions(gam))
 
-
 # %% ../nbs/31_gam_explanations.ipynb #0d3b8700
+def _crowded_lookups(g:_Grid, x:np.ndarray, c:np.ndarray, above:np.ndarray, values:np.ndarray, out:np.ndarray, cols:np.ndarray, w:int):
+    "Redo the lookups that read NaN in columns `cols` of a block w columns wide (those with a crowded cell): the piece at the cell's lower end plus one comparison per threshold in it."
+    r, i = np.nonzero(np.isnan(out.reshape(-1, w)[:, cols]))
+    if len(r) == 0: return
+    e = r * w + cols[i]
+    xe, ce = x[e], c[e] - above[e]   # the value's own cell
+    p, s, k = g.piece[ce], g.start[ce], g.count[ce]; top = len(g.thresholds) - 1
+    for m in range(int(k.max(initial=0))): p += (k > m) & (xe >= g.thresholds[np.minimum(s + m, top)])
+    out[e] = values[p]
+
+# %% ../nbs/31_gam_explanations.ipynb #13c280e4
+def _tiles(g:_Grid, c0:int, c1:int, rows:int)->tuple:
+    "The per-feature map parameters of columns c0:c1 repeated for `rows` rows, so that every pass is one flat loop."
+    key = (c0, rows)
+    if key not in g.tiles: g.tiles[key] = tuple(np.tile(p[c0:c1], rows) for p in ((g.inv, g.shift) + ((g.first, g.last) if g.clip else ())))
+    return g.tiles[key]
+
+# %% ../nbs/31_gam_explanations.ipynb #9cba8acd
 def _grid_lookup(g:_Grid, X:np.ndarray, values:np.ndarray, out:np.ndarray)->np.ndarray:
-    "out[r, i] = values[piece of X[r, i]], block by block and group of columns by group: cell, the piece below it, one comparison per threshold inside it."
+    "out[r, i] = values[piece of X[r, i]] for checked rows X: per value its cell c, one comparison with the cell's threshold, V[c or c + 1]."
+    V = values.take(g.piece); V[g.crowded] = np.nan
     for c0, c1 in g.groups:
-        cols = slice(c0, c1); rows = max(1, _GRID_BLOCK // (c1 - c0)); params = (g.inv[cols], g.shift[cols], g.first[cols], g.last[cols])
+        w = c1 - c0; rows = max(1, _GRID_BLOCK // w); tiles = _tiles(g, c0, c1, rows); m = rows * w
+        cols = np.unique(np.searchsorted(g.first[c0:c1], g.crowded[(g.crowded >= g.first[c0]) & (g.crowded <= g.last[c1 - 1])], side='right') - 1)
+        direct = w == X.shape[1] and X.flags.c_contiguous and out.flags.c_contiguous   # flat views, no copies
+        f, c, u, above = np.empty(m), np.empty(m, np.intp), np.empty(m), np.empty(m, bool)
+        if not direct: xs, os_ = np.empty((rows, w)), np.empty((rows, w))
         for a in range(0, len(X), rows):
-            Xb = X[a:a + rows, cols]; c = _grid_cells(Xb, *params)
-            piece = g.before.take(c)
-            for row in g.inside: piece += Xb >= row.take(c)
-            values.take(piece, out=out[a:a + rows, cols])
+            r = min(rows, len(X) - a); k = r * w
+            if direct: x, o = X[a:a + r].reshape(-1), out[a:a + r].reshape(-1)
+            else: np.copyto(xs[:r], X[a:a + r, c0:c1]); x, o = xs[:r].reshape(-1), os_[:r].reshape(-1)
+            np.multiply(x, tiles[0][:k], out=f[:k])
+            if g.clip: np.add(f[:k], tiles[1][:k], out=f[:k]); np.clip(f[:k], tiles[2][:k], tiles[3][:k], out=c[:k], casting='unsafe')
+            else: np.add(f[:k], tiles[1][:k], out=c[:k], casting='unsafe')
+            np.greater_equal(x, g.inside.take(c[:k], out=u[:k]), out=above[:k]); np.add(c[:k], above[:k], out=c[:k])
+            V.take(c[:k], out=o)
+            if len(cols): _crowded_lookups(g, x, c[:k], above[:k], values, o, cols, w)   # the columns with a crowded cell
+            if not direct: out[a:a + r, c0:c1] = os_[:r]
     return out
 
 # %% ../nbs/31_gam_explanations.ipynb #248507e4
@@ -1119,12 +1188,14 @@ def _batch_contributions(gam:GAM, X:np.ndarray, columns:list|None=None, transpos
     return CT if transposed else np.ascontiguousarray(CT.T)   # C-ordered rows: row sums add in the same order as c.sum()
 
 # %% ../nbs/31_gam_explanations.ipynb #1763ddd4
-def _score_means(gam:GAM, dist=None, background=None)->np.ndarray:
-    "mu_i = E[beta_i f_i]: under `dist`, or the mean over the `background` sample's column (shap's interventional baseline)."
+def _score_means(gam:GAM, dist=None, background=None, grid:_Grid|None=None)->np.ndarray:
+    "mu_i = E[beta_i f_i]: under `dist`, or the mean over the `background` sample's column (shap's interventional baseline); `grid`: its scores in one lookup."
     if background is None: return gam.means(dist)
     if dist is not None: raise ValueError("pass either dist or background, not both: background replaces the distribution by a sample")
     B = gam.check_X(background, 'background')
-    return gam.betas * np.array([comp(B[:, i]).mean() for i, comp in enumerate(gam.components)])
+    if grid is None: return gam.betas * np.array([comp(B[:, i]).mean() for i, comp in enumerate(gam.components)])
+    S = np.ascontiguousarray(_grid_lookup(grid, B, grid.scores, np.empty(B.shape)).T)   # row i: f_i over the background, contiguous
+    return gam.betas * S.mean(axis=1)   # each row's mean is the same pairwise sum as the mean of the column alone
 
 # %% ../nbs/31_gam_explanations.ipynb #f7f9ebad
 def shap_regression_batch(
@@ -1136,7 +1207,7 @@ def shap_regression_batch(
     show_progress:bool|None=None, # progress bar over the rows, advanced per chunk (None: follow TRUSTML_NB_PROGRESS)
 )->np.ndarray:
     "SHAP values of the score for every row (A5): phi[r] = shap_regression(gam, X[r], dist, background), means computed once."
-    mu = _score_means(_check_gam(gam), dist, background); X = _batch_rows(gam, X); grid, columns = _evaluators(gam)
+    grid, columns = _evaluators(_check_gam(gam)); mu = _score_means(gam, dist, background, grid); X = _batch_rows(gam, X)
     if grid is not None: phi_of_piece = grid.scores * np.repeat(gam.betas, grid.pieces) - np.repeat(mu, grid.pieces)   # c_i - mu_i per piece
     out = np.empty(X.shape)
     for a, b, Xc in _chunks(gam, X, _check_chunk_rows(chunk_rows, gam.n), 'SHAP values', show_progress):
