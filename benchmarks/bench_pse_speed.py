@@ -67,7 +67,7 @@ def main(sizes=(10_000, 50_000, 200_000)):
     OUT.mkdir(exist_ok=True)
     df.to_csv(OUT / "pse_speed.csv", index=False)
     head = ("# Speed: full path-specific effects table (DR + SN, HistGradientBoosting, 5 folds)\n\n"
-            "Oximetry simulator, binary outcome; 5 cross-fitted functionals (14 nuisance fits per fold: 5 propensity models, 9 outcome and nested regressions). Median of 3 runs "
+            "Oximetry simulator, binary outcome; 5 cross-fitted functionals (12 nuisance fits per fold: 4 propensity models, 8 outcome and nested regressions). Median of 3 runs "
             "at n = 10,000, one run above. DoWhy reference: two-stage linear regression for NDE and NIE only (not "
             f"like-for-like). n_jobs = threads per learner (PSE_BENCH_JOBS). Shared 2-core machine with other jobs running: timings are noisy. Load at start: {os.getloadavg()[0]:.1f}.\n\n")
     (OUT / "pse_speed.md").write_text(head + markdown_table(df.round(3)) + "\n")
