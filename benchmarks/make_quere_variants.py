@@ -8,7 +8,7 @@ statement is false. This script:
    the false ones pairing a country with another training country's capital) about 55 countries that NO evaluation
    item names: no item text, country or city is shared with the evaluation items (the shipped capital items and a
    larger held-out capital set drawn by `make_tasks(100, ['capital'], seed=35)`);
-2. fine-tunes a small seeded LoRA adapter on them (`finetune_lora`: top 4 blocks, rank 8, 3 epochs), saved with
+2. fine-tunes a small seeded LoRA adapter on them (`finetune_lora`: top 4 blocks, rank 8, 5 epochs, learning rate 5e-3), saved with
    `save_variant` as trustml_nb/llm_variants/capital_tuned (SHA-256 manifest);
 3. reads the variant's answers on all 150 shipped items (accuracy per family against the base model) and elicits
    QueRE's questions on the evaluation capital items (with the white-box hidden state), and the base model's
@@ -17,7 +17,10 @@ statement is false. This script:
 A first attempt tuned arithmetic instead (480 statements "Is a + b = c?", operand pairs disjoint from the evaluation
 items, lr 2e-3): the loss stayed at chance (0.81, 0.73, 0.72 per epoch) and the variant was right on 0.40 of the shipped
 arithmetic items, saying "Yes" to 0.13 of them, worse than a coin; it is not shipped (`training_statements` keeps its
-generator for the record).
+generator for the record). Two capital runs with other learning rates were not shipped either: 3e-3 for 3 epochs
+(losses 0.86, 0.75, 0.67) still said "No" to 28 of the 30 shipped capital items, and 1e-2 for 5 epochs (losses 2.01,
+0.80, 0.77, 0.72, 0.67) said "Yes" to every yes/no item. 5e-3 for 5 epochs (losses 1.00, 0.77, 0.69, 0.57, 0.42) is
+the shipped one.
 `--models` instead elicits the same questions from other weights on the first 60 arithmetic evaluation items (base, the shipped
 fingerprinted variant, torch dynamic int8 of the base), into benchmarks/results/quere_models.npz, and `--steer` asks
 the tuned variant under the adversarial steer WRONG_STEER on the first 60 capital evaluation items, into
@@ -37,7 +40,7 @@ from trustml_nb.quere import FOLLOW_UPS, RANDOM_FOLLOW_UPS, elicit, make_tasks
 
 NAME, FAMILY = 'capital_tuned', 'capital'
 N_TRAIN, N_EVAL_EXTRA, EVAL_SEED, TRAIN_SEED = 360, 100, 35, 3500
-TRAIN = dict(layers=4, rank=8, alpha=16.0, epochs=5, learning_rate=1e-2, batch_size=16, seed=0)
+TRAIN = dict(layers=4, rank=8, alpha=16.0, epochs=5, learning_rate=5e-3, batch_size=16, seed=0)
 # training countries: none of them is in the evaluation items (quere._CAPITALS), so no item text, country or city is shared
 TRAIN_CAPITALS = {'Belgium': 'Brussels', 'Netherlands': 'Amsterdam', 'Switzerland': 'Bern', 'Denmark': 'Copenhagen',
                   'Iceland': 'Reykjavik', 'Romania': 'Bucharest', 'Bulgaria': 'Sofia', 'Serbia': 'Belgrade', 'Croatia': 'Zagreb',
