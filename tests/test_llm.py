@@ -160,3 +160,18 @@ def test_live_generate_and_load_leave_the_callers_generators_alone(tmp_path):
     assert reply == lm.generate('Name a colour.', max_new_tokens=6, seed=3)
     lm.yes_probability(['Is 7 prime? Answer Yes or No.']); lm.sample_next_token('Is 7 prime?', n_samples=10, seed=0)
     assert _same_states(before, _global_states())
+
+
+def test_model_hook_identity_keeps_answers_of_different_models_apart():
+    "Issue 35: a box over a variant (or given weights) has its own identity in every cache key; the base keeps its old one."
+    base = BlackBoxLM(cache=False)
+    assert base.settings()['model'] == MODEL_NAME
+    names = llm.variant_names()
+    ids = {BlackBoxLM(model=n, cache=False).model_id for n in names}
+    assert len(ids) == len(names) and MODEL_NAME not in ids
+    for n in names:   # the identity is the variant's name and its manifest's digest
+        assert BlackBoxLM(model=n, cache=False).model_id.startswith(f"{MODEL_NAME}+{n}@")
+    key = lambda box: cache_key(box.settings(), 'Is 2 + 2 = 4?', (1, 2))
+    assert len({key(base)} | {key(BlackBoxLM(model=n, cache=False)) for n in names}) == 1 + len(names)
+    with pytest.raises(TypeError, match='model must be None'): BlackBoxLM(model=3)
+    with pytest.raises(ValueError, match="no variant 'nope'"): BlackBoxLM(model='nope')

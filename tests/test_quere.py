@@ -213,3 +213,32 @@ def test_quere_leaves_the_callers_global_generators_alone():
     make_tasks(2, seed=1); monte_carlo_option_probabilities(np.log([[0.3, 0.2]]), 10, seed=None); probe_task(F, 'steer')
     after = (random.getstate(), np.random.get_state())
     assert before[0] == after[0] and all(np.array_equal(a, b) for a, b in zip(before[1], after[1]))
+
+
+def test_tuned_variant_features_and_the_correctness_task():
+    "Issue 35: the capital-tuned variant's features load through its manifest; its labels are recomputed here from the raw arrays."
+    from trustml_nb.quere import correctness_task
+    V = load_quere_features(variant='capital_tuned')
+    rows = np.arange(len(V['prompt']))
+    answer = V['options'][rows, V['clean_option_logprobs'].argmax(1)]
+    T = correctness_task(V, seed=3)
+    np.testing.assert_array_equal(T['y'], (answer == V['gold']).astype(int))
+    assert 0.4 < T['y'].mean() < 0.95 and 0 < (answer == 'Yes').mean() < 1   # sometimes right, answers both ways
+    assert T['sets']['random features'].shape == T['sets']['QueRE'].shape
+    assert len(set(T['groups_of_rows'])) == len(rows)
+    with pytest.raises(ValueError, match='not both'): load_quere_features('x.npz', variant='capital_tuned')
+    with pytest.raises(ValueError, match="no variant"): load_quere_features(variant='nope')
+
+
+def test_two_model_task_pairs_rows_by_prompt():
+    from trustml_nb.quere import two_model_task
+    keys = ('option_logprobs', 'pre_logprobs', 'post_logprobs', 'follow_up_logprobs', 'random_logprobs')
+    M = {f'a_{k}': F[f'clean_{k}'][:30] for k in keys} | {f'b_{k}': F[f'steered_{k}'][:30] for k in keys}
+    M |= {k: F[k] for k in ('prompt', 'gold', 'options', 'follow_ups', 'random_follow_ups')}
+    T = two_model_task(M, 'a', 'b')
+    np.testing.assert_array_equal(T['y'], np.r_[np.zeros(30, int), np.ones(30, int)])
+    np.testing.assert_array_equal(T['groups_of_rows'][:30], T['groups_of_rows'][30:])   # one prompt, both models
+    np.testing.assert_allclose(T['sets']['answer probability'][30:], np.exp(F['steered_option_logprobs'][:30]) /
+                               np.exp(F['steered_option_logprobs'][:30]).sum(1, keepdims=True))
+    with pytest.raises(ValueError, match='itself'): two_model_task(M, 'a', 'a')
+    with pytest.raises(ValueError, match="no model 'c'"): two_model_task(M, 'a', 'c')

@@ -141,6 +141,41 @@ def _check_conversations(conversations, name='conversations')->list:
         raise TypeError(f"{name} must be a non-empty list of prompts, got {type(conversations).__name__}")
     return [_check_turns(c, f"{name}[{i}]") for i, c in enumerate(conversations)]
 
+# %% ../nbs/05_llm.ipynb #865feb9f
+def _weights_digest(model)->str:
+    "SHA-256 of every tensor in `model.state_dict()` (names, shapes, dtypes and bytes): two models share it only if their weights are equal."
+    torch = require('torch', 'llm', 'the language model')
+    h = hashlib.sha256()
+    def add(name, value):
+        if isinstance(value, torch.Tensor):
+            t = value.detach().cpu()
+            if t.is_quantized: h.update(repr((t.q_scale(), t.q_zero_point())).encode() if t.qscheme() == torch.per_tensor_affine else b'q'); t = t.int_repr()
+            h.update(f"{name}|{tuple(t.shape)}|{t.dtype}|".encode()); h.update(t.contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+        elif isinstance(value, (tuple, list)):
+            for j, v in enumerate(value): add(f"{name}.{j}", v)
+        else: h.update(f"{name}|{value!r}|".encode())
+    for name, value in model.state_dict().items(): add(name, value)
+    return h.hexdigest()
+
+
+# %% ../nbs/05_llm.ipynb #29393485
+def _model_hook(model)->tuple:
+    "(identity, loader) of what `BlackBoxLM(model=...)` reads: the base model, a shipped variant, or a given (model, tokenizer) pair."
+    if model is None: return MODEL_NAME, load_model
+    if isinstance(model, (str, Path)):
+        path = check_variant(model) # checksums checked now; the weights load on first use
+        manifest = hashlib.sha256((path / 'manifest.json').read_bytes()).hexdigest()[:16]
+        return f"{MODEL_NAME}+{path.name}@{manifest}", (lambda: load_variant(path))
+    if isinstance(model, tuple) and len(model) == 2 and hasattr(model[0], 'config') and callable(model[0]):
+        net, tok = model
+        if not hasattr(tok, 'apply_chat_template') or tok.get_vocab() != load_tokenizer().get_vocab():
+            raise ValueError("model: the tokenizer of a (model, tokenizer) pair must be SmolLM2's (from load_model or load_variant): "
+                             "prompts are rendered and answers scored with its token ids")
+        return f"{MODEL_NAME}+weights@{_weights_digest(net)[:16]}", lambda: (net, tok)
+    raise TypeError(f"model must be None (the base model), a variant name or folder (one of {variant_names()}), or a (model, tokenizer) "
+                    f"pair such as load_variant(name) returns, got {type(model).__name__}")
+
+
 # %% ../nbs/05_llm.ipynb #18be0ed0
 class BlackBoxLM:
     "SmolLM2 behind the interface QueRE assumes: generate, sample, next-token probabilities of answer strings, P(yes)."
@@ -151,6 +186,7 @@ class BlackBoxLM:
                  cache:bool=True, # keep answers in the persistent on-disk cache
                  cache_dir:str|Path|None=None, # cache folder; None: `default_cache_dir()` (TRUSTML_NB_CACHE overrides)
                  show_progress:bool|None=None, # progress bar over batches; None follows TRUSTML_NB_PROGRESS
+                 model=None, # None: the base model; a variant name or folder (see `variant_names`); or a (model, tokenizer) pair you loaded
                 ):
         if system_prompt is not None and (not isinstance(system_prompt, str) or not system_prompt.strip()):
             raise ValueError(f"system_prompt must be None or a non-empty string, got {system_prompt!r}")
@@ -161,10 +197,15 @@ class BlackBoxLM:
         self.cache = DiskCache(cache_dir) if cache else None
         self.show_progress = show_progress
         self.forwards = 0 # prompts the model actually ran (cache misses)
+        self.model_id, self._hook = _model_hook(model) # the model's identity (cache keys carry it) and how to get it
 
     def settings(self)->dict:
-        "The settings that change answers (part of every cache key)."
-        return {'model': MODEL_NAME, 'system_prompt': self.system_prompt, 'temperature': self.temperature}
+        "The settings that change answers (part of every cache key): the model's identity, system prompt, temperature."
+        return {'model': self.model_id, 'system_prompt': self.system_prompt, 'temperature': self.temperature}
+
+    def model_and_tokenizer(self)->tuple:
+        "The (model, tokenizer) this box reads: the base model, its variant, or the pair it was given (loaded on first use)."
+        return self._hook()
 
     def render(self,
                conversation, # a prompt (str) or a list of {'role', 'content'} turns
@@ -246,7 +287,7 @@ def _scores(self, logits, token_ids)->np.ndarray:
 def _forward(self, texts:list, token_ids:tuple, hidden_layers:tuple=())->list:
     "Run the model on `texts` in left-padded batches: per text, log-probs of `token_ids` at the last position (and hidden states)."
     torch = require('torch', 'llm', 'the language model')
-    model, tok = load_model()
+    model, tok = self.model_and_tokenizer()
     out = []
     batches = range(0, len(texts), self.batch_size)
     for start in progress(batches, desc='forwards', show=self.show_progress,
@@ -268,7 +309,7 @@ def _forward(self, texts:list, token_ids:tuple, hidden_layers:tuple=())->list:
 def _forward_shared(self, prefix:str, suffixes:list, token_ids:tuple)->list:
     "Like `_forward` for texts `prefix + suffix`: the prefix runs once, its key/value cache is reused by every suffix."
     torch = require('torch', 'llm', 'the language model')
-    model, tok = load_model()
+    model, tok = self.model_and_tokenizer()
     pre = tok([prefix], return_tensors='pt', add_special_tokens=False)
     n_pre = pre['input_ids'].shape[1]
     with torch.no_grad(): past = model(**pre, use_cache=True).past_key_values
@@ -355,7 +396,7 @@ def sample_next_token(self:BlackBoxLM,
     check_scalar(seed, 'seed', int, low=0)
     text = self.render(conversation) # validates the conversation before the model loads
     _check_lengths([text], 'conversation')
-    model, tok = load_model()
+    model, tok = self.model_and_tokenizer()
     enc = tok([text], return_tensors='pt', add_special_tokens=False)
     with torch.no_grad(): logits = model(**enc).logits[0, -1].double() / self.temperature
     self.forwards += 1
@@ -377,7 +418,7 @@ def generate(self:BlackBoxLM,
     torch = require('torch', 'llm', 'the language model')
     text = self.render(conversation)
     _check_lengths([text], 'conversation', room=max_new_tokens)
-    model, tok = load_model()
+    model, tok = self.model_and_tokenizer()
     enc = tok([text], return_tensors='pt', add_special_tokens=False)
     kw = dict(do_sample=False) if seed is None else dict(do_sample=True, temperature=self.temperature, top_k=0, top_p=1.0)
     with isolated_seed(seed), torch.no_grad(): # sampling draws from torch's global generator: seeded here, restored on exit

@@ -32,9 +32,9 @@ __all__ = ['TASK_FAMILIES', 'FOLLOW_UPS', 'RANDOM_FOLLOW_UPS', 'PRE_CONFIDENCE',
            'QUERE_FEATURES_FILE', 'QUERE_FEATURES_SHA256', 'make_tasks', 'elicit', 'load_quere_features',
            'yes_probability_at', 'option_probabilities_at', 'answer_correct', 'family_accuracy', 'items_in_range',
            'feature_sets', 'feature_names', 'ProbeReport', 'QueReProbe', 'bootstrap_auroc', 'ProbeComparison',
-           'compare_probes', 'SplitStudy', 'auroc_over_splits', 'probe_task', 'monte_carlo_option_probabilities',
-           'MonteCarloConvergence', 'monte_carlo_convergence', 'steer_detection', 'model_identification',
-           'render_quere', 'quere_explorer']
+           'compare_probes', 'SplitStudy', 'auroc_over_splits', 'probe_task', 'correctness_task',
+           'monte_carlo_option_probabilities', 'MonteCarloConvergence', 'monte_carlo_convergence', 'steer_detection',
+           'model_identification', 'two_model_task', 'render_quere', 'quere_explorer']
 
 # %% ../nbs/96_quere.ipynb #6f886b3b
 TASK_FAMILIES = ('arithmetic', 'comparison', 'capital', 'animal', 'choice') # the generated task families
@@ -183,10 +183,16 @@ QUERE_FEATURES_SHA256 = 'f361ee1033e380efe494f2873ec2f336235feb7524684361d0753b6
 # %% ../nbs/96_quere.ipynb #71fc3448
 def load_quere_features(
     path:str|Path|None=None, # a features file; None: the one shipped in trustml_nb/datasets (checksum verified)
+    variant:str|None=None, # instead: the features shipped with this model variant (e.g. 'arithmetic_tuned'), checked by its manifest
 )->dict: # name -> array
     "The cached QueRE elicitations: raw log-probabilities per item, question and model (clean / steered)."
     from trustml_nb.data import dataset_path, verify_checksum
-    if path is None:
+    if variant is not None:
+        if path is not None: raise ValueError("give path or variant, not both")
+        from trustml_nb.llm import check_variant
+        path = check_variant(variant) / QUERE_FEATURES_FILE # every file of the variant, these features included, matches its SHA-256
+        if not path.is_file(): raise ValueError(f"variant: {variant!r} ships no QueRE features ({QUERE_FEATURES_FILE})")
+    elif path is None:
         path = dataset_path(QUERE_FEATURES_FILE)
         verify_checksum(path, QUERE_FEATURES_SHA256)
     else:
@@ -553,6 +559,17 @@ def probe_task(
                 y=np.r_[np.zeros(n, int), np.ones(n, int)], groups_of_rows=np.r_[prompts, prompts],
                 task=f"served at temperature {temperature:g} instead of 1")
 
+# %% ../nbs/96_quere.ipynb #b3c911ff
+def correctness_task(
+    features:dict, # from `load_quere_features`, e.g. load_quere_features(variant='arithmetic_tuned')
+    seed:int=0, # seed of the uniform random features (the 'random features' baseline)
+)->dict: # sets, y, groups_of_rows, task: the arguments of `compare_probes` / `auroc_over_splits`
+    "Is the clean model's answer right, on every item: QueRE against word salad, answer confidence, the white-box probe and pure noise."
+    sets = feature_sets(features)
+    sets['random features'] = make_rng(seed).random(sets['QueRE'].shape) # as many uniform columns as QueRE has: the floor
+    return dict(sets=sets, y=answer_correct(features), groups_of_rows=np.asarray(features['prompt']).astype(str), task='answer correct')
+
+
 # %% ../nbs/96_quere.ipynb #66a5c662
 def monte_carlo_option_probabilities(
     option_logprobs, # raw next-token log-probabilities of the options, shape (n, n_options)
@@ -611,6 +628,26 @@ def model_identification(
 )->ProbeComparison:
     "Tell the model at temperature 1 from the same weights at `temperature` (!= 1), from black-box elicitations (split by prompt)."
     return compare_probes(**probe_task(features, 'model', temperature), **kwargs)
+
+# %% ../nbs/96_quere.ipynb #35403801
+def two_model_task(
+    features:dict, # arrays named '<model>_<key>' as `elicit` returns them, plus 'prompt', 'gold', 'options', 'follow_ups', 'random_follow_ups'
+    first:str, # the first model's prefix (label 0), e.g. 'base'
+    second:str, # the second model's prefix (label 1), e.g. 'int8'
+)->dict: # sets, y, groups_of_rows, task: the arguments of `compare_probes` / `auroc_over_splits`
+    "Tell two models (or one model with and without a steer) apart from their answers to the same items, split by prompt."
+    for m in (first, second):
+        if f'{m}_option_logprobs' not in features:
+            have = sorted({k[:-len('_option_logprobs')] for k in features if k.endswith('_option_logprobs')})
+            raise ValueError(f"no model {m!r} in features; it holds {have}")
+    if first == second: raise ValueError(f"first and second are both {first!r}: a model cannot be told apart from itself")
+    keys = ('option_logprobs', 'pre_logprobs', 'post_logprobs', 'follow_up_logprobs', 'random_logprobs')
+    n = min(len(features[f'{first}_option_logprobs']), len(features[f'{second}_option_logprobs']))
+    pair = {f'clean_{k}': features[f'{first}_{k}'][:n] for k in keys} | {f'steered_{k}': features[f'{second}_{k}'][:n] for k in keys}
+    pair.update({k: features[k] for k in ('prompt', 'gold', 'options', 'follow_ups', 'random_follow_ups')})
+    task = probe_task(pair, 'steer')
+    return dict(task, task=f"{second} vs {first}")
+
 
 # %% ../nbs/96_quere.ipynb #dbbadac0
 def render_quere(
