@@ -5,6 +5,7 @@
     python benchmarks/bench_unreal.py csbm    # UNREAL, UNREAL without DGIS and the GCN baselines at each ratio (CSBM)
     python benchmarks/bench_unreal.py cora [--seeds 0 1 2 3 4] [--ratios 10 100]   # Cora, public split, official protocol
     python benchmarks/bench_unreal.py citeseer [--seeds ...] [--ratios 10 100]   # CiteSeer, the same protocol
+    python benchmarks/bench_unreal.py pubmed [--seeds ...] [--ratios 10 100] [--methods ...]   # PubMed, the same protocol (1 minority class)
     python benchmarks/bench_unreal.py official [--seeds 0 1 2]   # Cora, UNREAL at the official 40 rounds x 4 nodes (slow: minutes a fit)
     python benchmarks/bench_unreal.py summary # tables from the CSV files written by the runs above
 
@@ -52,6 +53,8 @@ def _done(path):
 
 
 def _append(path, row):
+    if path.exists():     # keep an existing file's columns (a column added later is left out of older files)
+        row = {k: row.get(k, np.nan) for k in pd.read_csv(path, nrows=0).columns}
     pd.DataFrame([row]).to_csv(path, mode='a', header=not path.exists(), index=False)
     print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
 
@@ -89,12 +92,14 @@ def run_scores(kind, seeds, ratios, methods=None):
             for name, est in _methods(kind, seed).items():
                 if methods and name not in methods: continue
                 if ((done.ratio == ratio) & (done.seed == seed) & (done.method == name)).any(): continue
-                t0 = time.perf_counter(); est.fit(g.X, y, edges=g.edges); secs = time.perf_counter() - t0
+                load0 = float(open('/proc/loadavg').read().split()[0])
+                t0, c0 = time.perf_counter(), time.process_time(); est.fit(g.X, y, edges=g.edges)
+                secs, cpu = time.perf_counter() - t0, time.process_time() - c0
                 s = class_scores(g.y[idx], est.predict(g.X, edges=g.edges)[idx], minority)
                 gi = geometric_imbalance(est.transform(g.X, edges=g.edges)[idx], g.y[idx], minority=minority)
                 _append(path, dict(graph=g.name, ratio=ratio, seed=seed, method=name, balanced_accuracy=s.balanced_accuracy,
                                    macro_f1=s.macro_f1, minority_accuracy=s.minority_accuracy,
-                                   minority_ambiguous_share=gi.minority_ambiguous_share, fit_seconds=secs))
+                                   minority_ambiguous_share=gi.minority_ambiguous_share, fit_seconds=secs, cpu_seconds=cpu, loadavg_start=load0))
 
 
 def run_gi_vmf(seeds):
@@ -206,7 +211,7 @@ def summary():
                          'Spearman(ambiguous share, ratio)': f"{dg.minority_ambiguous_share.corr(dg.ratio, method='spearman'):+.2f}"})
         print('\nRank correlations over all (ratio, seed) runs:\n')
         print(markdown_table(pd.DataFrame(rows)))
-    for kind in ('csbm', 'cora', 'citeseer'):
+    for kind in ('csbm', 'cora', 'citeseer', 'pubmed'):
         p = OUT / f'unreal_{kind}.csv'
         if not p.exists(): continue
         df = _done(p)
@@ -242,7 +247,7 @@ def summary():
 
 if __name__ == '__main__':
     ap = argparse.ArgumentParser()
-    ap.add_argument('part', choices=['gi', 'gi_vmf', 'csbm', 'cora', 'citeseer', 'official', 'summary'])
+    ap.add_argument('part', choices=['gi', 'gi_vmf', 'csbm', 'cora', 'citeseer', 'pubmed', 'official', 'summary'])
     ap.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2, 3, 4])
     ap.add_argument('--ratios', type=int, nargs='+', default=None)
     ap.add_argument('--methods', nargs='+', default=None, help='only these methods (names as in the tables)')
@@ -252,5 +257,5 @@ if __name__ == '__main__':
     elif a.part == 'csbm': run_scores('csbm', a.seeds, a.ratios or RATIOS, a.methods)
     elif a.part == 'gi_vmf': run_gi_vmf(a.seeds)
     elif a.part == 'official': run_official(a.seeds, a.ratios or (10,))
-    elif a.part in ('cora', 'citeseer'): run_scores(a.part, a.seeds, a.ratios or (10, 100), a.methods)
+    elif a.part in ('cora', 'citeseer', 'pubmed'): run_scores(a.part, a.seeds, a.ratios or (10, 100), a.methods)
     summary()

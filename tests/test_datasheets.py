@@ -89,7 +89,7 @@ def test_planetoid_datasheet_counts():
     sheet = (DATASETS / 'DATASHEET_planetoid.md').read_text()
     row = lambda *cells: '| ' + ' | '.join(cells) + ' |'
     stats = {}
-    for name in ('cora', 'citeseer'):
+    for name in ('cora', 'citeseer', 'pubmed'):
         g = load_planetoid(name, normalize=False)
         y, e = g.y, g.edges
         lab = y >= 0
@@ -105,16 +105,19 @@ def test_planetoid_datasheet_counts():
                            homophily=_pct((y[e[:, 0]] == y[e[:, 1]])[both].mean()),
                            dups=str(len(rows) - len(np.unique(rows))),
                            split=f"{len(g.train_index)} / {len(g.val_index)} / {_n(len(g.test_index))}")
-    c, s = stats['cora'], stats['citeseer']
+    c, s, p = stats['cora'], stats['citeseer'], stats['pubmed']
     for label, key in [('nodes (papers)', 'nodes'), ('undirected edges (citations, each once, no self-loops)', 'edges'),
-                       ('vocabulary (binary bag-of-words features)', 'vocab'), ('classes (research topics)', 'classes'),
+                       ('vocabulary (features: binary bag-of-words; PubMed TF-IDF weights)', 'vocab'), ('classes (research topics)', 'classes'),
                        ('papers per class, in label order', 'per_class'), ('largest class / smallest class', 'ratio'),
                        ('nodes with no edge', 'isolated'), ('nodes with no features and no label (label -1)', 'unlabelled'),
                        ('mean words per paper', 'words'), ('edges joining two papers of the same class (edge homophily)', 'homophily'),
                        ("papers whose feature vector repeats an earlier paper's exactly", 'dups'),
                        ('public split: labelled / validation / test', 'split')]:
-        assert row(label, c[key], s[key]) in sheet, (label, c[key], s[key])
-    assert f"{s['isolated']} CiteSeer papers have no citation" in sheet and f"({c['dups']} in Cora, {s['dups']} in CiteSeer)" in sheet
+        assert row(label, c[key], s[key], p[key]) in sheet, (label, c[key], s[key], p[key])
+    assert f"{s['isolated']} CiteSeer papers have no citation" in sheet and f"({c['dups']} in Cora, {s['dups']} in CiteSeer, {p['dups']} in PubMed)" in sheet
+    X = load_planetoid('pubmed', normalize=False).X
+    assert f"PubMed: the TF-IDF weight of each of {p['vocab']} words in the paper (largest weight {X.data.max():.2f})" in sheet
+    assert f"{p['edges']} distinct undirected edges remain" in sheet and f"it has {X.nnz:,} non-zeros" in sheet
 
 
 def test_datasheets_ship_with_the_data_and_reach_the_students_copy(tmp_path):

@@ -84,8 +84,23 @@ def test_planetoid_files_are_the_published_graphs():
     assert np.bincount(cora.y).tolist() == [351, 217, 418, 818, 426, 298, 180]
     assert len(cora.val_index) == 500 and len(cora.test_index) == 1000 and cora.test_index.min() == 1708
     np.testing.assert_allclose(np.asarray(cora.X.sum(1)).ravel(), 1.0, rtol=1e-6)     # row-normalised
-    assert set(PLANETOID_SHA256) == {'planetoid_cora.npz', 'planetoid_citeseer.npz'}
-    with pytest.raises(ValueError, match='name'): load_planetoid('pubmed')
+    assert set(PLANETOID_SHA256) == {'planetoid_cora.npz', 'planetoid_citeseer.npz', 'planetoid_pubmed.npz'}
+    with pytest.raises(ValueError, match='name'): load_planetoid('pubmed_diabetes')
+
+
+def test_pubmed_is_the_published_graph_with_aligned_features():
+    "Sen et al. / Kipf & Welling counts; the TF-IDF rows (partly from a text dump) must still belong to their nodes."
+    from sklearn.linear_model import LogisticRegression
+    g = load_planetoid('pubmed', normalize=False)
+    assert (g.n_nodes, g.X.shape[1], len(g.edges), g.n_classes, g.X.nnz) == (19717, 500, 44324, 3, 988031)
+    assert np.bincount(g.y).tolist() == [4103, 7739, 7875]
+    assert np.bincount(g.y[g.train_index]).tolist() == [20, 20, 20] and len(g.val_index) == 500 and len(g.test_index) == 1000
+    assert g.test_index.min() == 18717 and (g.X.data > 0).all() and g.X.data.max() < 1.3
+    # features predict the label of rows the Planetoid files lack (allx[60:]) far above chance: misaligned rows would not
+    rng = np.random.default_rng(0)
+    rows = rng.permutation(np.arange(60, 18717)); fit, held = rows[:3000], rows[3000:4000]
+    acc = LogisticRegression(C=10, max_iter=300).fit(g.X[fit], g.y[fit]).score(g.X[held], g.y[held])
+    assert acc > 0.8, acc
 
 
 def test_imbalanced_split_follows_the_official_counts():

@@ -145,24 +145,29 @@ def make_csbm(
 PLANETOID_SHA256 = {
     'planetoid_cora.npz': '73e95e905b3f14ba77def85ad75f2f98bde647883a166cc27b553133059c0235',
     'planetoid_citeseer.npz': 'c2952aa789d1d06acfe0cc2252fcd94aedc7ff26846d1d9d12f08d39d2ae2dae',
+    'planetoid_pubmed.npz': '767848867789a4c171dc794f77b0a83d13cf8afd2157f6601dd9772c3ac179d6',
 } # SHA-256 of the shipped Planetoid files
 
 # %% ../nbs/98_unreal.ipynb #b5b1aec7
 def load_planetoid(
-    name:str='cora', # 'cora' or 'citeseer'
+    name:str='cora', # 'cora', 'citeseer' or 'pubmed'
     normalize:bool=True, # divide every feature row by its sum (PyG's NormalizeFeatures)
 )->Graph:
-    "Cora or CiteSeer (Planetoid split) from the files shipped with trustml_nb; nothing is downloaded."
-    check_option(name, 'name', ('cora', 'citeseer')); check_flag(normalize, 'normalize')
+    "Cora, CiteSeer or PubMed (Planetoid split) from the files shipped with trustml_nb; nothing is downloaded."
+    check_option(name, 'name', ('cora', 'citeseer', 'pubmed')); check_flag(normalize, 'normalize')
     path = _data.dataset_path(f'planetoid_{name}.npz')
     _data.verify_checksum(path, expected=PLANETOID_SHA256[path.name])
     z = np.load(path)
     indptr, indices = z['feature_indptr'].astype(np.int64), z['feature_indices'].astype(np.int64)
-    X = sp.csr_matrix((np.ones(len(indices), dtype=np.float32), indices, indptr), shape=(len(indptr) - 1, int(z['n_features'])))
+    if 'feature_codes' in z:     # TF-IDF weights (PubMed): column-wise codebook of the float32 values
+        start = np.concatenate([[0], np.cumsum(z['feature_codebook_size'])[:-1]])
+        values = z['feature_codebook'][start[indices] + z['feature_codes'].astype(np.int64)]
+    else: values = np.ones(len(indices), dtype=np.float32)     # binary bag-of-words (Cora, CiteSeer)
+    X = sp.csr_matrix((values, indices, indptr), shape=(len(indptr) - 1, int(z['n_features'])))
     if normalize:
         rows = np.asarray(X.sum(1)).ravel(); rows[rows == 0] = 1
         X = sp.diags((1 / rows).astype(np.float32)) @ X
-    return Graph(X=X.tocsr(), y=z['labels'].astype(np.int64), edges=z['edges'].astype(np.int64), name=name.capitalize() if name == 'cora' else 'CiteSeer',
+    return Graph(X=X.tocsr(), y=z['labels'].astype(np.int64), edges=z['edges'].astype(np.int64), name={'cora': 'Cora', 'citeseer': 'CiteSeer', 'pubmed': 'PubMed'}[name],
                  train_index=z['train_index'].astype(np.int64), val_index=z['val_index'].astype(np.int64), test_index=z['test_index'].astype(np.int64))
 
 # %% ../nbs/98_unreal.ipynb #7e46233f
