@@ -27,6 +27,16 @@ Second screening: nice -n 15 ... --n 2000 --reps 100 (resumable, one worker, 2-c
 Reached (session of issue 40 item 2-3): riesz_net v2 15 replications per design at n = 2,000 (propensity and sieve 52-53);
 final-candidate run started: nice -n 15 ... --n 5000 --reps 200 --weights propensity riesz_net, 16 replications per design.
 Continue both with the same commands; n = 20,000 not started.
+Third session (issue 40 helper): the default's own fits of the default coverage study (pse_coverage_nonlinear_draws.csv, config
+'default': 200 replications per design at n = 2,000 and 5,000, 60 at n = 20,000) are the same estimator on the same samples and
+seeds as weights='propensity' here (checked: on the 49-53 replications both files hold, the estimates and SEs agree exactly), so
+they are imported with `--import-default` (only the exact-nuisance estimate is computed here; rows marked source='default_study',
+their seconds those of the original runs, cpu_seconds blank):
+  nice -n 15 .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_riesz.py --import-default --n 5000 20000 --designs interact binary threshold
+and the default's fits on 'overlap' at n = 5,000 were extended with
+  nice -n 15 .venv/bin/python benchmarks/studies/pse_coverage/bench_pse_riesz.py --n 5000 --reps 200 --weights propensity --designs overlap --max-seconds 3500
+Both are resumable (how far they got: the summary's `reps`). The summary adds the acceptance lines per (weights, design, n)
+(results/pse_riesz_acceptance.csv) and the hand-written findings of results/pse_riesz_notes.md at the top of pse_riesz.md.
 """
 import argparse
 import os
@@ -59,16 +69,26 @@ DRAWS = OUT / "pse_riesz_draws.csv"
 EFF = ['TE', 'NDE', 'NIE', 'VDE']
 
 
-def one(job):
-    design, n, rep, weights = job
-    sim = sim_nonlinear(n, design, seed=derived_rng(2026, n, rep, DESIGN_INDEX[design]))
-    df, R = sim.data, sim.roles
+def sample(design, n, rep):
+    "The default study's sample of (design, n, rep)."
+    return sim_nonlinear(n, design, seed=derived_rng(2026, n, rep, DESIGN_INDEX[design]))
+
+
+def exact_effects(df, design):
+    "The DR estimates of the effects given the exact nuisances (propensities clipped at 0.01, as in the package)."
     x, y = df.x.to_numpy(), df.y.to_numpy()
     T = list(WORLDS.values())
     props, mus = nonlinear_nuisances(df, design, T)
     props = [np.clip(p, 0.01, 0.99) for p in props]
     fe = {a: gmf_estimate(x, y, props, mus[a], a) for a in T}
-    exact = {e: fe[p].estimate - fe[q].estimate for e, (p, q) in EFFECTS.items() if e in EFF}
+    return {e: fe[p].estimate - fe[q].estimate for e, (p, q) in EFFECTS.items() if e in EFF}
+
+
+def one(job):
+    design, n, rep, weights = job
+    sim = sample(design, n, rep)
+    df, R = sim.data, sim.roles
+    exact = exact_effects(df, design)
     t0, c0 = time.time(), time.process_time()
     est = PathSpecificEffects(exposure=R['x'], covariates=R['z'], mediators_first=R['w'], mediators_second=R['v'], outcome='y',
                               estimators=('DR',), star=False, warn=False, n_jobs=1, seed=rep, weights=weights)
@@ -80,7 +100,34 @@ def one(job):
     t['max_weight'] = np.nan if W is None else float(W.max())
     t['at_cap'] = np.nan if W is None else int((W[:, 0] >= (1 - 1e-9) / est.clip).sum())   # stage 1's cap is 1/clip (its previous weight is 1)
     return t.assign(design=design, n=n, rep=rep, weights=weights, seconds=time.time() - t0, cpu_seconds=time.process_time() - c0,
-                    load=os.getloadavg()[0])
+                    load=os.getloadavg()[0], source='fit')
+
+
+def import_default(ns, designs, max_seconds=np.inf, exact=True):
+    """The default's fits of the default coverage study (pse_coverage_nonlinear_draws.csv, config 'default': the same samples, seeds
+    and estimator as weights='propensity' here) as 'propensity' rows, with the exact-nuisance estimate computed on the same sample.
+    Checked first: where both files hold a replication, the estimates and SEs agree exactly (else nothing is imported).
+    exact=False: import the remaining fits at once without the exact-nuisance estimate (their coverage counts, their shift does
+    not); a later run with exact=True computes it for them (`summarise` then keeps the row that has it)."""
+    d = pd.read_csv(Path(__file__).parent / "results" / "pse_coverage_nonlinear_draws.csv")
+    d = d[(d.config == 'default') & d.effect.isin(EFF) & d.n.isin(ns) & d.design.isin(designs)].drop(columns='config')
+    prev = pd.read_csv(DRAWS)
+    prev = prev[prev.weights == 'propensity']
+    both = prev.merge(d, on=['design', 'n', 'rep', 'effect'], suffixes=('', '_default'))
+    gap = max(float((both.estimate - both.estimate_default).abs().max()), float((both.se - both.se_default).abs().max()))
+    print(f"{both.groupby(['design', 'n']).rep.nunique().sum()} replications in both files; largest |difference| of estimate or SE: {gap:g}")
+    if not gap == 0: raise SystemExit("the default study's draws are not today's default: not imported")
+    prev = prev[prev.exact_estimate.notna()] if exact else prev
+    done = set(zip(prev.design, prev.n, prev.rep))
+    todo = sorted({k for k in zip(d.design, d.n, d.rep) if k not in done}, key=lambda k: (k[2], k[1], k[0]))
+    print(f"{len(todo)} replications to import", flush=True)
+    t0 = time.time()
+    for i, (dsg, n, rep) in enumerate(todo):
+        if time.time() - t0 > max_seconds: print(f"stopped after {i} ({time.time() - t0:.0f} s)"); break
+        t = d[(d.design == dsg) & (d.n == n) & (d.rep == rep)].copy()
+        t['exact_estimate'] = t.effect.map(exact_effects(sample(dsg, n, rep).data, dsg)) if exact else np.nan
+        t = t.assign(weights='propensity', cpu_seconds=np.nan, max_weight=np.nan, at_cap=np.nan, source='default_study')
+        t[pd.read_csv(DRAWS, nrows=0).columns].to_csv(DRAWS, mode='a', header=False, index=False)
 
 
 def wilson(k, m, z=1.959964):
@@ -88,26 +135,63 @@ def wilson(k, m, z=1.959964):
     return c - h, c + h
 
 
+def dedupe(d):
+    "One row per (weights, design, n, rep, effect): a row with its exact-nuisance estimate before one imported without it."
+    return (d.assign(_no_exact=d.exact_estimate.isna()).sort_values('_no_exact', kind='stable')
+             .drop_duplicates(['weights', 'design', 'n', 'rep', 'effect']).drop(columns='_no_exact').sort_index())
+
+
 def summarise(d):
+    """Per cell: coverage, SD and SE/SD over every replication; the paired shift over those with an exact-nuisance estimate
+    (`shift_reps`; fewer than `reps` only where default-study fits were imported without it, `--import-default --no-exact`)."""
+    d = dedupe(d)
     rows = []
     for (w, dsg, n, eff), g in d.groupby(['weights', 'design', 'n', 'effect'], sort=False):
-        m = len(g); shift = g.estimate - g.exact_estimate; sd = g.estimate.std()
+        m = len(g); shift = (g.estimate - g.exact_estimate).dropna(); ms = len(shift); sd = g.estimate.std()
         k = int(((g.ci_low <= g.truth) & (g.truth <= g.ci_high)).sum())
         lo, hi = wilson(k, m)
-        rows.append(dict(weights=w, design=dsg, n=n, effect=eff, reps=m, shift=shift.mean(), shift_mcse=shift.std(ddof=1) / np.sqrt(m),
+        rows.append(dict(weights=w, design=dsg, n=n, effect=eff, reps=m, shift=shift.mean(), shift_mcse=shift.std(ddof=1) / np.sqrt(ms),
                          abs_shift_over_sd=abs(shift.mean()) / sd, sd=sd, mean_se=g.se.mean(), se_over_sd=g.se.mean() / sd,
                          coverage=k / m, wilson_low=lo, wilson_high=hi, sec_per_fit=g.groupby('rep').seconds.first().median(),
                          cpu_per_fit=g.groupby('rep').cpu_seconds.first().median(),
                          max_weight=g.max_weight.max() if 'max_weight' in g else np.nan,
-                         fits_at_cap=int((g.groupby('rep').at_cap.first() > 0).sum()) if 'at_cap' in g and g.at_cap.notna().any() else np.nan))
+                         fits_at_cap=int((g.groupby('rep').at_cap.first() > 0).sum()) if 'at_cap' in g and g.at_cap.notna().any() else np.nan,
+                         shift_reps=ms))
     order = {e: i for i, e in enumerate(EFF)}
     return pd.DataFrame(rows).sort_values(['design', 'n', 'effect', 'weights'], key=lambda c: c.map(order) if c.name == 'effect' else c, kind='stable')
+
+
+def acceptance(d, s):
+    """Issue 40's acceptance lines per (weights, design, n): pooled coverage of TE, NDE, NIE and VDE with its Wilson 95% interval
+    (over 4 x reps intervals, which are correlated within a replication, so the interval is too narrow), the lowest cell coverage and
+    the lowest one-sided 95% Wilson upper bound of a cell (fails below 0.93), the largest |shift|/SD and its Monte Carlo SE."""
+    d = dedupe(d[d.effect.isin(EFF)]).assign(covered=lambda q: (q.ci_low <= q.truth) & (q.truth <= q.ci_high))
+    rows = []
+    for (w, dsg, n), g in d.groupby(['weights', 'design', 'n']):
+        c = s[(s.weights == w) & (s.design == dsg) & (s.n == n)].copy()
+        c['upper_1s'] = [wilson(round(cv * m), m, z=1.644854)[1] for cv, m in zip(c.coverage, c.reps)]
+        c['ratio_mcse'] = c.shift_mcse / c.sd
+        worst = c.loc[c.abs_shift_over_sd.fillna(-np.inf).idxmax()]
+        k, m = int(g.covered.sum()), len(g); lo, hi = wilson(k, m)
+        rows.append(dict(weights=w, design=dsg, n=n, reps=g.rep.nunique(), pooled_coverage=k / m, pooled_low=lo, pooled_high=hi,
+                         min_cell_coverage=c.coverage.min(), min_cell_upper_1s=c.upper_1s.min(),
+                         cell_of_min_upper=c.loc[c.upper_1s.idxmin(), 'effect'], max_abs_shift_over_sd=worst.abs_shift_over_sd,
+                         its_mcse=worst.ratio_mcse, its_effect=worst.effect, shift_reps=int(c.shift_reps.min())))
+    return pd.DataFrame(rows).sort_values(['n', 'design', 'weights'])
 
 
 def write_summary():
     d = pd.read_csv(DRAWS)
     s = summarise(d)
     s.to_csv(OUT / "pse_riesz.csv", index=False)
+    acc = acceptance(d, s)
+    acc.to_csv(OUT / "pse_riesz_acceptance.csv", index=False)
+    notes = OUT / "pse_riesz_notes.md"      # the hand-written findings, kept across reruns
+    findings = notes.read_text() + "\n" if notes.exists() else ""
+    findings += ("## Acceptance lines per (weights, design, n)\n\nPooled coverage of TE, NDE, NIE, VDE with its Wilson 95% interval "
+                 "(4 x reps intervals, correlated within a replication); `min_cell_upper_1s`: the lowest one-sided 95% Wilson upper bound of "
+                 "a cell (the line fails below 0.93); `max_abs_shift_over_sd`: the largest |paired shift|/SD over the four effects, `its_mcse` "
+                 "its Monte Carlo SE (shift MCSE / SD).\n\n" + markdown_table(acc.round(4)) + "\n\n## All cells\n\n")
     head = ("# Learned Riesz representers against propensity-ratio weights (issue 40 screening)\n\n"
             "DR estimator, default learners, `PathSpecificEffects(weights=...)`, paired on the same samples; `shift` = mean of "
             "(estimate - estimate with the exact nuisances) on the same sample, with its Monte Carlo SE; coverage of the 95% interval "
@@ -115,7 +199,7 @@ def write_summary():
             f"average of {d.load.median():.1f} (noisy). `riesz_net_v1` is the first network (its draws kept, not mixed), `riesz_net` the "
             "second; `max_weight`: the largest learned weight of psi(0,0,1) over all draws; `fits_at_cap`: draws where a stage-1 learned "
             "weight sat at the 1/clip cap (blank: not recorded). Command: see the docstring of bench_pse_riesz.py.\n\n")
-    (OUT / "pse_riesz.md").write_text(head + markdown_table(s.round(4)) + "\n")
+    (OUT / "pse_riesz.md").write_text(head + findings + markdown_table(s.round(4)) + "\n")
     print(head + s.round(3).to_string(index=False))
 
 
@@ -128,6 +212,8 @@ def main():
     ap.add_argument('--workers', type=int, default=1)
     ap.add_argument('--max-seconds', type=float, default=np.inf, help='stop submitting new fits after this many seconds')
     ap.add_argument('--summarise', action='store_true')
+    ap.add_argument('--import-default', action='store_true', help="take the default's fits from the default coverage study (import_default)")
+    ap.add_argument('--no-exact', action='store_true', help="with --import-default: import without the exact-nuisance estimate")
     a = ap.parse_args()
     OUT.mkdir(exist_ok=True)
     if a.summarise: return write_summary()
@@ -138,7 +224,12 @@ def main():
             prev['weights'] = prev.weights.replace({'riesz_net': 'riesz_net_v1'})
             prev = prev.assign(max_weight=np.nan, at_cap=np.nan)
             prev.to_csv(DRAWS, index=False)
+        if 'source' not in prev:                # draws from before the import: every row was fitted here
+            prev.assign(source='fit').to_csv(DRAWS, index=False)
         done = set(zip(prev.weights, prev.design, prev.n, prev.rep))
+    if a.import_default:
+        import_default(a.n, a.designs, a.max_seconds, exact=not a.no_exact)
+        return write_summary()
     # interleaved, so a stopped run leaves every (weights, design, n) with the same replications
     jobs = [(dsg, n, rep, w) for rep in range(a.reps) for n in a.n for dsg in a.designs for w in a.weights if (w, dsg, n, rep) not in done]
     print(f"{len(jobs)} fits to run", flush=True)
