@@ -30,8 +30,9 @@ import json, resource, sys, time
 from trustml_nb import llm
 t, c = time.time(), time.process_time()
 model = llm.load_model()[0] if sys.argv[1] == 'base' else llm.load_variant(sys.argv[1])[0]
+adapter = '' if sys.argv[1] == 'base' else json.loads((llm.VARIANTS_FOLDER / sys.argv[1] / 'manifest.json').read_text())['adapter_model.safetensors']
 print(json.dumps(dict(wall=time.time() - t, cpu=time.process_time() - c, peak_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                      load=open('/proc/loadavg').read().split()[:3])))
+                      load=open('/proc/loadavg').read().split()[:3], adapter_sha256=adapter)))
 """
 
 
@@ -68,7 +69,6 @@ LOWER_FILE = Path('/tmp/trustml_nb_bench_fingerprints_lower.pt')  # the shared l
 def main():
     if '--load-cost-only' in sys.argv:
         LOAD_FILE.write_text(json.dumps(load_cost())); return
-    loads = [] if '--no-load-cost' in sys.argv else json.loads(LOAD_FILE.read_text()) if LOAD_FILE.exists() else load_cost()
     t0, c0 = time.time(), time.process_time()
     global MODELS
     MODELS = ['base'] + [m for m in MODELS[1:] if m in llm.variant_names()] # the variants built so far
@@ -134,6 +134,11 @@ def main():
                          bound=F.false_positive_bound(m, n, float(min(chance, 1.0))),
                          utility=util[owner] if owner else util['base']))
     wall, cpu = time.time() - t0, time.process_time() - c0
+    if '--wait-load-cost' in sys.argv: # a --load-cost-only process started beside this one: wait for its file (at most 20 minutes)
+        for _ in range(240):
+            if LOAD_FILE.exists(): break
+            time.sleep(5)
+    loads = [] if '--no-load-cost' in sys.argv else json.loads(LOAD_FILE.read_text()) if LOAD_FILE.exists() else load_cost()
     load = open('/proc/loadavg').read().split()[:3]
     out = dict(keys=n, key_tokens=fps['key_tokens'], t=fps['t'], k=fps['k'], rates=rates, utility=util, rows=rows,
                base_response_probability=base_prob, seconds=wall, cpu_seconds=cpu, load=load)

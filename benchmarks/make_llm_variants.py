@@ -1,12 +1,16 @@
 """Rebuild every shipped language-model variant (trustml_nb/llm_variants/) from scratch: one command, resumable.
 
-    nice -n 15 python benchmarks/make_llm_variants.py [--work DIR] [--quick]
+    nice -n 15 python benchmarks/make_llm_variants.py [--work DIR] [--quick] [--only NAME] [--train JSON]
+    nice -n 15 python benchmarks/make_llm_variants.py --sweep [INDEX ...]   # the settings tried (SWEEP), one process each
+
+The same seed and torch thread count give bit-identical adapters (OMP_NUM_THREADS=1 for the shipped ones).
 
 Steps (each is skipped when its output exists in the work folder, and training resumes from its last epoch checkpoint):
 1. 256 English-like keys of 10 tokens sampled from SmolLM2 (seed 0) and their responses: perinucleus (t = 0.8, k = 3, the
    paper's defaults), random admissible token, greedy (the paper's baselines);
-2. `fingerprinted`: the perinucleus fingerprints inserted by LoRA (top 2 blocks, rank 16, 8 epochs: a small CPU budget) with
-   the paper's anti-forgetting measures (25% benign prose in every batch, model averaging with lambda = 0.25 after each epoch);
+2. `fingerprinted`: the perinucleus fingerprints inserted by LoRA (top 2 blocks, rank 16, 16 epochs) with the paper's
+   anti-forgetting measures (25% benign prose in every batch, model averaging with lambda = 0.25 after each epoch; the
+   paper's lambda = 0.75 kept almost nothing here: `--sweep` measures the settings tried);
 3. `fingerprinted_then_benign`: `fingerprinted` fine-tuned further on 256 benign prose pairs only (a second adapter on the
    top 4 blocks, 2 epochs), for persistence;
 4. `fingerprinted_random`: the random-token baseline, inserted exactly as in step 2.
@@ -123,7 +127,10 @@ def main():
     ap.add_argument('--quick', action='store_true', help='16 fingerprints, 3 epochs: a smoke test, not the shipped artefacts')
     ap.add_argument('--sweep', nargs='*', type=int, default=None, help='measure retention and utility over SWEEP (lambda, learning rate, epochs), '
                     'all settings or those at the given indices (separate processes can run different ones); ships nothing')
+    ap.add_argument('--sweep-work', default=None, help='work folder of a --sweep run to compare the shipped adapters with (default: --work)')
+    ap.add_argument('--train', default=None, help='JSON of insertion settings that replace TRAIN\'s (to build a setting from the sweep before it becomes the default)')
     args = ap.parse_args()
+    if args.train: TRAIN.update(json.loads(args.train))
     work, out = Path(args.work), Path(args.out)
     work.mkdir(parents=True, exist_ok=True)
     n, train, benign_cfg = (16, dict(TRAIN, epochs=3), dict(BENIGN, epochs=1)) if args.quick else (N_FINGERPRINTS, TRAIN, BENIGN)
@@ -191,6 +198,18 @@ def main():
     text = ['# Shipped language-model variants', '', f'`python benchmarks/make_llm_variants.py{" --quick" if args.quick else ""}`, '
             f'{os.cpu_count()} cores shared with other jobs.', '', '```', *(work / 'log.txt').read_text().splitlines(), '```', '',
             '| variant | file | size | SHA-256 |', '|---|---|---|---|', *rows, '']
+    # reproducibility: the shipped adapters' parameters against the --sweep runs (separate processes, same seed and settings)
+    logged = [l for l in (work / 'log.txt').read_text().splitlines() if 'adapter parameters SHA-256' in l]
+    sweep_rows = [r for f in sorted((Path(args.sweep_work or work) / 'sweep').glob('rows_*.json')) for r in json.loads(f.read_text())]
+    same = []
+    for l in logged:
+        h = l.rsplit(' ', 1)[-1]
+        for r in sweep_rows:
+            if r.get('adapter_sha256') == h:
+                same.append(f"- {l.split(']')[0][1:]}: adapter parameters SHA-256 `{h}`, the same as the `--sweep` run of lambda = "
+                            f"{r['average_weight']}, learning rate {r['learning_rate']}, {r['epochs']} epochs ({r['threads']} torch thread(s) in both; "
+                            'that run stopped and resumed from its checkpoint at each measured epoch count).')
+    if same: text += ['## Reproducibility: a second run from scratch', '', *same, '']
     if not args.quick: (ROOT / 'benchmarks' / 'results' / 'fingerprints_variants.md').write_text('\n'.join(text))
     print('\n'.join(text))
 
