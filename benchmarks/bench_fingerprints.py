@@ -69,6 +69,9 @@ LOWER_FILE = Path('/tmp/trustml_nb_bench_fingerprints_lower.pt')  # the shared l
 def main():
     if '--load-cost-only' in sys.argv:
         LOAD_FILE.write_text(json.dumps(load_cost())); return
+    # fresh-process loads run before this process holds any model: a child's peak resident memory starts from its parent's
+    loads = None if '--wait-load-cost' in sys.argv else [] if '--no-load-cost' in sys.argv else \
+        json.loads(LOAD_FILE.read_text()) if LOAD_FILE.exists() else load_cost()
     t0, c0 = time.time(), time.process_time()
     global MODELS
     MODELS = ['base'] + [m for m in MODELS[1:] if m in llm.variant_names()] # the variants built so far
@@ -134,11 +137,11 @@ def main():
                          bound=F.false_positive_bound(m, n, float(min(chance, 1.0))),
                          utility=util[owner] if owner else util['base']))
     wall, cpu = time.time() - t0, time.process_time() - c0
-    if '--wait-load-cost' in sys.argv: # a --load-cost-only process started beside this one: wait for its file (at most 20 minutes)
+    if loads is None: # a --load-cost-only process started beside this one: wait for its file (at most 20 minutes)
         for _ in range(240):
             if LOAD_FILE.exists(): break
             time.sleep(5)
-    loads = [] if '--no-load-cost' in sys.argv else json.loads(LOAD_FILE.read_text()) if LOAD_FILE.exists() else load_cost()
+        loads = json.loads(LOAD_FILE.read_text())
     load = open('/proc/loadavg').read().split()[:3]
     out = dict(keys=n, key_tokens=fps['key_tokens'], t=fps['t'], k=fps['k'], rates=rates, utility=util, rows=rows,
                base_response_probability=base_prob, seconds=wall, cpu_seconds=cpu, load=load)

@@ -8,7 +8,7 @@ The same seed and torch thread count give bit-identical adapters (OMP_NUM_THREAD
 Steps (each is skipped when its output exists in the work folder, and training resumes from its last epoch checkpoint):
 1. 256 English-like keys of 10 tokens sampled from SmolLM2 (seed 0) and their responses: perinucleus (t = 0.8, k = 3, the
    paper's defaults), random admissible token, greedy (the paper's baselines);
-2. `fingerprinted`: the perinucleus fingerprints inserted by LoRA (top 2 blocks, rank 16, 16 epochs) with the paper's
+2. `fingerprinted`: the perinucleus fingerprints inserted by LoRA (top 2 blocks, rank 16, 8 epochs at learning rate 1e-2) with the paper's
    anti-forgetting measures (25% benign prose in every batch, model averaging with lambda = 0.25 after each epoch; the
    paper's lambda = 0.75 kept almost nothing here: `--sweep` measures the settings tried);
 3. `fingerprinted_then_benign`: `fingerprinted` fine-tuned further on 256 benign prose pairs only (a second adapter on the
@@ -26,7 +26,7 @@ from trustml_nb import fingerprints as F
 from trustml_nb import llm
 
 N_FINGERPRINTS, KEY_TOKENS = 256, 10
-TRAIN = dict(benign_fraction=0.25, average_weight=0.25, epochs=16, learning_rate=5e-3, layers=2, rank=16, seed=0)
+TRAIN = dict(benign_fraction=0.25, average_weight=0.25, epochs=8, learning_rate=1e-2, layers=2, rank=16, seed=0) # the sweep's best retention for its utility
 BENIGN = dict(epochs=2, learning_rate=1e-3, layers=4, rank=8, alpha=16.0, seed=1, batch_size=16)
 
 
