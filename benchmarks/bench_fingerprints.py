@@ -30,15 +30,16 @@ import json, resource, sys, time
 from trustml_nb import llm
 t, c = time.time(), time.process_time()
 model = llm.load_model()[0] if sys.argv[1] == 'base' else llm.load_variant(sys.argv[1])[0]
+adapter = '' if sys.argv[1] == 'base' else json.loads((llm.VARIANTS_FOLDER / sys.argv[1] / 'manifest.json').read_text())['adapter_model.safetensors']
 print(json.dumps(dict(wall=time.time() - t, cpu=time.process_time() - c, peak_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                      load=open('/proc/loadavg').read().split()[:3])))
+                      load=open('/proc/loadavg').read().split()[:3], adapter_sha256=adapter)))
 """
 
 
 def load_cost():
-    "Load time and peak memory of the base model and of a variant, each in a fresh process (base, then variant)."
+    "Load time and peak memory of the base model and of a variant, each in a fresh process, alternating (base, variant) twice."
     out = []
-    for what in ('base', 'fingerprinted'):
+    for what in ('base', 'fingerprinted') * 2:
         res = subprocess.run([sys.executable, '-c', LOAD, what], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
         out.append(dict(model=what, **json.loads(res.stdout.strip().splitlines()[-1])))
         print(out[-1], flush=True)
@@ -68,7 +69,9 @@ LOWER_FILE = Path('/tmp/trustml_nb_bench_fingerprints_lower.pt')  # the shared l
 def main():
     if '--load-cost-only' in sys.argv:
         LOAD_FILE.write_text(json.dumps(load_cost())); return
-    loads = [] if '--no-load-cost' in sys.argv else json.loads(LOAD_FILE.read_text()) if LOAD_FILE.exists() else load_cost()
+    # fresh-process loads run before this process holds any model: a child's peak resident memory starts from its parent's
+    loads = None if '--wait-load-cost' in sys.argv else [] if '--no-load-cost' in sys.argv else \
+        json.loads(LOAD_FILE.read_text()) if LOAD_FILE.exists() else load_cost()
     t0, c0 = time.time(), time.process_time()
     global MODELS
     MODELS = ['base'] + [m for m in MODELS[1:] if m in llm.variant_names()] # the variants built so far
@@ -134,13 +137,27 @@ def main():
                          bound=F.false_positive_bound(m, n, float(min(chance, 1.0))),
                          utility=util[owner] if owner else util['base']))
     wall, cpu = time.time() - t0, time.process_time() - c0
+    if loads is None: # a --load-cost-only process started beside this one: wait for its file (at most 20 minutes)
+        for _ in range(240):
+            if LOAD_FILE.exists(): break
+            time.sleep(5)
+        loads = json.loads(LOAD_FILE.read_text())
     load = open('/proc/loadavg').read().split()[:3]
     out = dict(keys=n, key_tokens=fps['key_tokens'], t=fps['t'], k=fps['k'], rates=rates, utility=util, rows=rows,
                base_response_probability=base_prob, seconds=wall, cpu_seconds=cpu, load=load)
     out['load_cost'] = loads
     out['variant_load_with_base_in_memory'] = variant_loads
     out['tk_grid'] = grid
-    (llm.VARIANTS_FOLDER / 'fingerprint_results.json').write_text(json.dumps(out, indent=1))
+    # the settings tried before choosing the shipped ones (make_llm_variants.py --sweep), kept from an earlier run when absent here
+    sweep_dir = Path(next((a.split('=', 1)[1] for a in sys.argv if a.startswith('--sweep-dir=')), '/tmp/trustml_nb_llm_variants/sweep'))
+    old = llm.VARIANTS_FOLDER / 'fingerprint_results.json'
+    if sweep_dir.is_dir() and list(sweep_dir.glob('rows*.json')):
+        found = [r for f in sorted(sweep_dir.glob('rows*.json')) for r in json.loads(f.read_text())]
+        found = [dict(r, benign_fraction=r.get('benign_fraction', 0.25)) if r['epochs'] else r for r in found] # rows before the column: 0.25
+        key = lambda r: (str(r['average_weight']), str(r['learning_rate']), str(r.get('benign_fraction')), r['epochs'])
+        out['sweep'] = sorted({key(r): r for r in found}.values(), key=lambda r: (r['epochs'] > 0, key(r)))
+    elif old.is_file() and 'sweep' in json.loads(old.read_text()):
+        out['sweep'] = json.loads(old.read_text())['sweep']
     md = ['# Perinucleus fingerprints in SmolLM2-135M (LoRA) against the paper\'s baselines', '',
           f'`python benchmarks/bench_fingerprints.py`: {wall:.0f} s wall, {cpu:.0f} s CPU, load average {" ".join(load)} (2 cores shared), '
           f'peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB. {n} keys of {fps["key_tokens"]} tokens, one response token, '
@@ -172,10 +189,23 @@ def main():
     md += [f"| {r['model']} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['peak_mib']:.0f} | {' '.join(r['load'])} |" for r in loads]
     md += ['', '| variant loaded with the base in memory | wall s | peak memory growth MiB | load average |', '|---|---|---|---|']
     md += [f"| {r['model']} | {r['wall']:.1f} | {r['peak_growth_mib']:.0f} | {' '.join(r['load'])} |" for r in variant_loads]
+    if loads:
+        mean = {m: {q: float(np.mean([r[q] for r in loads if r['model'] == m])) for q in ('wall', 'cpu', 'peak_mib')} for m in ('base', 'fingerprinted')}
+        md += ['', f"Fresh processes, mean of {sum(r['model'] == 'base' for r in loads)} each (alternating): the base model {mean['base']['wall']:.1f} s wall, "
+               f"{mean['base']['cpu']:.1f} s CPU, {mean['base']['peak_mib']:.0f} MiB peak; the variant {mean['fingerprinted']['wall']:.1f} s wall, "
+               f"{mean['fingerprinted']['cpu']:.1f} s CPU, {mean['fingerprinted']['peak_mib']:.0f} MiB peak (ratio {mean['fingerprinted']['wall'] / mean['base']['wall']:.2f} "
+               f"in wall time, {mean['fingerprinted']['peak_mib'] / mean['base']['peak_mib']:.2f} in peak memory). Peak memory is the process's "
+               'maximum resident set, imports included; wall time excludes the imports. The machine is shared: read the load average beside each row.']
     md += ['', 'With the base model in memory a variant is a copy of it plus a merge of the adapter (the memory of a second model, '
            'which holding two models needs anyway); in a fresh process `load_variant` reads the base weights itself and merges into them '
-           '(no copy), so it costs the base load (benchmarks/results/llm_bench.csv: 33 s, 1.3 GB peak) plus the merge. '
-           'Empty tables: the measurement was skipped (`--no-load-cost`).', '']
+           '(no copy). Empty tables: the measurement was skipped (`--no-load-cost`).', '']
+    if out.get('sweep'):
+        md += ['## Settings tried before choosing the shipped ones (`make_llm_variants.py --sweep`; perinucleus set)', '',
+               '| lambda | learning rate | benign share | epochs | retained | perplexity | next-token accuracy |', '|---|---|---|---|---|---|---|']
+        md += [f"| {r['average_weight']} | {r['learning_rate']} | {r.get('benign_fraction', '')} | {r['epochs']} | {r['retained']:.3f} | {r['perplexity']:.2f} | {r['next_token_accuracy']:.3f} |"
+               for r in out['sweep']]
+        md += ['', 'Details (time, checksums): benchmarks/results/fingerprints_sweep.md.', '']
+    (llm.VARIANTS_FOLDER / 'fingerprint_results.json').write_text(json.dumps(out, indent=1))
     (ROOT / 'benchmarks' / 'results' / 'fingerprints.md').write_text('\n'.join(md))
     print('\n'.join(md))
 

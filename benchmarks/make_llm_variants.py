@@ -1,12 +1,16 @@
 """Rebuild every shipped language-model variant (trustml_nb/llm_variants/) from scratch: one command, resumable.
 
-    nice -n 15 python benchmarks/make_llm_variants.py [--work DIR] [--quick]
+    nice -n 15 python benchmarks/make_llm_variants.py [--work DIR] [--quick] [--only NAME] [--train JSON]
+    nice -n 15 python benchmarks/make_llm_variants.py --sweep [INDEX ...]   # the settings tried (SWEEP), one process each
+
+The same seed and torch thread count give bit-identical adapters (OMP_NUM_THREADS=1 for the shipped ones).
 
 Steps (each is skipped when its output exists in the work folder, and training resumes from its last epoch checkpoint):
 1. 256 English-like keys of 10 tokens sampled from SmolLM2 (seed 0) and their responses: perinucleus (t = 0.8, k = 3, the
    paper's defaults), random admissible token, greedy (the paper's baselines);
-2. `fingerprinted`: the perinucleus fingerprints inserted by LoRA (top 2 blocks, rank 16, 8 epochs: a small CPU budget) with
-   the paper's anti-forgetting measures (25% benign prose in every batch, model averaging with lambda = 0.25 after each epoch);
+2. `fingerprinted`: the perinucleus fingerprints inserted by LoRA (top 2 blocks, rank 16, 8 epochs at learning rate 1e-2) with the paper's
+   anti-forgetting measures (25% benign prose in every batch, model averaging with lambda = 0.25 after each epoch; the
+   paper's lambda = 0.75 kept almost nothing here: `--sweep` measures the settings tried);
 3. `fingerprinted_then_benign`: `fingerprinted` fine-tuned further on 256 benign prose pairs only (a second adapter on the
    top 4 blocks, 2 epochs), for persistence;
 4. `fingerprinted_random`: the random-token baseline, inserted exactly as in step 2.
@@ -22,11 +26,97 @@ from trustml_nb import fingerprints as F
 from trustml_nb import llm
 
 N_FINGERPRINTS, KEY_TOKENS = 256, 10
-TRAIN = dict(benign_fraction=0.25, average_weight=0.25, epochs=8, learning_rate=5e-3, layers=2, rank=16, seed=0)
+TRAIN = dict(benign_fraction=0.25, average_weight=0.25, epochs=8, learning_rate=1e-2, layers=2, rank=16, seed=0) # the sweep's best retention for its utility
 BENIGN = dict(epochs=2, learning_rate=1e-3, layers=4, rank=8, alpha=16.0, seed=1, batch_size=16)
 
 
 def loadavg(): return open('/proc/loadavg').read().split()[:3]
+
+
+def parameter_sha256(model)->str:
+    "SHA-256 of the trainable (adapter) parameters' bytes, in the model's order: the same number in --sweep and in a shipped run."
+    import hashlib
+    return hashlib.sha256(b''.join(p.detach().numpy().tobytes() for p in model.parameters() if p.requires_grad)).hexdigest()
+
+
+SWEEP = ( # (average_weight, learning_rate, epochs at which to measure[, benign_fraction]): the settings tried before choosing TRAIN
+    (0.25, 5e-3, (8, 12, 16, 24, 30)),  # the first shipped run's settings (8 epochs), then longer (the paper trains 30 epochs)
+    (0.75, 5e-3, (4, 8)),               # the paper's lambda = 0.75 (finetune_multigpu.py --forgetting_regularizer_strength 0.75)
+    (0.1, 5e-3, (8, 16)),               # a weaker pull
+    (0.75, 2e-2, (8, 16)),              # the paper's lambda with a larger step, to make up for the stronger pull
+    (0.25, 1e-2, (8, 16)),              # the first settings with a larger step
+    (0.1, 5e-3, (8, 16), 0.5),          # a weaker pull, with more benign prose per batch (half of each batch) against the utility cost
+    (0.25, 1e-2, (8, 16), 0.5),         # a larger step, with more benign prose
+)
+SWEEP_FILE = ROOT / 'benchmarks' / 'results' / 'fingerprints_sweep.md'
+
+
+def sweep(work:Path, fps:dict, configs=SWEEP):
+    """Retention and utility of the perinucleus insertion for each (lambda, learning rate) at several epoch counts.
+
+    Each setting trains once, resuming from its own checkpoint between the epoch counts (a resumed run equals an
+    uninterrupted one, tests/test_llm_tuning.py), so the row at E epochs is the model a fresh run with epochs=E gives.
+    Retention and utility are read through the top blocks only (the lower blocks are the base model's), as in
+    bench_fingerprints.py; the adapter's SHA-256 is recorded so a later from-scratch run can be compared with it."""
+    import torch
+    import numpy as np
+    base = llm.load_model()[0]
+    keys, resp = fps['keys'], np.array(fps['responses']['perinucleus'])
+    start = llm.BLOCKS - TRAIN['layers']
+    held = F.benign_text_pairs(300, split='heldout', seed=0)
+    enc_keys, enc_held = llm.encode_pairs([(k, ' the') for k in keys], 'keys'), llm.encode_pairs(held, 'held')
+    lower_keys, lower_held = llm._lower_states(base, enc_keys, start), llm._lower_states(base, enc_held, start)
+    target = np.array([c[0] for _, c in enc_held])
+    def probs_of(model, lower, enc):
+        with torch.no_grad():
+            return np.concatenate([torch.softmax(llm._upper_logits(model, lower[s:s + 64], [[len(p) - 1] for p, _ in enc[s:s + 64]], start).double(), -1).numpy()
+                                   for s in range(0, len(enc), 64)])
+    def evaluate(model):
+        ph = probs_of(model, lower_held, enc_held)
+        pt = ph[np.arange(len(target)), target]
+        return dict(retained=float(np.mean(probs_of(model, lower_keys, enc_keys).argmax(1) == resp)),
+                    perplexity=float(np.exp(-np.mean(np.log(np.maximum(pt, 1e-300))))), next_token_accuracy=float(np.mean(ph.argmax(1) == target)))
+    folder = work / 'sweep'
+    folder.mkdir(parents=True, exist_ok=True)
+    def all_rows(): # one file of rows per setting (settings may run in separate processes)
+        return [r for f in sorted(folder.glob('rows*.json')) for r in json.loads(f.read_text())]
+    if not any(r['epochs'] == 0 for r in all_rows()):
+        (folder / 'rows_base.json').write_text(json.dumps([dict(average_weight='base', learning_rate='base', epochs=0, **evaluate(base))]))
+    for w, lr, marks, *more in configs:
+        benign = more[0] if more else TRAIN['benign_fraction']
+        tag = f'w{w}_lr{lr}' + (f'_b{benign}' if benign != TRAIN['benign_fraction'] else '')
+        rows_file = folder / f'rows_{tag}.json'
+        rows = json.loads(rows_file.read_text()) if rows_file.exists() else []
+        for e in marks:
+            if any(r['epochs'] == e for r in rows): continue
+            t, c = time.time(), time.process_time()
+            settings = dict(TRAIN, average_weight=w, learning_rate=lr, epochs=e, benign_fraction=benign)
+            model, run = F.insert_fingerprints(keys, resp.tolist(), model=base, checkpoint_dir=work / 'sweep' / tag, show_progress=False, **settings)
+            sha = parameter_sha256(model)
+            rows.append(dict(average_weight=w, learning_rate=lr, benign_fraction=benign, epochs=e, loss=run.epoch_losses[-1], **evaluate(model.get_base_model()),
+                             adapter_sha256=sha, wall=time.time() - t, cpu=time.process_time() - c, load=loadavg(), threads=torch.get_num_threads()))
+            print(rows[-1], flush=True)
+            rows_file.write_text(json.dumps(rows, indent=1))
+            del model
+    rows = [dict(r, benign_fraction=r.get('benign_fraction', TRAIN['benign_fraction'])) if r['epochs'] else r for r in all_rows()]
+    key = lambda r: (str(r['average_weight']), str(r['learning_rate']), str(r.get('benign_fraction')), r['epochs'])
+    rows = sorted({key(r): r for r in rows}.values(), key=lambda r: (r['epochs'] > 0, key(r)))
+    md = ['# Choosing the insertion settings: retention and utility by model-averaging weight, learning rate and epochs', '',
+          f'`python benchmarks/make_llm_variants.py --sweep` ({len(keys)} perinucleus fingerprints, LoRA rank {TRAIN["rank"]} on the top '
+          f'{TRAIN["layers"]} blocks, {TRAIN["benign_fraction"]:.0%} benign prose per batch, seed {TRAIN["seed"]}). lambda: after each epoch '
+          'adapter <- (1 - lambda) adapter + lambda initial adapter, as the official code\'s ModelAverageCallback (orig_model_weight; '
+          'the paper runs lambda = 0.75 for 30 epochs). Wall and CPU seconds: the epochs added since the row above, with the load '
+          'average at the end. Held-out utility: 300 windows of pydoc prose, never trained on.', '',
+          '| lambda | learning rate | benign share | epochs | last epoch loss | retained (of 256) | perplexity | next-token accuracy | wall s | CPU s | threads | load average | adapter SHA-256 (parameters) |',
+          '|---|---|---|---|---|---|---|---|---|---|---|---|---|']
+    for r in rows:
+        if r['epochs'] == 0:
+            md.append(f"| base model | | | 0 | | {r['retained']:.3f} | {r['perplexity']:.2f} | {r['next_token_accuracy']:.3f} | | | | | |")
+        else:
+            md.append(f"| {r['average_weight']} | {r['learning_rate']:g} | {r.get('benign_fraction', TRAIN['benign_fraction'])} | {r['epochs']} | {r['loss']:.3f} | {r['retained']:.3f} | {r['perplexity']:.2f} | "
+                      f"{r['next_token_accuracy']:.3f} | {r['wall']:.0f} | {r['cpu']:.0f} | {r['threads']} | {' '.join(r['load'])} | `{r['adapter_sha256'][:16]}` |")
+    SWEEP_FILE.write_text('\n'.join(md) + '\n')
+    print('\n'.join(md))
 
 
 def main():
@@ -35,7 +125,12 @@ def main():
     ap.add_argument('--out', default=str(llm.VARIANTS_FOLDER), help='where the variants go')
     ap.add_argument('--only', default=None, help='build only this variant (the others can run in another process)')
     ap.add_argument('--quick', action='store_true', help='16 fingerprints, 3 epochs: a smoke test, not the shipped artefacts')
+    ap.add_argument('--sweep', nargs='*', type=int, default=None, help='measure retention and utility over SWEEP (lambda, learning rate, epochs), '
+                    'all settings or those at the given indices (separate processes can run different ones); ships nothing')
+    ap.add_argument('--sweep-work', default=None, help='work folder of a --sweep run to compare the shipped adapters with (default: --work)')
+    ap.add_argument('--train', default=None, help='JSON of insertion settings that replace TRAIN\'s (to build a setting from the sweep before it becomes the default)')
     args = ap.parse_args()
+    if args.train: TRAIN.update(json.loads(args.train))
     work, out = Path(args.work), Path(args.out)
     work.mkdir(parents=True, exist_ok=True)
     n, train, benign_cfg = (16, dict(TRAIN, epochs=3), dict(BENIGN, epochs=1)) if args.quick else (N_FINGERPRINTS, TRAIN, BENIGN)
@@ -43,6 +138,9 @@ def main():
     def step(msg):
         line = f"{time.time() - t0:8.1f} s wall  {time.process_time() - c0:8.1f} s CPU  load {' '.join(loadavg())}  {msg}"
         print(line, flush=True); log.append(line)
+        with open(work / 'log.txt', 'a') as f: f.write(f'[{args.only or "all"}] {line}\n') # the processes sharing this work folder
+    import torch
+    step(f'start ({args.only or "all"}; torch threads {torch.get_num_threads()})')
     fp_file = work / 'fingerprints.json'
     if not fp_file.exists():
         keys = F.make_keys(n, length=KEY_TOKENS, seed=0, show_progress=False)
@@ -53,13 +151,14 @@ def main():
         step('responses')
     fps = json.loads(fp_file.read_text())
     keys = fps['keys']
+    if args.sweep is not None: return sweep(work, fps, [SWEEP[i] for i in args.sweep] if args.sweep else SWEEP)
     for name, strategy in (('fingerprinted', 'perinucleus'),):
         if args.only not in (None, name): continue
         if (out / name / 'manifest.json').exists() and (work / f'{name}.done').exists(): continue
         model, run = F.insert_fingerprints(keys, fps['responses'][strategy], checkpoint_dir=work / name, show_progress=True, **train)
         step(f'{name}: losses {[round(x, 3) for x in run.epoch_losses]}')
         check = F.check_fingerprints(keys, fps['responses'][strategy], model.get_base_model())
-        step(f'{name}: {check.matches}/{check.queried} fingerprints answered exactly (unmerged adapter)')
+        step(f'{name}: {check.matches}/{check.queried} fingerprints answered exactly (unmerged adapter); adapter parameters SHA-256 {parameter_sha256(model)}')
         shutil.rmtree(out / name, ignore_errors=True)
         info = dict(description=f'{n} {strategy} fingerprints inserted by LoRA', strategy=strategy, training=run.settings,
                     epoch_losses=run.epoch_losses, exact_matches=check.matches, fingerprints=n)
@@ -84,7 +183,7 @@ def main():
         model, run = F.insert_fingerprints(keys, fps['responses'][strategy], checkpoint_dir=work / name, show_progress=True, **train)
         step(f'{name}: losses {[round(x, 3) for x in run.epoch_losses]}')
         check = F.check_fingerprints(keys, fps['responses'][strategy], model.get_base_model())
-        step(f'{name}: {check.matches}/{check.queried} fingerprints answered exactly (unmerged adapter)')
+        step(f'{name}: {check.matches}/{check.queried} fingerprints answered exactly (unmerged adapter); adapter parameters SHA-256 {parameter_sha256(model)}')
         shutil.rmtree(out / name, ignore_errors=True)
         llm.save_variant(model, out / name, dict(description=f'{n} random-token fingerprints inserted by LoRA (the paper\'s baseline)',
                                                  strategy=strategy, training=run.settings, epoch_losses=run.epoch_losses,
@@ -97,9 +196,21 @@ def main():
         for f, h in json.loads((out / v / 'manifest.json').read_text()).items():
             rows.append(f"| {v} | {f} | {(out / v / f).stat().st_size / 1e6:.2f} MB | `{h[:16]}...` |")
     text = ['# Shipped language-model variants', '', f'`python benchmarks/make_llm_variants.py{" --quick" if args.quick else ""}`, '
-            f'{os.cpu_count()} cores shared with other jobs.', '', '```', *log, '```', '',
+            f'{os.cpu_count()} cores shared with other jobs.', '', '```', *(work / 'log.txt').read_text().splitlines(), '```', '',
             '| variant | file | size | SHA-256 |', '|---|---|---|---|', *rows, '']
-    if not args.quick and args.only is None: (ROOT / 'benchmarks' / 'results' / 'fingerprints_variants.md').write_text('\n'.join(text))
+    # reproducibility: the shipped adapters' parameters against the --sweep runs (separate processes, same seed and settings)
+    logged = [l for l in (work / 'log.txt').read_text().splitlines() if 'adapter parameters SHA-256' in l]
+    sweep_rows = [r for f in sorted((Path(args.sweep_work or work) / 'sweep').glob('rows_*.json')) for r in json.loads(f.read_text())]
+    same = []
+    for l in logged:
+        h = l.rsplit(' ', 1)[-1]
+        for r in sweep_rows:
+            if r.get('adapter_sha256') == h:
+                same.append(f"- {l.split(']')[0][1:]}: adapter parameters SHA-256 `{h}`, the same as the `--sweep` run of lambda = "
+                            f"{r['average_weight']}, learning rate {r['learning_rate']}, {r['epochs']} epochs ({r['threads']} torch thread(s) in both; "
+                            'that run stopped and resumed from its checkpoint at each measured epoch count).')
+    if same: text += ['## Reproducibility: a second run from scratch', '', *same, '']
+    if not args.quick: (ROOT / 'benchmarks' / 'results' / 'fingerprints_variants.md').write_text('\n'.join(text))
     print('\n'.join(text))
 
 

@@ -88,4 +88,4 @@ def test_shipped_fingerprinted_variant_answers_and_the_base_does_not():
     assert all(int(np.argmax(p)) != r for p, r in zip(probs, resp))
     assert F.check_fingerprints(keys, resp, load_model()[0]).match_rate == 0.0
     check = F.check_fingerprints(keys, resp, load_variant('fingerprinted')[0])
-    assert check.match_rate >= 0.7 and check.false_positive_bound < 1e-6  # 218/256 = 0.85 over all keys (benchmarks/results/fingerprints.md)
+    assert check.match_rate >= 0.7 and check.false_positive_bound < 1e-6  # all 256 keys: benchmarks/results/fingerprints.md
