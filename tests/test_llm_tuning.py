@@ -37,6 +37,25 @@ def test_a_corrupted_variant_is_refused(tmp_path):
     with pytest.raises(ValueError, match='no variant'): check_variant('nothing-here', tmp_path)
 
 
+class _SavesLikePeft:
+    "Writes what peft's save_pretrained writes: a config with the local base path and target_modules in set order, and a model card."
+    peft_config = {}
+    def save_pretrained(self, folder):
+        (folder / 'adapter_config.json').write_text(json.dumps({'base_model_name_or_path': '/home/someone/models/smollm2',
+                                                                  'target_modules': ['v_proj', 'q_proj', 'o_proj', 'k_proj']}))
+        (folder / 'adapter_model.safetensors').write_bytes(b'weights')
+        (folder / 'README.md').write_text('model card')
+
+
+def test_save_variant_writes_no_machine_or_process_dependent_bytes(tmp_path):
+    manifest = llm.save_variant(_SavesLikePeft(), tmp_path / 'v', {'note': 'x'})
+    config = json.loads((tmp_path / 'v' / 'adapter_config.json').read_text())
+    assert config['target_modules'] == ['k_proj', 'o_proj', 'q_proj', 'v_proj']  # sorted: the same bytes in every process
+    assert config['base_model_name_or_path'] == llm.MODEL_NAME  # not the local path
+    assert not (tmp_path / 'v' / 'README.md').exists()
+    assert set(manifest) == {'adapter_config.json', 'adapter_model.safetensors', 'variant.json'}
+
+
 @pytest.mark.parametrize('kw,err,match', [
     (dict(pairs='text'), TypeError, 'pairs must be a non-empty list'),
     (dict(pairs=[('a', '')]), ValueError, r'pairs\[0\] has an empty'),

@@ -679,6 +679,7 @@ def save_variant(
     config_file = folder / 'adapter_config.json'
     config = json.loads(config_file.read_text())
     config['base_model_name_or_path'] = MODEL_NAME
+    if isinstance(config.get('target_modules'), list): config['target_modules'] = sorted(config['target_modules']) # peft writes a set: its order follows the process's string hashing
     config_file.write_text(json.dumps(config, indent=2, sort_keys=True))
     (folder / 'README.md').unlink(missing_ok=True)
     (folder / 'variant.json').write_text(json.dumps({'base_model': MODEL_NAME, **(info or {})}, indent=1, sort_keys=True, default=str))
