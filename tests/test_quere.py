@@ -234,7 +234,7 @@ def test_two_model_task_pairs_rows_by_prompt():
     from trustml_nb.quere import two_model_task
     keys = ('option_logprobs', 'pre_logprobs', 'post_logprobs', 'follow_up_logprobs', 'random_logprobs')
     M = {f'a_{k}': F[f'clean_{k}'][:30] for k in keys} | {f'b_{k}': F[f'steered_{k}'][:30] for k in keys}
-    M |= {k: F[k] for k in ('prompt', 'gold', 'options', 'follow_ups', 'random_follow_ups')}
+    M |= {k: F[k][:30] for k in ('prompt', 'gold', 'options')} | {k: F[k] for k in ('follow_ups', 'random_follow_ups')}
     T = two_model_task(M, 'a', 'b')
     np.testing.assert_array_equal(T['y'], np.r_[np.zeros(30, int), np.ones(30, int)])
     np.testing.assert_array_equal(T['groups_of_rows'][:30], T['groups_of_rows'][30:])   # one prompt, both models
@@ -242,3 +242,5 @@ def test_two_model_task_pairs_rows_by_prompt():
                                np.exp(F['steered_option_logprobs'][:30]).sum(1, keepdims=True))
     with pytest.raises(ValueError, match='itself'): two_model_task(M, 'a', 'a')
     with pytest.raises(ValueError, match="no model 'c'"): two_model_task(M, 'a', 'c')
+    short = M | {'b_option_logprobs': M['b_option_logprobs'][:29]}  # one model missed an item: refused, not cut to fit
+    with pytest.raises(ValueError, match="model 'b' answered 29 items, the prompts list 30"): two_model_task(short, 'a', 'b')

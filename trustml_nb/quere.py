@@ -183,7 +183,7 @@ QUERE_FEATURES_SHA256 = 'f361ee1033e380efe494f2873ec2f336235feb7524684361d0753b6
 # %% ../nbs/96_quere.ipynb #71fc3448
 def load_quere_features(
     path:str|Path|None=None, # a features file; None: the one shipped in trustml_nb/datasets (checksum verified)
-    variant:str|None=None, # instead: the features shipped with this model variant (e.g. 'arithmetic_tuned'), checked by its manifest
+    variant:str|None=None, # instead: the features shipped with this model variant (e.g. 'capital_tuned'), checked by its manifest
 )->dict: # name -> array
     "The cached QueRE elicitations: raw log-probabilities per item, question and model (clean / steered)."
     from trustml_nb.data import dataset_path, verify_checksum
@@ -561,7 +561,7 @@ def probe_task(
 
 # %% ../nbs/96_quere.ipynb #b3c911ff
 def correctness_task(
-    features:dict, # from `load_quere_features`, e.g. load_quere_features(variant='arithmetic_tuned')
+    features:dict, # from `load_quere_features`, e.g. load_quere_features(variant='capital_tuned')
     seed:int=0, # seed of the uniform random features (the 'random features' baseline)
 )->dict: # sets, y, groups_of_rows, task: the arguments of `compare_probes` / `auroc_over_splits`
     "Is the clean model's answer right, on every item: QueRE against word salad, answer confidence, the white-box probe and pure noise."
@@ -642,8 +642,10 @@ def two_model_task(
             raise ValueError(f"no model {m!r} in features; it holds {have}")
     if first == second: raise ValueError(f"first and second are both {first!r}: a model cannot be told apart from itself")
     keys = ('option_logprobs', 'pre_logprobs', 'post_logprobs', 'follow_up_logprobs', 'random_logprobs')
-    n = min(len(features[f'{first}_option_logprobs']), len(features[f'{second}_option_logprobs']))
-    pair = {f'clean_{k}': features[f'{first}_{k}'][:n] for k in keys} | {f'steered_{k}': features[f'{second}_{k}'][:n] for k in keys}
+    n_items = len(features['prompt'])
+    for m in (first, second): # every model must answer every item: rows are paired by position, never silently cut
+        if len(features[f'{m}_option_logprobs']) != n_items: raise ValueError(f"features: model {m!r} answered {len(features[f'{m}_option_logprobs'])} items, the prompts list {n_items}")
+    pair = {f'clean_{k}': features[f'{first}_{k}'] for k in keys} | {f'steered_{k}': features[f'{second}_{k}'] for k in keys}
     pair.update({k: features[k] for k in ('prompt', 'gold', 'options', 'follow_ups', 'random_follow_ups')})
     task = probe_task(pair, 'steer')
     return dict(task, task=f"{second} vs {first}")
