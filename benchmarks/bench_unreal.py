@@ -32,9 +32,6 @@ CSBM_UNREAL = dict(epochs=200, rounds=4, budget=40, n_clusters=50)
 CORA_UNREAL = dict(epochs=200, rounds=2, budget=80, n_clusters=200)   # official: 40 rounds x 4 nodes; same 160 per class, CPU-affordable
 OFFICIAL_UNREAL = dict(epochs=200, rounds=40, budget=4, n_clusters=200)   # the official Cora command: --rounds 40 --ad 4, num_K 200, 200 epochs a round
 
-# The paper's Table (Cora, GCN backbone, semi-supervised, imbalance ratio rho): not in the material available offline here,
-# so no number is quoted; see the report. Fill PAPER with (method, rho) -> (bAcc, F1) when the table is at hand.
-PAPER = {}
 
 
 def _methods(kind, seed):

@@ -138,6 +138,24 @@ def _start_lab(root_dir: Path, tmp: Path, log):
 OUTPUT_TEXT = "() => { const o = document.querySelector('.trustml-explorer .widget-output'); return o ? o.textContent : ''; }"
 
 
+LAPTOP = {"width": 1280, "height": 800}   # a small laptop's window: figures must read here (issue 16)
+
+
+def _shoot_explorer(page, explorer, path: Path, viewport: dict):
+    "Screenshot the whole explorer at the laptop width: the window grows in height for the shot only, then is restored."
+    # JupyterLab scrolls inside its notebook panel, not the window, so an element screenshot of an explorer taller than the
+    # window captured whatever else was in view (issue 39 review: lesson 97's shot showed the allocation table)
+    height = int(explorer.bounding_box()["height"])
+    page.set_viewport_size({"width": viewport["width"], "height": max(viewport["height"], height + 200)})
+    try:
+        explorer.evaluate("e => e.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(300)   # let the panel re-layout at the new height
+        explorer.screenshot(path=str(path), timeout=30_000)
+    finally:
+        page.set_viewport_size(viewport)
+        explorer.evaluate("e => e.scrollIntoView({block: 'start'})")
+
+
 def _run_tutorial(page, base_url: str, shots: Path, lesson: Lesson) -> dict:
     page.goto(f"{base_url}/lab/tree/{lesson.notebook}", timeout=90_000, wait_until="domcontentloaded")
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell && window.jupyterapp.shell.currentWidget"
@@ -163,7 +181,7 @@ def _run_tutorial(page, base_url: str, shots: Path, lesson: Lesson) -> dict:
     # later cells may drive the widget (clear_output(wait=True), then a redraw): read it once its output has settled
     page.wait_for_function(f"(t) => ({OUTPUT_TEXT})().includes(t)", arg=lesson.ready_text, timeout=60_000)
     before = page.evaluate(OUTPUT_TEXT)
-    explorer.screenshot(path=str(shots / "explorer_before.png"), timeout=30_000)
+    _shoot_explorer(page, explorer, shots / "explorer_before.png", LAPTOP)
     handle = explorer.locator(".noUi-handle").first
     handle.click(timeout=30_000)
     page.keyboard.press("End")
@@ -174,7 +192,7 @@ def _run_tutorial(page, base_url: str, shots: Path, lesson: Lesson) -> dict:
     page.wait_for_function("() => { const i = document.querySelector('.trustml-explorer .widget-output img');"
                            " return i && i.complete && i.naturalWidth > 100; }", timeout=30_000)
     after = page.evaluate(OUTPUT_TEXT)
-    explorer.screenshot(path=str(shots / "explorer_after.png"), timeout=30_000)
+    _shoot_explorer(page, explorer, shots / "explorer_after.png", LAPTOP)
     page.screenshot(path=str(shots / "lab_full_page.png"), timeout=30_000)
     figures += figure_rows(page, ".trustml-explorer .widget-output img", stem, "JupyterLab", "explorer after the slider moved")
     return {"before": before, "after": after, "figures": figures}
@@ -194,7 +212,7 @@ def test_tutorial_widget_renders_and_responds_in_chromium(lesson, tmp_path, test
             try:
                 wait_for_status(base_url, timeout=120, proc=proc)
                 # a small laptop's window: figures must read here (issue 16)
-                with chromium_page({"width": 1280, "height": 800}, shots / f"failure_attempt{attempt}.png") as page:
+                with chromium_page(dict(LAPTOP), shots / f"failure_attempt{attempt}.png") as page:
                     return _run_tutorial(page, base_url, shots, lesson)
             finally:
                 stop_process_group(proc)
@@ -243,7 +261,7 @@ def test_every_app_figure_is_readable_in_voila(names, tmp_path, test_output_dir)
             proc, base_url = _start_voila(tmp_path / f"voila{attempt}", log)
             try:
                 _wait_http(f"{base_url}/", proc)
-                with chromium_page({"width": 1280, "height": 800}, shots / f"failure_{names}_attempt{attempt}.png") as page:
+                with chromium_page(dict(LAPTOP), shots / f"failure_{names}_attempt{attempt}.png") as page:
                     _offline(page, [])
                     return _measure_apps(page, base_url, shots, apps)
             finally:

@@ -167,6 +167,22 @@ def test_report_is_frozen_documented_and_displays():
     with pytest.raises(TypeError, match="@report applies to subclasses of Report"): report(dict)
 
 
+def test_report_shows_a_named_table_in_place_of_a_long_main_table():
+    @report
+    class Long(RatesReport):
+        "A report whose main table is long; its display shows a short summary table instead."
+        summary_table: pd.DataFrame = None # per kind: how many rows
+        shown_table = 'summary_table'
+    table = pd.DataFrame({"group": [f"g{i:03d}" for i in range(500)], "rate": np.linspace(0, 1, 500)})
+    rep = Long(table, 0.5, "x", summary_table=pd.DataFrame({"kind": ["low", "high"], "rows": [250, 250]}))
+    html, text = rep._repr_html_(), repr(rep)
+    for out in (html, text):
+        assert "g000" not in out and "high" in out, "the display must show the named table, not the main one"
+        assert "to_frame() holds the full table (500 rows)" in out
+    assert len(rep.to_frame()) == 500, "to_frame stays the main table"
+    assert "g000" in RatesReport(table, 0.5, "x")._repr_html_(), "without shown_table the main table is shown"
+
+
 def test_report_field_docs_follow_inheritance():
     @report
     class More(RatesReport):

@@ -306,6 +306,15 @@ def test_explorer_handlers_rerender_and_keep_the_report():
     assert ex.error is None and ex.report.n_allocations == 256 * 231    # 4^4 goods assignments x C(22, 2) money splits
 
 
+
+def test_the_explorer_shows_property_counts_not_thousands_of_allocation_rows():
+    ex = division_explorer(instance='HP7', money=5)
+    html = ex.report._repr_html_()
+    assert f"to_frame() holds the full table ({ex.report.n_allocations:,} rows)" in html
+    assert 'Person 1: nothing' not in html, "the allocation rows belong to report.table, not the widget"
+    counts = ex.report.property_counts.set_index('property')['allocations']
+    assert all(f"<td>{n}</td>" in html for n in counts), "every property's count is displayed"
+
 # ---- the harness, with stand-in models (the live run is benchmarks/bench_distributive_fairness.py llm) ---------------------
 
 from trustml_nb.distributive_fairness import cyclic_orders, generative_answers, menu_choice_shares  # noqa: E402

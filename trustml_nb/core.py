@@ -544,6 +544,7 @@ def _is_scalar(v)->bool:
 class Report:
     "Base of the report every fit returns: frozen fields with names and docs, `to_frame()` and a rich display."
     title = 'Report' # heading of the display; subclasses override it (a class attribute or a property)
+    shown_table = None # name of a table field the display shows in place of to_frame(), for a main table too long to read
 
     @classmethod
     def field_docs(cls)->dict:
@@ -574,10 +575,16 @@ class Report:
     @staticmethod
     def _fmt(v)->str: return f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v)
 
+    def _shown(self)->tuple:
+        "(the table the display shows, a line saying where the full main table is, or '')."
+        if self.shown_table is None: return self.to_frame(), ''
+        return getattr(self, self.shown_table), f"{self.shown_table} shown; to_frame() holds the full table ({len(self.to_frame()):,} rows)"
+
     def __repr__(self):
         lines = [self.title, '=' * len(self.title)]
         lines += [f"{k}: {self._fmt(v)}" for k, v in self.summary().items()]
-        lines += [self.to_frame().to_string(max_rows=20)]
+        shown, where = self._shown()
+        lines += [where] * bool(where) + [shown.to_string(max_rows=20)]
         lines += [f"note: {n}" for n in self._notes()]
         return '\n'.join(lines)
 
@@ -586,9 +593,11 @@ class Report:
         rows = ''.join(f"<tr><td><code>{escape(k)}</code></td><td>{escape(self._fmt(v))}</td><td><i>{escape(docs.get(k, ''))}</i></td></tr>"
                        for k, v in self.summary().items())
         notes = ''.join(f"<li>{escape(n)}</li>" for n in self._notes())
+        shown, where = self._shown()
         return (f"<div class='trustml-report'><h4>{escape(self.title)}</h4>"
                 + (f"<table><tr><th>field</th><th>value</th><th>meaning</th></tr>{rows}</table>" if rows else '')
-                + self.to_frame().to_html(max_rows=20, float_format=lambda v: f"{v:.4g}")
+                + (f"<p><i>{escape(where)}</i></p>" if where else '')
+                + shown.to_html(max_rows=20, float_format=lambda v: f"{v:.4g}")
                 + (f"<p><i>Notes</i></p><ul>{notes}</ul>" if notes else '') + "</div>")
 
 # %% ../nbs/00_core.ipynb #919834d7

@@ -209,6 +209,7 @@ class FairDivisionReport(Report):
     property_counts: pd.DataFrame # per property: number and share of allocations satisfying it
     intersections: pd.DataFrame # per combination of EF, EQ, RMM, USW, PO: how many allocations have exactly it, and one example
     notes: tuple = () # sentences a reader must see
+    shown_table = 'property_counts' # the display shows the per-property counts; `table` (thousands of allocations) is for code
 
     @property
     def title(self)->str: return f"Fair division: {len(self.agents)} agents, {len(self.goods)} goods" + (f", {self.money:g} money" if self.money else '')
