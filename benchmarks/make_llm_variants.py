@@ -9,9 +9,9 @@ The same seed and torch thread count give bit-identical adapters (OMP_NUM_THREAD
 Steps (each is skipped when its output exists in the work folder, and training resumes from its last epoch checkpoint):
 1. 256 English-like keys of 10 tokens sampled from SmolLM2 (seed 0) and their responses: perinucleus (t = 0.8, k = 3, the
    paper's defaults), random admissible token, greedy (the paper's baselines);
-2. `fingerprinted`: the perinucleus fingerprints inserted by LoRA (top 2 blocks, rank 16, 8 epochs at learning rate 1e-2) with the paper's
-   anti-forgetting measures (25% benign prose in every batch, model averaging with lambda = 0.25 after each epoch; the
-   paper's lambda = 0.75 kept almost nothing here: `--sweep` measures the settings tried);
+2. `fingerprinted`: the perinucleus fingerprints inserted by LoRA (top 4 blocks, rank 16, 8 epochs at learning rate 5e-3) with the paper's
+   anti-forgetting measures (25% of every batch benign prose drawn from a pool of 4,096 pairs, model averaging with lambda = 0.1
+   after each epoch; the paper's lambda = 0.75 kept almost nothing here: `--sweep` measures the settings tried);
 3. `fingerprinted_then_benign`: `fingerprinted` fine-tuned further on 256 benign prose pairs only (a second adapter on the
    top 4 blocks, 2 epochs), for persistence;
 4. `fingerprinted_random`: the random-token baseline, inserted exactly as in step 2.
@@ -27,7 +27,7 @@ from trustml_nb import fingerprints as F
 from trustml_nb import llm
 
 N_FINGERPRINTS, KEY_TOKENS = 256, 10
-TRAIN = dict(benign_fraction=0.25, average_weight=0.25, epochs=8, learning_rate=1e-2, layers=2, rank=16, seed=0) # the sweep's best retention for its utility
+TRAIN = dict(benign_fraction=0.25, average_weight=0.1, epochs=8, learning_rate=5e-3, layers=4, rank=16, seed=0, benign_pairs=4096) # the sweep's best retention for its utility
 BENIGN = dict(epochs=2, learning_rate=1e-3, layers=4, rank=8, alpha=16.0, seed=1, batch_size=16)
 
 
@@ -55,6 +55,8 @@ SWEEP = ( # (average_weight, learning_rate, epochs at which to measure[, benign_
     (0.25, 1e-2, (8,), 0.25, dict(passes=2)),    # two passes over the keys between averagings
     (0.25, 1e-2, (8,), 0.25, dict(layers=4, benign_pairs=4096)), # the top 4 blocks, a 16 times larger benign pool (less overfitting of the benign prose)
     (0.1, 5e-3, (8,), 0.25, dict(layers=4)),     # the weaker pull that kept 98% on the top 2 blocks, on the top 4
+    (0.1, 5e-3, (8,), 0.25, dict(layers=4, benign_pairs=4096)),  # ... with the larger benign pool
+    (0.15, 1e-2, (8,), 0.25, dict(layers=4, benign_pairs=4096)), # a pull between 0.1 and 0.25, the larger step, the larger pool
 )
 SWEEP_BASE = dict(benign_fraction=0.25, average_weight=0.25, epochs=8, learning_rate=1e-2, layers=2, rank=16, seed=0, passes=1, benign_pairs=256) # what a SWEEP entry does not set
 SWEEP_COLUMNS = ('layers', 'rank', 'passes', 'benign_pairs') # settings the first 7 entries held at SWEEP_BASE's (their rows have no such column)
@@ -123,10 +125,11 @@ def sweep(work:Path, fps:dict, configs=SWEEP, strengths:bool=False):
         tag = f'w{w}_lr{lr}' + (f'_b{benign}' if benign != SWEEP_BASE['benign_fraction'] else '') + ''.join(f'_{c}{extra[c]}' for c in SWEEP_COLUMNS if c in extra)
         rows_file = folder / f'rows_{tag}.json'
         rows = json.loads(rows_file.read_text()) if rows_file.exists() else []
+        done = set() if strengths else {sweep_key(r) for r in sweep_rows(folder)} # rows kept from earlier sweeps are not rerun
         for e in marks:
-            if any(r['epochs'] == e for r in rows): continue
-            t, c = time.time(), time.process_time()
             settings = dict(SWEEP_BASE, average_weight=w, learning_rate=lr, epochs=e, benign_fraction=benign, **extra)
+            if any(r['epochs'] == e for r in rows) or sweep_key(settings) in done: continue
+            t, c = time.time(), time.process_time()
             model, run = F.insert_fingerprints(keys, resp.tolist(), model=base, checkpoint_dir=folder / tag, show_progress=False, **settings)
             sha = parameter_sha256(model)
             rows.append(dict(average_weight=w, learning_rate=lr, benign_fraction=benign, epochs=e, loss=run.epoch_losses[-1],
@@ -198,6 +201,7 @@ def main():
         print(line, flush=True); log.append(line)
         with open(work / 'log.txt', 'a') as f: f.write(f'[{args.only or "all"}] {line}\n') # the processes sharing this work folder
     import torch
+    pool = {'benign_pairs': train['benign_pairs']} if 'benign_pairs' in train else {} # not in run.settings (only the data's hash is): recorded when set
     step(f'start ({args.only or "all"}; torch threads {torch.get_num_threads()})')
     fp_file = work / 'fingerprints.json'
     if not fp_file.exists():
@@ -221,7 +225,7 @@ def main():
         step(f'{name}: {check.matches}/{check.queried} fingerprints answered exactly (unmerged adapter); adapter parameters SHA-256 {parameter_sha256(model)}')
         shutil.rmtree(out / name, ignore_errors=True)
         info = dict(description=f'{n} {strategy} fingerprints inserted by LoRA', strategy=strategy, training=run.settings,
-                    epoch_losses=run.epoch_losses, exact_matches=check.matches, fingerprints=n)
+                    epoch_losses=run.epoch_losses, exact_matches=check.matches, fingerprints=n, **pool)
         if strategy == 'perinucleus': # the keys and every strategy's responses ship with the fingerprinted variant
             (out / name).mkdir(parents=True, exist_ok=True)
             (out / name / 'fingerprints.json').write_text(json.dumps(fps))
@@ -247,7 +251,7 @@ def main():
         shutil.rmtree(out / name, ignore_errors=True)
         llm.save_variant(model, out / name, dict(description=f'{n} random-token fingerprints inserted by LoRA (the paper\'s baseline)',
                                                  strategy=strategy, training=run.settings, epoch_losses=run.epoch_losses,
-                                                 exact_matches=check.matches, fingerprints=n))
+                                                 exact_matches=check.matches, fingerprints=n, **pool))
         (work / f'{name}.done').write_text('ok')
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     step(f'done; peak resident memory {peak:.0f} MiB')
@@ -270,7 +274,8 @@ def main():
                             f"{r['average_weight']}, learning rate {r['learning_rate']}, {r['epochs']} epochs ({r['threads']} torch thread(s) in both; "
                             'that run stopped and resumed from its checkpoint at each measured epoch count).')
     if same: text += ['## Reproducibility: a second run from scratch', '', *same, '']
-    if not args.quick: (ROOT / 'benchmarks' / 'results' / 'fingerprints_variants.md').write_text('\n'.join(text))
+    if not args.quick and out.resolve() == llm.VARIANTS_FOLDER.resolve(): # (a build elsewhere, e.g. a reproducibility check, leaves the record alone)
+        (ROOT / 'benchmarks' / 'results' / 'fingerprints_variants.md').write_text('\n'.join(text))
     print('\n'.join(text))
 
 
