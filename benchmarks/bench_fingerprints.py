@@ -214,7 +214,7 @@ def main():
         st = strengths['settings']
         md += ['## Fine-tuning strength: the shipped insertion stopped after each epoch count (`make_llm_variants.py --strengths`)', '',
                f"One seeded run with the shipped settings (lambda {st['average_weight']}, learning rate {st['learning_rate']}, rank {st['rank']}, "
-               f"top {st['layers']} blocks, {st.get('passes', 1)} pass(es) per epoch), measured on the same {strengths['keys']} perinucleus keys; "
+               f"top {st['layers']} blocks, {st.get('passes', 1)} pass(es) per epoch, benign pool {st.get('benign_pairs', 'max(64, keys)')}), measured on the same {strengths['keys']} perinucleus keys; "
                f"per-key records in `trustml_nb/llm_variants/{MV.STRENGTHS_FILE.name}` (SHA-256 `{out['strengths_file']['sha256'][:16]}...`, "
                'checked by `load_fingerprint_results`). Lesson 99\'s strength control reads them.', '',
                '| insertion epochs | exact-match rate | perplexity | next-token accuracy | adapter SHA-256 (parameters) | CPU s | wall s | load average |', '|---|---|---|---|---|---|---|---|']

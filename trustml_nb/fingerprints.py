@@ -368,8 +368,8 @@ def _strength_panel(ax, records:dict, epochs:int, after_benign:bool):
     from trustml_nb.viz import PALETTE
     es = sorted(records)
     x = np.arange(len(es))
-    ax.bar(x, [records[e]['retained'] for e in es], color=PALETTE[0], alpha=0.8, label='exact-match rate',
-           edgecolor=['black' if e == epochs and not after_benign else 'none' for e in es], linewidth=2)
+    bars = ax.bar(x, [records[e]['retained'] for e in es], color=PALETTE[0], alpha=0.8, label='exact-match rate', linewidth=0)
+    if epochs in records and not after_benign: bars[es.index(epochs)].set(edgecolor='black', linewidth=2.5, alpha=1.0)
     ax.set_xticks(x, [str(e) for e in es]); ax.set_xlabel('insertion epochs (fine-tuning strength)'); ax.set_ylim(0, 1.05)
     ax.set_ylabel('exact-match rate'); ax.set_title('retention and utility by strength', fontsize='medium')
     tw = ax.twinx()
@@ -411,7 +411,8 @@ def render_fingerprints(
     records = _strength_records(results)
     fig, axes = new_figure(1, 3 if records else 2, figsize=(13, 3.8) if records else (11, 3.8))
     a1, a2 = axes[0], axes[-1]
-    rates.T.plot.bar(ax=a1, color=PALETTE[:len(rates)], rot=20); a1.set_ylabel('exact-match rate'); a1.set_title('fingerprint set x model (shipped)')
+    rates.T.plot.bar(ax=a1, color=PALETTE[:len(rates)], rot=20); a1.set_ylabel('exact-match rate'); a1.set_title('fingerprint set x model (shipped)', fontsize='medium')
+    a1.set_ylim(0, 1.35); a1.legend(fontsize='small', loc='upper center', ncol=3)
     if records: _strength_panel(axes[1], records, epochs, after_benign)
     ns = np.arange(1, results['keys'] + 1)
     floor = 1e-30   # below this the bound only says "never by chance": drawn flat, so the interesting range stays readable
@@ -420,7 +421,7 @@ def render_fingerprints(
     a2.axhline(alpha, color='grey', ls=':', label=f'proof level {alpha:g}')
     a2.axvline(n_keys, color=PALETTE[1], label=f'{n_keys} keys queried'); a2.set_xlabel('keys queried')
     a2.legend(fontsize='small', loc='upper right')
-    a2.set_ylabel('false-positive bound (floor 1e-30)'); a2.set_title(f'{model}: bound vs keys (chance {chance:.3g})', fontsize='medium')
+    a2.set_ylabel('false-positive bound (floor 1e-30)'); a2.set_title(f'{model}\nbound vs keys (chance {chance:.3g})', fontsize='medium')
     return study, fig
 
 
