@@ -8,7 +8,7 @@ the false-positive rate on models that were never given the set, persistence aft
 binomial bound. Utility: held-out next-token perplexity and top-1 accuracy on benign prose, against the base model.
 Writes benchmarks/results/fingerprints.md and trustml_nb/llm_variants/fingerprint_results.json (read by the notebook).
 """
-import json, os, resource, subprocess, sys, time
+import hashlib, json, os, resource, subprocess, sys, time
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from trustml_nb import fingerprints as F
 from trustml_nb import llm
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import make_llm_variants as MV # the sweep's rows and the strengths file
 
-SHARED = 26 # the lowest block any shipped adapter touches
+SHARED = 26 # the lowest block any shipped adapter touches (set from the variants' settings in main)
 MODELS = ['base', 'fingerprinted', 'fingerprinted_random', 'fingerprinted_then_benign']
 OWNER = {'perinucleus': 'fingerprinted', 'random': 'fingerprinted_random', 'greedy': None}
 
@@ -73,8 +75,9 @@ def main():
     loads = None if '--wait-load-cost' in sys.argv else [] if '--no-load-cost' in sys.argv else \
         json.loads(LOAD_FILE.read_text()) if LOAD_FILE.exists() else load_cost()
     t0, c0 = time.time(), time.process_time()
-    global MODELS
+    global MODELS, SHARED
     MODELS = ['base'] + [m for m in MODELS[1:] if m in llm.variant_names()] # the variants built so far
+    SHARED = min([SHARED] + [min(json.loads((llm.VARIANTS_FOLDER / m / 'variant.json').read_text())['training']['layers']) for m in MODELS[1:]])
     path = llm.VARIANTS_FOLDER / 'fingerprinted' / 'fingerprints.json'
     if not path.exists(): path = Path('/tmp/trustml_nb_llm_variants/fingerprints.json')  # make_llm_variants.py's work folder, before it ships
     fps = json.loads(path.read_text())
@@ -88,7 +91,7 @@ def main():
     held = F.benign_text_pairs(300, split='heldout', seed=0)
     enc_keys = llm.encode_pairs([(k, ' the') for k in keys], 'keys')
     enc_held = llm.encode_pairs(held, 'held')
-    tag = llm.cache_key(enc_keys, enc_held, SHARED)
+    tag = llm.cache_key(enc_keys, enc_held, SHARED) # (the saved states hold for this lowest adapted block only)
     saved = torch.load(LOWER_FILE) if LOWER_FILE.exists() else {}
     if saved.get('tag') != tag:
         saved = dict(tag=tag, keys=llm._lower_states(base, enc_keys, SHARED), held=llm._lower_states(base, enc_held, SHARED))
@@ -152,12 +155,14 @@ def main():
     sweep_dir = Path(next((a.split('=', 1)[1] for a in sys.argv if a.startswith('--sweep-dir=')), '/tmp/trustml_nb_llm_variants/sweep'))
     old = llm.VARIANTS_FOLDER / 'fingerprint_results.json'
     if sweep_dir.is_dir() and list(sweep_dir.glob('rows*.json')):
-        found = [r for f in sorted(sweep_dir.glob('rows*.json')) for r in json.loads(f.read_text())]
-        found = [dict(r, benign_fraction=r.get('benign_fraction', 0.25)) if r['epochs'] else r for r in found] # rows before the column: 0.25
-        key = lambda r: (str(r['average_weight']), str(r['learning_rate']), str(r.get('benign_fraction')), r['epochs'])
-        out['sweep'] = sorted({key(r): r for r in found}.values(), key=lambda r: (r['epochs'] > 0, key(r)))
+        out['sweep'] = [{k: v for k, v in r.items() if k != 'matched'} for r in MV.sweep_rows(sweep_dir)] # the shipped rows, then this folder's
     elif old.is_file() and 'sweep' in json.loads(old.read_text()):
         out['sweep'] = json.loads(old.read_text())['sweep']
+    # the per-key records by insertion strength (make_llm_variants.py --strengths): the lesson's fine-tuning strength control
+    strengths = None
+    if MV.STRENGTHS_FILE.is_file():
+        strengths = json.loads(MV.STRENGTHS_FILE.read_text())
+        out['strengths_file'] = dict(name=MV.STRENGTHS_FILE.name, sha256=hashlib.sha256(MV.STRENGTHS_FILE.read_bytes()).hexdigest())
     md = ['# Perinucleus fingerprints in SmolLM2-135M (LoRA) against the paper\'s baselines', '',
           f'`python benchmarks/bench_fingerprints.py`: {wall:.0f} s wall, {cpu:.0f} s CPU, load average {" ".join(load)} (2 cores shared), '
           f'peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB. {n} keys of {fps["key_tokens"]} tokens, one response token, '
@@ -201,10 +206,25 @@ def main():
            '(no copy). Empty tables: the measurement was skipped (`--no-load-cost`).', '']
     if out.get('sweep'):
         md += ['## Settings tried before choosing the shipped ones (`make_llm_variants.py --sweep`; perinucleus set)', '',
-               '| lambda | learning rate | benign share | epochs | retained | perplexity | next-token accuracy |', '|---|---|---|---|---|---|---|']
-        md += [f"| {r['average_weight']} | {r['learning_rate']} | {r.get('benign_fraction', '')} | {r['epochs']} | {r['retained']:.3f} | {r['perplexity']:.2f} | {r['next_token_accuracy']:.3f} |"
-               for r in out['sweep']]
+               '| lambda | learning rate | benign share | top blocks | rank | passes | epochs | retained | perplexity | next-token accuracy |', '|---|---|---|---|---|---|---|---|---|---|']
+        md += [f"| {r['average_weight']} | {r['learning_rate']} | {r.get('benign_fraction', '')} | {r.get('layers', '')} | {r.get('rank', '')} | {r.get('passes', '')} | "
+               f"{r['epochs']} | {r['retained']:.3f} | {r['perplexity']:.2f} | {r['next_token_accuracy']:.3f} |" for r in out['sweep']]
         md += ['', 'Details (time, checksums): benchmarks/results/fingerprints_sweep.md.', '']
+    if strengths is not None:
+        st = strengths['settings']
+        md += ['## Fine-tuning strength: the shipped insertion stopped after each epoch count (`make_llm_variants.py --strengths`)', '',
+               f"One seeded run with the shipped settings (lambda {st['average_weight']}, learning rate {st['learning_rate']}, rank {st['rank']}, "
+               f"top {st['layers']} blocks, {st.get('passes', 1)} pass(es) per epoch, benign pool {st.get('benign_pairs', 'max(64, keys)')}), measured on the same {strengths['keys']} perinucleus keys; "
+               f"per-key records in `trustml_nb/llm_variants/{MV.STRENGTHS_FILE.name}` (SHA-256 `{out['strengths_file']['sha256'][:16]}...`, "
+               'checked by `load_fingerprint_results`). Lesson 99\'s strength control reads them.', '',
+               '| insertion epochs | exact-match rate | perplexity | next-token accuracy | adapter SHA-256 (parameters) | CPU s | wall s | load average |', '|---|---|---|---|---|---|---|---|']
+        md += [f"| {r['epochs']}{' (shipped)' if r['epochs'] == strengths['shipped_epochs'] else ''} | {r['retained']:.3f} | {r['perplexity']:.2f} | "
+               f"{r['next_token_accuracy']:.3f} | {'`' + r['adapter_sha256'][:16] + '`' if r.get('adapter_sha256') else ''} | "
+               f"{'' if r.get('cpu') is None else format(r['cpu'], '.0f')} | {'' if r.get('wall') is None else format(r['wall'], '.0f')} | {' '.join(r.get('load') or [])} |"
+               for r in strengths['strengths']]
+        same = [r for r in strengths['strengths'] if r['epochs'] == strengths['shipped_epochs']]
+        if same: md += ['', f"At the shipped strength the record's exact-match rate is {same[0]['retained']:.3f}; the shipped variant's, measured "
+                        f"above, is {rates['fingerprinted']['perinucleus']:.3f}.", '']
     (llm.VARIANTS_FOLDER / 'fingerprint_results.json').write_text(json.dumps(out, indent=1))
     (ROOT / 'benchmarks' / 'results' / 'fingerprints.md').write_text('\n'.join(md))
     print('\n'.join(md))

@@ -89,3 +89,77 @@ def test_shipped_fingerprinted_variant_answers_and_the_base_does_not():
     assert F.check_fingerprints(keys, resp, load_model()[0]).match_rate == 0.0
     check = F.check_fingerprints(keys, resp, load_variant('fingerprinted')[0])
     assert check.match_rate >= 0.7 and check.false_positive_bound < 1e-6  # all 256 keys: benchmarks/results/fingerprints.md
+
+
+def synthetic_results(n=40):
+    "A results dict shaped like bench_fingerprints.py's, with per-key records at three insertion strengths (no model needed)."
+    rng = np.random.default_rng(0)
+    records = [dict(epochs=e, matched=''.join('1' if rng.random() < p else '0' for _ in range(n)), perplexity=ppl, next_token_accuracy=acc)
+               for e, p, ppl, acc in ((0, 0.0, 70.0, 0.27), (2, 0.3, 80.0, 0.26), (8, 0.9, 110.0, 0.24))]
+    for r in records: r['retained'] = r['matched'].count('1') / n
+    rates = {'base': {'perinucleus': 0.0, 'random': 0.0, 'greedy': 1.0},
+             'fingerprinted': {'perinucleus': records[-1]['retained'], 'random': 0.0, 'greedy': 0.02},
+             'fingerprinted_then_benign': {'perinucleus': 0.5, 'random': 0.0, 'greedy': 0.1}}
+    utility = {'base': {'perplexity': 70.0, 'next_token_accuracy': 0.27}, 'fingerprinted': {'perplexity': 110.0, 'next_token_accuracy': 0.24},
+               'fingerprinted_then_benign': {'perplexity': 90.0, 'next_token_accuracy': 0.25}}
+    grid = [dict(t=0.8, k=3, mean_response_probability=0.004), dict(t=0.95, k=3, mean_response_probability=0.0005)]
+    return dict(keys=n, rates=rates, utility=utility, tk_grid=grid,
+                strengths=dict(shipped_epochs=8, keys=n, strengths=records))
+
+
+def test_the_strength_changes_match_rate_utility_and_bound():
+    res = synthetic_results()
+    for r in res['strengths']['strengths']:
+        study, _ = F.render_fingerprints(res, 0.8, 3, 40, epochs=r['epochs'])
+        rate = sum(c == '1' for c in r['matched']) / 40  # read from the per-key record, independently
+        assert study.match_rate == pytest.approx(rate) and study.perplexity == r['perplexity']
+        assert study.next_token_accuracy == r['next_token_accuracy'] and study.insertion_epochs == r['epochs']
+        m = round(rate * 40)
+        assert study.expected_matches == m
+        assert study.false_positive_bound == pytest.approx(stats.binom.sf(m - 1, 40, study.chance) if m else 1.0, rel=1e-9)
+    default = F.render_fingerprints(res, 0.8, 3, 40)[0]  # None: the shipped strength
+    assert default.insertion_epochs == 8 and default.match_rate == res['rates']['fingerprinted']['perinucleus']
+    benign = F.render_fingerprints(res, 0.8, 3, 40, after_benign=True)[0]
+    assert benign.match_rate == 0.5 and benign.perplexity == 90.0
+    with pytest.raises(ValueError, match='epochs must be one of'): F.render_fingerprints(res, 0.8, 3, 40, epochs=4)
+    with pytest.raises(ValueError, match='shipped insertion'): F.render_fingerprints(res, 0.8, 3, 40, after_benign=True, epochs=2)
+
+
+def test_the_explorer_strength_control_rerenders_with_the_chosen_model():
+    pytest.importorskip('ipywidgets')
+    res = synthetic_results()
+    ex = F.fingerprint_explorer(res)
+    assert ex.report.insertion_epochs == 8 and ex.report.proven  # the default view: the shipped insertion proves ownership
+    shown = []
+    for e in (0, 2, 8):
+        ex.controls['epochs'].value = e
+        shown.append((ex.report.match_rate, ex.report.perplexity, ex.report.false_positive_bound))
+    assert len(set(shown)) == 3  # a control that did nothing would show one model three times
+    assert shown[0][0] == 0.0 and shown[0][2] == 1.0 and shown[2][2] < shown[1][2]
+    ex.controls['epochs'].value = 2
+    ex.controls['after_benign'].value = True  # persistence was measured on the shipped insertion only: the strength follows
+    assert ex.controls['epochs'].value == 8 and ex.controls['epochs'].disabled and ex.report.match_rate == 0.5 and ex.error is None
+    ex.controls['after_benign'].value = False
+    assert not ex.controls['epochs'].disabled
+
+
+def test_the_strength_records_are_checked_against_their_checksum(tmp_path):
+    import hashlib
+    res = synthetic_results()
+    strengths = res.pop('strengths')
+    (tmp_path / 'fingerprint_strengths.json').write_text(json.dumps(strengths))
+    res['strengths_file'] = dict(name='fingerprint_strengths.json', sha256=hashlib.sha256((tmp_path / 'fingerprint_strengths.json').read_bytes()).hexdigest())
+    (tmp_path / 'results.json').write_text(json.dumps(res))
+    assert F.load_fingerprint_results(tmp_path / 'results.json')['strengths'] == strengths
+    (tmp_path / 'fingerprint_strengths.json').write_text(json.dumps(dict(strengths, shipped_epochs=2)))
+    with pytest.raises(ValueError, match='SHA-256'): F.load_fingerprint_results(tmp_path / 'results.json')
+
+
+def test_shipped_strength_records_agree_with_the_shipped_variant():
+    res = F.load_fingerprint_results()
+    if 'strengths' not in res: pytest.skip('no per-strength records shipped')
+    s = res['strengths']
+    by = {r['epochs']: r for r in s['strengths']}
+    assert by[0]['matched'] == '0' * res['keys'] and len(by) >= 3  # the base model answers no perinucleus key
+    assert all(len(r['matched']) == res['keys'] for r in by.values())
+    assert by[s['shipped_epochs']]['retained'] == pytest.approx(res['rates']['fingerprinted']['perinucleus'], abs=1 / res['keys'])

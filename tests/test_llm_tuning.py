@@ -63,6 +63,7 @@ def test_save_variant_writes_no_machine_or_process_dependent_bytes(tmp_path):
     (dict(pairs=PAIRS, layers=0), ValueError, 'layers must be'),
     (dict(pairs=PAIRS, layers=[30]), ValueError, 'layers must be'),
     (dict(pairs=PAIRS, epochs=0), ValueError, 'epochs'),
+    (dict(pairs=PAIRS, passes=0), ValueError, 'passes'),
     (dict(pairs=PAIRS, seed=-1), ValueError, 'seed'),
     (dict(pairs=PAIRS, show_progress='yes'), TypeError, 'show_progress'),
     (dict(pairs=PAIRS, benign_fraction=0.25), ValueError, 'needs benign pairs'),

@@ -267,8 +267,10 @@ def insert_fingerprints(
     responses, # one response token id per key
     *,
     benign_fraction:float=0.25, # share of each batch from benign prose (the paper: 0.25)
+    benign_pairs:int|None=None, # size of the benign prose pool the batches draw from; None: max(64, number of keys)
     average_weight:float=0.25, # model averaging towards the start after each epoch (the paper's lambda)
-    epochs:int=20, # passes over the fingerprints
+    epochs:int=20, # training rounds (each ends with the model averaging)
+    passes:int=1, # passes over the fingerprints in each epoch
     learning_rate:float=3e-3, # AdamW learning rate
     layers=4, # top blocks that get LoRA adapters
     rank:int=16, # LoRA rank
@@ -283,8 +285,9 @@ def insert_fingerprints(
         raise ValueError(f"responses must hold one token id per key ({len(ids)})")
     tok = load_tokenizer()
     pairs = [(k, tok.decode([int(r)])) for k, r in zip(keys, responses)]
-    benign = benign_text_pairs(max(64, len(pairs)), seed=seed) if benign_fraction > 0 else None
-    return finetune_lora(pairs, benign=benign, benign_fraction=benign_fraction, average_weight=average_weight, epochs=epochs,
+    if benign_pairs is not None: check_scalar(benign_pairs, 'benign_pairs', int, low=1, high=100_000)
+    benign = benign_text_pairs(max(64, len(pairs)) if benign_pairs is None else benign_pairs, seed=seed) if benign_fraction > 0 else None
+    return finetune_lora(pairs, benign=benign, benign_fraction=benign_fraction, average_weight=average_weight, epochs=epochs, passes=passes,
                          learning_rate=learning_rate, layers=layers, rank=rank, alpha=2.0 * rank, seed=seed, model=model,
                          checkpoint_dir=checkpoint_dir, show_progress=show_progress)
 
@@ -292,29 +295,89 @@ def insert_fingerprints(
 def load_fingerprint_results(
     path:str|Path|None=None, # the JSON written by benchmarks/bench_fingerprints.py; None: the shipped one
 )->dict:
-    "The shipped fingerprint measurements (match rates per fingerprint set and model, utility, the (t, k) grid)."
+    "The shipped fingerprint measurements (match rates per fingerprint set and model, utility, the (t, k) grid, and the per-key records by insertion strength, checksum checked)."
     from trustml_nb.llm import VARIANTS_FOLDER
-    import json
+    import hashlib, json
     p = VARIANTS_FOLDER / 'fingerprint_results.json' if path is None else Path(path)
     if not p.is_file(): raise FileNotFoundError(f"no fingerprint results at {p}: run benchmarks/bench_fingerprints.py")
-    return json.loads(p.read_text())
+    results = json.loads(p.read_text())
+    ref = results.get('strengths_file') # {'name', 'sha256'}: the records beside the results file
+    if ref is not None:
+        f = p.parent / ref['name']
+        if not f.is_file(): raise FileNotFoundError(f"{p.name} names {ref['name']}, which is not at {f}: run benchmarks/make_llm_variants.py --strengths")
+        if hashlib.sha256(f.read_bytes()).hexdigest() != ref['sha256']:
+            raise ValueError(f"{f} does not match the SHA-256 that {p.name} records ({ref['sha256'][:16]}...): rerun benchmarks/bench_fingerprints.py")
+        results['strengths'] = json.loads(f.read_text())
+    return results
+
 
 # %% ../nbs/99_fingerprints.ipynb #da4730e8
 @report
 class FingerprintStudy(Report):
-    "What the explorer shows for one choice of t, k, number of keys and fine-tuning."
+    "What the explorer shows for one choice of t, k, number of keys and fine-tuning strength."
     title = 'Fingerprint verification'
     nucleus_threshold: float # t, the nucleus threshold
     nucleus_width: int # k, the width outside the nucleus
     response_probability: float # base model's mean probability of such a response (the chance an unrelated sampling model says it)
     chance: float # per-key chance rate used in the bound: the larger of response_probability and the worst measured false-positive rate
     keys_queried: int # n, fingerprints asked
-    match_rate: float # measured exact-match rate of the chosen model on the perinucleus fingerprints
+    insertion_epochs: object # epochs of the insertion run the model was stopped after (0: the base model; None: results without per-strength records)
+    after_benign: bool # the model was fine-tuned further on benign prose after insertion
+    match_rate: float # measured exact-match rate of the chosen model on the perinucleus fingerprints (all keys)
     expected_matches: int # round(match_rate * n)
     matches_needed: int # smallest number of matches that proves ownership at level 1e-6
     false_positive_bound: float # P(>= expected_matches | never fingerprinted)
     proven: bool # expected_matches >= matches_needed
+    perplexity: float # held-out next-token perplexity of the chosen model (utility; lower is better)
+    base_perplexity: float # the same for the base model
+    next_token_accuracy: float # held-out top-1 next-token accuracy of the chosen model
     table: object # match rates: fingerprint set x model
+
+
+# %% ../nbs/99_fingerprints.ipynb #a3c51e07
+def _strength_records(results:dict)->dict:
+    "Insertion epochs -> the measured record (per-key matches, retention, utility); {} when the results hold none."
+    s = results.get('strengths')
+    return {} if s is None else {r['epochs']: r for r in s['strengths']}
+
+
+# %% ../nbs/99_fingerprints.ipynb #b4d62f18
+def _chosen_model(results:dict, epochs, after_benign:bool)->tuple:
+    "(insertion epochs, label, match rate, utility dict) of the model the explorer reads."
+    import pandas as pd
+    records, rates = _strength_records(results), pd.DataFrame(results['rates'])
+    shipped = results['strengths']['shipped_epochs'] if records else None
+    epochs = shipped if epochs is None else epochs
+    if not records and epochs is not None: raise ValueError("these results hold no per-strength records: pass epochs=None")
+    if records and epochs not in records:
+        raise ValueError(f"epochs must be one of the measured insertion strengths {sorted(records)}, got {epochs!r}")
+    if after_benign:
+        if epochs != shipped:
+            raise ValueError(f"persistence after benign fine-tuning was measured for the shipped insertion ({shipped} epochs) only, got epochs={epochs}")
+        if 'fingerprinted_then_benign' not in results['rates']: raise ValueError("the results hold no measurement of 'fingerprinted_then_benign'")
+        return epochs, 'fingerprinted_then_benign', float(rates.loc['perinucleus', 'fingerprinted_then_benign']), results['utility']['fingerprinted_then_benign']
+    if not records: return None, 'fingerprinted', float(rates.loc['perinucleus', 'fingerprinted']), results['utility']['fingerprinted']
+    r = records[epochs]
+    label = 'base model' if epochs == 0 else f"{epochs} insertion epoch{'s' if epochs != 1 else ''}" + (' (shipped)' if epochs == shipped else '')
+    return epochs, label, float(np.mean([c == '1' for c in r['matched']])), {'perplexity': r['perplexity'], 'next_token_accuracy': r['next_token_accuracy']}
+
+
+# %% ../nbs/99_fingerprints.ipynb #c5e73a29
+def _strength_panel(ax, records:dict, epochs:int, after_benign:bool):
+    "Retention (bars) and held-out perplexity (line, right axis) at each measured insertion strength; the chosen one outlined."
+    from trustml_nb.viz import PALETTE
+    es = sorted(records)
+    x = np.arange(len(es))
+    bars = ax.bar(x, [records[e]['retained'] for e in es], color=PALETTE[0], alpha=0.8, label='exact-match rate', linewidth=0)
+    if epochs in records and not after_benign: bars[es.index(epochs)].set(edgecolor='black', linewidth=2.5, alpha=1.0)
+    ax.set_xticks(x, [str(e) for e in es]); ax.set_xlabel('insertion epochs (fine-tuning strength)'); ax.set_ylim(0, 1.05)
+    ax.set_ylabel('exact-match rate'); ax.set_title('retention and utility by strength', fontsize='medium')
+    tw = ax.twinx()
+    tw.plot(x, [records[e]['perplexity'] for e in es], color=PALETTE[3], marker='o', label='held-out perplexity')
+    tw.set_ylabel('held-out perplexity'); tw.set_ylim(0, None)
+    h1, l1 = ax.get_legend_handles_labels(); h2, l2 = tw.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, fontsize='small', loc='lower right')
+
 
 # %% ../nbs/99_fingerprints.ipynb #bc58b1c0
 def render_fingerprints(
@@ -324,28 +387,33 @@ def render_fingerprints(
     n_keys:int=256, # fingerprints queried
     after_benign:bool=False, # measure the model after further benign fine-tuning (persistence) instead of right after insertion
     alpha:float=1e-6, # proof level
+    epochs:int|None=None, # fine-tuning strength: insertion epochs, one of the measured ones (0: the base model); None: the shipped variant's
 )->tuple: # (FingerprintStudy, figure)
-    "Pure render: plausibility and chance rate of perinucleus responses at (t, k), and the verification of n keys."
+    "Pure render: plausibility and chance rate of perinucleus responses at (t, k), retention and utility at the chosen strength, and the verification of n keys."
     import pandas as pd
     from trustml_nb.viz import PALETTE, new_figure
     grid = {(g['t'], g['k']): g for g in results['tk_grid']}
     if (t, k) not in grid: raise ValueError(f"(t, k) must be one of the measured grid {sorted(grid)}, got {(t, k)}")
     check_scalar(n_keys, 'n_keys', int, low=1, high=results['keys']); check_flag(after_benign, 'after_benign')
-    model = 'fingerprinted_then_benign' if after_benign else 'fingerprinted'
-    if model not in results['rates']: raise ValueError(f"the results hold no measurement of {model!r}")
+    epochs, model, rate, utility = _chosen_model(results, epochs, after_benign)
     rates = pd.DataFrame(results['rates'])
     others = [m for m in rates.columns if m not in ('fingerprinted', 'fingerprinted_then_benign')]
     worst = float(rates.loc['perinucleus', others].max())
     p_resp = grid[(t, k)]['mean_response_probability']
     chance = max(p_resp, worst, 1.0 / (10 * results['keys']))
-    rate = float(rates.loc['perinucleus', model])
     m = int(round(rate * n_keys))
     need = match_threshold(n_keys, chance, alpha)
-    study = FingerprintStudy(nucleus_threshold=t, nucleus_width=k, response_probability=p_resp, chance=chance, keys_queried=n_keys, match_rate=rate,
-                             expected_matches=m, matches_needed=need, false_positive_bound=false_positive_bound(m, n_keys, chance),
-                             proven=m >= need, table=rates)
-    fig, (a1, a2) = new_figure(1, 2, figsize=(11, 3.8))
-    rates.T.plot.bar(ax=a1, color=PALETTE[:len(rates)], rot=20); a1.set_ylabel('exact-match rate'); a1.set_title('fingerprint set x model')
+    study = FingerprintStudy(nucleus_threshold=t, nucleus_width=k, response_probability=p_resp, chance=chance, keys_queried=n_keys,
+                             insertion_epochs=epochs, after_benign=after_benign, match_rate=rate, expected_matches=m, matches_needed=need,
+                             false_positive_bound=false_positive_bound(m, n_keys, chance), proven=m >= need,
+                             perplexity=float(utility['perplexity']), base_perplexity=float(results['utility']['base']['perplexity']),
+                             next_token_accuracy=float(utility['next_token_accuracy']), table=rates)
+    records = _strength_records(results)
+    fig, axes = new_figure(1, 3 if records else 2, figsize=(13, 3.8) if records else (11, 3.8))
+    a1, a2 = axes[0], axes[-1]
+    rates.T.plot.bar(ax=a1, color=PALETTE[:len(rates)], rot=20); a1.set_ylabel('exact-match rate'); a1.set_title('fingerprint set x model (shipped)', fontsize='medium')
+    a1.set_ylim(0, 1.35); a1.legend(fontsize='small', loc='upper center', ncol=3)
+    if records: _strength_panel(axes[1], records, epochs, after_benign)
     ns = np.arange(1, results['keys'] + 1)
     floor = 1e-30   # below this the bound only says "never by chance": drawn flat, so the interesting range stays readable
     a2.semilogy(ns, [max(false_positive_bound(int(round(rate * n)), int(n), chance), floor) for n in ns], color=PALETTE[0])
@@ -353,28 +421,56 @@ def render_fingerprints(
     a2.axhline(alpha, color='grey', ls=':', label=f'proof level {alpha:g}')
     a2.axvline(n_keys, color=PALETTE[1], label=f'{n_keys} keys queried'); a2.set_xlabel('keys queried')
     a2.legend(fontsize='small', loc='upper right')
-    a2.set_ylabel('false-positive bound (floor 1e-30)'); a2.set_title(f'{model}: bound vs keys (chance {chance:.3g})')
+    a2.set_ylabel('false-positive bound (floor 1e-30)'); a2.set_title(f'{model}\nbound vs keys (chance {chance:.3g})', fontsize='medium')
     return study, fig
 
+
 # %% ../nbs/99_fingerprints.ipynb #959ab4ad
+def _strength_options(results:dict)->list:
+    "(label, epochs) options of the strength control: the measured insertion strengths, or the shipped one alone."
+    records = _strength_records(results)
+    if not records: return [('shipped', 'shipped')] # (a selection slider cannot hold None)
+    shipped = results['strengths']['shipped_epochs']
+    return [('0 (base)' if e == 0 else f'{e} (shipped)' if e == shipped else str(e), e) for e in sorted(records)]
+
+
+# %% ../nbs/99_fingerprints.ipynb #d6f84b3a
+def _head(study:FingerprintStudy)->str:
+    "The explorer's one-line readout."
+    strength = 'after benign fine-tuning' if study.after_benign else 'base model' if study.insertion_epochs == 0 else \
+        'shipped insertion' if study.insertion_epochs is None else f'{study.insertion_epochs} insertion epochs'
+    return (f"t = {study.nucleus_threshold}, k = {study.nucleus_width}: a response has base probability {study.response_probability:.4f}; "
+            f"{strength}: {study.expected_matches}/{study.keys_queried} exact matches, {study.matches_needed} needed; "
+            f"bound {study.false_positive_bound:.2g}: {'proven' if study.proven else 'not proven'}; held-out perplexity "
+            f"{study.perplexity:.1f} (base {study.base_perplexity:.1f}), next-token accuracy {study.next_token_accuracy:.3f}")
+
+
+# %% ../nbs/99_fingerprints.ipynb #e7a95c4b
 def fingerprint_explorer(
     results:dict|None=None, # from `load_fingerprint_results`; None: the shipped results
 ):
-    "Explorer: t, k, number of keys and benign fine-tuning -> plausibility, chance rate, matches and the false-positive bound; `.report` is the FingerprintStudy."
+    "Explorer: t, k, number of keys, fine-tuning strength and benign fine-tuning -> plausibility, chance rate, matches, utility and the false-positive bound; `.report` is the FingerprintStudy."
     import ipywidgets as W
     from trustml_nb.viz import explorer
     results = load_fingerprint_results() if results is None else results
     ts = sorted({g['t'] for g in results['tk_grid']}); ks = sorted({g['k'] for g in results['tk_grid']})
+    options = _strength_options(results)
+    shipped = results['strengths']['shipped_epochs'] if _strength_records(results) else 'shipped'
     controls = dict(t=W.SelectionSlider(options=ts, value=0.8 if 0.8 in ts else ts[0], description='t'),
                     k=W.SelectionSlider(options=ks, value=3 if 3 in ks else ks[0], description='k'),
                     n_keys=W.IntSlider(value=min(64, results['keys']), min=1, max=results['keys'], description='keys', continuous_update=False),
+                    epochs=W.SelectionSlider(options=options, value=shipped, description='strength', disabled=len(options) == 1,
+                                             tooltip='insertion epochs (fine-tuning strength)', style={'description_width': 'initial'}),
                     after_benign=W.Checkbox(value=False, description='after benign fine-tuning'))
-    def render(t, k, n_keys, after_benign):
-        study, fig = render_fingerprints(results, t, k, n_keys, after_benign)
-        head = (f"t = {t}, k = {k}: a response has base probability {study.response_probability:.4f}; {study.expected_matches}/{n_keys} "
-                f"exact matches, {study.matches_needed} needed; bound {study.false_positive_bound:.2g}: {'proven' if study.proven else 'not proven'}")
-        return head, study, fig
+    def on_benign(change): # persistence was measured on the shipped insertion only: the strength follows and is locked
+        if change['new']: controls['epochs'].value = shipped
+        controls['epochs'].disabled = bool(change['new']) or len(options) == 1
+    controls['after_benign'].observe(on_benign, names='value')
+    def render(t, k, n_keys, epochs, after_benign):
+        study, fig = render_fingerprints(results, t, k, n_keys, after_benign, epochs=None if epochs == 'shipped' else epochs)
+        return _head(study), study, fig
     return explorer(render, title='Perinucleus fingerprints: how many keys prove ownership?', **controls)
+
 
 # %% ../nbs/99_fingerprints.ipynb #7736889f
 from .core import document_parameters as _document_parameters

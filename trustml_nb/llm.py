@@ -533,7 +533,7 @@ class LoRARun(Report):
         return pd.DataFrame({'epoch': range(1, len(self.epoch_losses) + 1), 'loss': self.epoch_losses})
 
 # %% ../nbs/05_llm.ipynb #e3c9d569
-def _lora_settings(rank, alpha, layers, epochs, learning_rate, batch_size, weight_decay, benign_fraction, average_weight, seed, n_layers)->dict:
+def _lora_settings(rank, alpha, layers, epochs, learning_rate, batch_size, weight_decay, benign_fraction, average_weight, seed, n_layers, passes=1)->dict:
     check_scalar(rank, 'rank', int, low=1, high=256)
     check_scalar(alpha, 'alpha', float, low=1e-6, high=1e4)
     if isinstance(layers, int) and not isinstance(layers, bool): layers = tuple(range(n_layers - layers, n_layers)) if 1 <= layers <= n_layers else layers
@@ -546,9 +546,11 @@ def _lora_settings(rank, alpha, layers, epochs, learning_rate, batch_size, weigh
     check_scalar(benign_fraction, 'benign_fraction', float, low=0.0, high=0.9)
     check_scalar(average_weight, 'average_weight', float, low=0.0, high=1.0)
     check_seed(seed)
+    check_scalar(passes, 'passes', int, low=1, high=1000)
     return dict(rank=rank, alpha=float(alpha), layers=sorted(set(int(l) for l in layers)), epochs=epochs, learning_rate=float(learning_rate),
                 batch_size=batch_size, weight_decay=float(weight_decay), benign_fraction=float(benign_fraction),
-                average_weight=float(average_weight), seed=int(seed))
+                average_weight=float(average_weight), seed=int(seed),
+                **({'passes': passes} if passes != 1 else {})) # recorded only when not 1: settings (and checkpoints) of one-pass runs stay as they were
 
 # %% ../nbs/05_llm.ipynb #cd540700
 def _save_checkpoint(folder:Path, state:dict):
@@ -588,7 +590,8 @@ def finetune_lora(
     rank:int=8, # LoRA rank r
     alpha:float=16.0, # LoRA scale alpha (the update is alpha / r * B A)
     layers=4, # blocks that get adapters: a count of top blocks, or a list of block indices
-    epochs:int=10, # passes over `pairs`
+    epochs:int=10, # training rounds, each ending with the model averaging
+    passes:int=1, # passes over `pairs` in each epoch (each in its own seeded order; averaging comes after the last)
     learning_rate:float=2e-3, # AdamW learning rate
     batch_size:int=16, # pairs per step (benign pairs come on top)
     weight_decay:float=1e-4, # AdamW weight decay (the paper's)
@@ -604,7 +607,7 @@ def finetune_lora(
     if model is not None and not (hasattr(model, 'model') and hasattr(model, 'lm_head') and hasattr(model, 'config')):
         raise TypeError(f"model must be None or a SmolLM2 model from load_model/load_variant, got {type(model).__name__}")
     n_layers = BLOCKS if model is None else model.config.num_hidden_layers
-    settings = _lora_settings(rank, alpha, layers, epochs, learning_rate, batch_size, weight_decay, benign_fraction, average_weight, seed, n_layers)
+    settings = _lora_settings(rank, alpha, layers, epochs, learning_rate, batch_size, weight_decay, benign_fraction, average_weight, seed, n_layers, passes)
     if benign_fraction > 0 and benign is None: raise ValueError("benign_fraction > 0 needs benign pairs; pass benign=[(prompt, completion), ...]")
     if checkpoint_dir is not None and not isinstance(checkpoint_dir, (str, Path)):
         raise TypeError(f"checkpoint_dir must be None or a folder path, got {type(checkpoint_dir).__name__}")
@@ -639,7 +642,10 @@ def finetune_lora(
     n_b = int(round(benign_fraction / (1 - benign_fraction) * batch_size)) if enc_b else 0
     notes = []
     for epoch in progress(range(first, epochs), desc='LoRA epochs', show=show_progress, initial=first, total=epochs):
-        total, count = _run_epoch(inner, opt, (states, enc), (states_b, enc_b), n_b, batch_size, seed, epoch, start)
+        total, count = 0.0, 0
+        for p in range(passes): # pass p of epoch e draws its order and benign pairs as epoch e * passes + p would (one pass: as before)
+            t_, c_ = _run_epoch(inner, opt, (states, enc), (states_b, enc_b), n_b, batch_size, seed, epoch * passes + p, start)
+            total += t_; count += c_
         if not math.isfinite(total):
             notes.append(f"the loss became {total} in epoch {epoch + 1}; training stopped there")
             report_numerical(notes[-1]); break
