@@ -38,6 +38,11 @@ print(json.dumps(dict(wall=time.time() - t, cpu=time.process_time() - c, peak_mi
 """
 
 
+def _bound_text(row:dict)->str:
+    "The bound as printed: its exponent where the float underflows to 0 (below about 1e-308)."
+    return f"{row['bound']:.2g}" if row['bound'] > 0 else f"1e{row['log10_bound']:.0f} (exponent; 0.0 in float)"
+
+
 def load_cost():
     "Load time and peak memory of the base model and of a variant, each in a fresh process, alternating (base, variant) twice."
     out = []
@@ -138,6 +143,7 @@ def main():
         rows.append(dict(strategy=s, inserted=n if owner else 0, retained=retained, persistence=rates['fingerprinted_then_benign'][s] if s == 'perinucleus' and 'fingerprinted_then_benign' in MODELS else None,
                          fp_base=rates['base'][s], fp_other=fp, base_prob=base_prob[s], chance=float(chance),
                          bound=F.false_positive_bound(m, n, float(min(chance, 1.0))),
+                         log10_bound=F.false_positive_log10(m, n, float(min(chance, 1.0))),
                          utility=util[owner] if owner else util['base']))
     wall, cpu = time.time() - t0, time.process_time() - c0
     if loads is None: # a --load-cost-only process started beside this one: wait for its file (at most 20 minutes)
@@ -176,7 +182,7 @@ def main():
     for r in rows:
         pers = '' if r['persistence'] is None else f"{r['persistence']:.3f}"
         md.append(f"| {r['strategy']} | {r['inserted']} | {r['retained']:.3f} | {pers} | "
-                  f"{r['fp_base']:.3f} | {max(r['fp_other'].values()):.3f} | {r['base_prob']:.4f} | {r['bound']:.2g} | "
+                  f"{r['fp_base']:.3f} | {max(r['fp_other'].values()):.3f} | {r['base_prob']:.4f} | {_bound_text(r)} | "
                   f"{r['utility']['perplexity']:.2f} | {r['utility']['next_token_accuracy']:.3f} |")
     md += ['', f"Base model utility: perplexity {util['base']['perplexity']:.2f}, next-token accuracy {util['base']['next_token_accuracy']:.3f} "
            '(300 held-out windows of 10 tokens of pydoc prose, never trained on).', '',

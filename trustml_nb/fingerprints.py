@@ -19,9 +19,9 @@ from .llm import encode_pairs, finetune_lora, load_model, load_tokenizer
 
 # %% auto #0
 __all__ = ['PAPER_T', 'PAPER_K', 'perinucleus_candidates', 'perinucleus_token', 'admissible_tokens', 'next_token_probs',
-           'make_keys', 'fingerprint_responses', 'false_positive_bound', 'match_threshold', 'FingerprintCheck',
-           'check_fingerprints', 'benign_text_pairs', 'utility', 'insert_fingerprints', 'load_fingerprint_results',
-           'FingerprintStudy', 'render_fingerprints', 'fingerprint_explorer']
+           'make_keys', 'fingerprint_responses', 'false_positive_bound', 'false_positive_log10', 'match_threshold',
+           'FingerprintCheck', 'check_fingerprints', 'benign_text_pairs', 'utility', 'insert_fingerprints',
+           'load_fingerprint_results', 'FingerprintStudy', 'render_fingerprints', 'fingerprint_explorer']
 
 # %% ../nbs/99_fingerprints.ipynb #137e862b
 PAPER_T = 0.8 # the paper's nucleus threshold t (generate_finetuning_data.py --nucleus_t)
@@ -166,6 +166,13 @@ def fingerprint_responses(
     return [perinucleus_token(p, t, k, rng, ok) for p in probs]
 
 # %% ../nbs/99_fingerprints.ipynb #0edf426c
+def _log_tail(matches:int, n:int, chance:float)->float:
+    "Natural log of P(X >= matches), X ~ Binomial(n, chance), summed in log space (0 < matches, 0 < chance < 1)."
+    terms = [math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1) + j * math.log(chance) + (n - j) * math.log1p(-chance)
+             for j in range(matches, n + 1)]
+    top = max(terms)
+    return top + math.log(math.fsum(math.exp(x - top) for x in terms))
+
 def false_positive_bound(
     matches:int, # fingerprints the suspect model answered exactly
     n:int, # fingerprints queried
@@ -176,10 +183,19 @@ def false_positive_bound(
     if matches == 0: return 1.0
     if chance == 0.0: return 0.0
     if chance == 1.0: return 1.0
-    terms = [math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1) + j * math.log(chance) + (n - j) * math.log1p(-chance)
-             for j in range(matches, n + 1)]
-    top = max(terms)
-    return min(1.0, math.exp(top) * math.fsum(math.exp(x - top) for x in terms))
+    return min(1.0, math.exp(_log_tail(matches, n, chance)))
+
+# %% ../nbs/99_fingerprints.ipynb #86851260
+def false_positive_log10(
+    matches:int, # fingerprints the suspect model answered exactly
+    n:int, # fingerprints queried
+    chance:float, # per-key chance match probability of a model without the fingerprints
+)->float: # log10 of false_positive_bound; -inf when chance is 0
+    "The bound's base-10 exponent, finite where the bound itself underflows to 0.0 (below about 1e-308)."
+    check_scalar(n, 'n', int, low=1); check_scalar(matches, 'matches', int, low=0, high=n); check_scalar(chance, 'chance', float, low=0.0, high=1.0)
+    if matches == 0 or chance == 1.0: return 0.0
+    if chance == 0.0: return -math.inf
+    return min(0.0, _log_tail(matches, n, chance) / math.log(10))
 
 # %% ../nbs/99_fingerprints.ipynb #7e6006e2
 def match_threshold(
