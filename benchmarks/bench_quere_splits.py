@@ -10,19 +10,23 @@ against word salad, answer confidence, the white-box probe and uniform noise; an
 and quere_steer.npz (make_quere_variants.py --models / --steer), model identification among genuinely different weights
 and an adversarial steer that asks the tuned model to be wrong.
 """
-import hashlib
+import hashlib, itertools
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from trustml_nb.core import markdown_table
+from trustml_nb.core import make_rng, markdown_table
+from trustml_nb.llm import check_variant
 from trustml_nb.quere import (FOLLOW_UPS, RANDOM_FOLLOW_UPS, answer_correct, auroc_over_splits, correctness_task, load_quere_features,
-                              probe_task, two_model_task)
+                              option_probabilities_at, probe_task, two_model_task, yes_probability_at)
 
 OUT = Path(__file__).resolve().parent / 'results'
 N_SPLITS, TEST_FRACTION, SEED = 100, 0.4, 0
 VARIANT = 'capital_tuned'
+MODELS = ('base', 'fingerprinted', 'int8', 'capital_tuned') # the identification study's models, in pair order
+STEER_LABELS = {'tuned_wrong_steer': 'adversarial steer'} # the first steer's label, as quoted
+HARD_FILE = 'quere_features_hard.npz' # make_quere_variants.py --hard
 KEYS = ('option_logprobs', 'pre_logprobs', 'post_logprobs', 'follow_up_logprobs', 'random_logprobs')
 
 
@@ -33,21 +37,49 @@ def tasks():
            ('temperature 2 vs 1 (same weights)', probe_task(F, 'model'))]
     V = load_quere_features(variant=VARIANT)
     out.append((f'answer correct ({VARIANT} variant, capital items)', correctness_task(V)))
+    opt = OUT / 'quere_option_follow_ups.npz'
+    if opt.exists(): out.append((f'answer correct ({VARIANT} variant, capital items): follow-up designs', follow_up_designs(V, dict(np.load(opt)))))
+    hard = check_variant(VARIANT) / HARD_FILE # every file of the variant checked against its manifest first
+    if hard.exists(): out.append((f'answer correct ({VARIANT} variant, hard capital items)', correctness_task(load_quere_features(hard))))
     models = OUT / 'quere_models.npz'
     if models.exists():
         M = dict(np.load(models)) | dict(follow_ups=np.array(FOLLOW_UPS), random_follow_ups=np.array(RANDOM_FOLLOW_UPS))
-        have = [m for m in ('fingerprinted', 'int8') if f'{m}_option_logprobs' in M]
-        for m in have: out.append((f'{m} vs base (different weights, arithmetic items)', two_model_task(M, 'base', m)))
-        if len(have) == 2: out.append(('int8 vs fingerprinted (different weights, arithmetic items)', two_model_task(M, 'fingerprinted', 'int8')))
+        have = [m for m in MODELS if f'{m}_option_logprobs' in M]
+        for a, b in itertools.combinations(have, 2): out.append((f'{b} vs {a} (different weights, arithmetic items)', two_model_task(M, a, b)))
     steer = OUT / 'quere_steer.npz'
     if steer.exists():
         S = dict(np.load(steer))
-        n = len(S['tuned_wrong_steer_option_logprobs'])
-        both = {f'tuned_{k}': V[f'clean_{k}'][:n] for k in KEYS} | {k: v for k, v in S.items() if k.startswith('tuned_wrong_steer_')}
-        both |= {k: V[k][:n] for k in ('prompt', 'gold', 'options')} | {k: V[k] for k in ('follow_ups', 'random_follow_ups')}
-        assert list(both['prompt']) == list(S['prompt'])
-        out.append((f'adversarial steer on {VARIANT} (capital items)', two_model_task(both, 'tuned', 'tuned_wrong_steer')))
+        for name in sorted(k[:-len('_option_logprobs')] for k in S if k.endswith('_option_logprobs')):
+            n = len(S[f'{name}_option_logprobs'])
+            both = {f'tuned_{k}': V[f'clean_{k}'][:n] for k in KEYS + ('hidden',)} | {k: v for k, v in S.items() if k.startswith(f'{name}_')}
+            both |= {k: V[k][:n] for k in ('prompt', 'gold', 'options')} | {k: V[k] for k in ('follow_ups', 'random_follow_ups')}
+            assert list(both['prompt']) == list(S['prompt'])
+            label = STEER_LABELS.get(name, f"steer {name[len('tuned_'):]!r}")
+            out.append((f'{label} on {VARIANT} (capital items)', with_noise(two_model_task(both, 'tuned', name))))
     return out
+
+
+def follow_up_designs(V, O):
+    """The paper's follow-up design against the shipped one, same items, labels and splits as the correctness row: the follow-ups
+    asked after the model's own answer (10 shipped, or 20 with the larger set) or after EACH answer option (post-confidence and the
+    follow-ups conditioned on Yes and on No)."""
+    T = correctness_task(V)
+    assert list(O['prompt']) == list(V['prompt'])
+    P = yes_probability_at(O['per_option_logprobs'])                       # (items, options, 1 + 20 questions)
+    own, rows = V['clean_option_logprobs'].argmax(1), np.arange(len(P))
+    pre, answer = yes_probability_at(V['clean_pre_logprobs']), option_probabilities_at(V['clean_option_logprobs'])
+    n10 = 1 + len(FOLLOW_UPS)
+    T['sets'] = {'QueRE': T['sets']['QueRE'], 'answer probability': T['sets']['answer probability'],
+                 'QueRE, 20 follow-ups': np.column_stack([P[rows, own, 1:], pre, P[rows, own, 0], answer]),
+                 'QueRE, each option': np.column_stack([P[:, :, :n10].reshape(len(P), -1), pre, answer]),
+                 'QueRE, each option, 20 follow-ups': np.column_stack([P.reshape(len(P), -1), pre, answer])}
+    return T
+
+
+def with_noise(T, seed=0):
+    "The task with a 'random features' floor added: uniform noise with QueRE's column count."
+    T['sets']['random features'] = make_rng(seed).random(T['sets']['QueRE'].shape)
+    return T
 
 
 def main():

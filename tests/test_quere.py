@@ -244,3 +244,23 @@ def test_two_model_task_pairs_rows_by_prompt():
     with pytest.raises(ValueError, match="no model 'c'"): two_model_task(M, 'a', 'c')
     short = M | {'b_option_logprobs': M['b_option_logprobs'][:29]}  # one model missed an item: refused, not cut to fit
     with pytest.raises(ValueError, match="model 'b' answered 29 items, the prompts list 30"): two_model_task(short, 'a', 'b')
+    assert 'white-box hidden state' not in T['sets']   # neither model read white-box
+    H = M | {'a_hidden': np.ones((30, 3)), 'b_hidden': np.zeros((30, 3))}
+    np.testing.assert_array_equal(two_model_task(H, 'a', 'b')['sets']['white-box hidden state'], np.r_[np.ones((30, 3)), np.zeros((30, 3))])
+    assert 'white-box hidden state' not in two_model_task(M | {'a_hidden': np.ones((30, 3))}, 'a', 'b')['sets']   # only one did
+
+
+def test_explorer_on_the_tuned_variant_uses_every_item():
+    "Issue 35 item 3e: the app opens on the tuned variant; rows='all' is correctness_task's rows, the same AUROC as auroc_over_splits there."
+    from trustml_nb.quere import auroc_over_splits, correctness_task
+    V = load_quere_features(variant='capital_tuned')
+    with pytest.raises(ValueError, match="rows='all'"): render_quere(V)   # its one family is right 88% of the time: none in 30-70%
+    with pytest.raises(ValueError, match='rows'): render_quere(V, rows='every')
+    ex = quere_explorer(V, rows='all')
+    assert ex.report.n_rows == len(V['prompt'])
+    T = correctness_task(V)
+    ref = auroc_over_splits({k: T['sets'][k] for k in ('QueRE', 'answer probability')}, T['y'], T['groups_of_rows'], n_splits=30, seed=0)
+    np.testing.assert_allclose(ex.report.table.auroc_mean, ref.table.auroc_mean, rtol=0, atol=1e-12)
+    assert ex.report.table.auroc_mean[0] > ex.report.table.auroc_mean[1]   # QueRE above the answer probability alone, as the lesson says
+    ex.controls['follow_ups'].value = (0,)
+    assert ex.report.n_rows == len(V['prompt']) and ex.n_renders == 2

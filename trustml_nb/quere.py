@@ -631,7 +631,7 @@ def model_identification(
 
 # %% ../nbs/96_quere.ipynb #35403801
 def two_model_task(
-    features:dict, # arrays named '<model>_<key>' as `elicit` returns them, plus 'prompt', 'gold', 'options', 'follow_ups', 'random_follow_ups'
+    features:dict, # arrays named '<model>_<key>' as `elicit` returns them (with '<model>_hidden' for both: a white-box row too), plus 'prompt', 'gold', 'options', 'follow_ups', 'random_follow_ups'
     first:str, # the first model's prefix (label 0), e.g. 'base'
     second:str, # the second model's prefix (label 1), e.g. 'int8'
 )->dict: # sets, y, groups_of_rows, task: the arguments of `compare_probes` / `auroc_over_splits`
@@ -646,6 +646,8 @@ def two_model_task(
     for m in (first, second): # every model must answer every item: rows are paired by position, never silently cut
         if len(features[f'{m}_option_logprobs']) != n_items: raise ValueError(f"features: model {m!r} answered {len(features[f'{m}_option_logprobs'])} items, the prompts list {n_items}")
     pair = {f'clean_{k}': features[f'{first}_{k}'] for k in keys} | {f'steered_{k}': features[f'{second}_{k}'] for k in keys}
+    if f'{first}_hidden' in features and f'{second}_hidden' in features: # both read white-box: the hidden-state probe joins the baselines
+        pair |= {'clean_hidden': features[f'{first}_hidden'], 'steered_hidden': features[f'{second}_hidden']}
     pair.update({k: features[k] for k in ('prompt', 'gold', 'options', 'follow_ups', 'random_follow_ups')})
     task = probe_task(pair, 'steer')
     return dict(task, task=f"{second} vs {first}")
@@ -658,11 +660,15 @@ def render_quere(
     C:float=1.0, # probe regularisation
     seed:int=0, # seed of the grouped splits
     n_splits:int=30, # prompt-grouped splits the AUROC is averaged over (one split alone can look lucky)
+    rows:str='in range', # 'in range': the families right 30-70% of the time (probe_task('correct')); 'all': every item (correctness_task)
 )->tuple: # (SplitStudy, figure)
     "Pure render of the explorer: QueRE with the chosen follow-ups vs the answer probability alone over grouped splits, and the probe's weights."
+    check_option(rows, 'rows', ('in range', 'all'))
     keep = _follow_up_indices(follow_ups, len(features['follow_ups']))
     sets = feature_sets(features, 'clean', follow_ups=keep)
-    rows = items_in_range(features); y = answer_correct(features)[rows]    # the rows of probe_task('correct')
+    rows = items_in_range(features) if rows == 'in range' else np.arange(len(features['prompt'])) # probe_task('correct') / correctness_task
+    if not len(rows): raise ValueError("rows='in range' keeps no item: no family is answered right 30-70% of the time; use rows='all'")
+    y = answer_correct(features)[rows]
     rep = auroc_over_splits({'QueRE': sets['QueRE'][rows], 'answer probability': sets['answer probability'][rows]}, y,
                             groups_of_rows=np.asarray(features['prompt']).astype(str)[rows], n_splits=n_splits, C=C, seed=seed)
     weights = np.array(QueReProbe(C=C).fit(sets['QueRE'][rows], y).report_.coefficients)
@@ -683,6 +689,7 @@ def render_quere(
 # %% ../nbs/96_quere.ipynb #7c152b75
 def quere_explorer(
     features:dict, # from `load_quere_features`
+    rows:str='in range', # 'in range' (families right 30-70% of the time) or 'all' (every item, e.g. a tuned variant's one family)
 ):
     "Explorer: tick follow-up questions, see the probe's mean held-out AUROC over prompt-grouped splits and its weights; `.report` is the SplitStudy."
     import ipywidgets as W
@@ -692,7 +699,7 @@ def quere_explorer(
     strength = W.FloatLogSlider(value=1.0, base=10, min=-2, max=2, step=0.5, description='C', continuous_update=False)
     def render(follow_ups, C):
         if not follow_ups: return "tick at least one follow-up question"
-        rep, fig = render_quere(features, list(follow_ups), C)
+        rep, fig = render_quere(features, list(follow_ups), C, rows=rows)
         t = rep.table.set_index('features')
         headline = (f"probe C = {C:.3g}: QueRE with {len(follow_ups)} follow-ups, held-out AUROC {t.auroc_mean['QueRE']:.3f} "
                     f"± {t.auroc_sd['QueRE']:.3f} over {rep.n_splits} prompt-grouped splits; answer probability alone "
