@@ -19,14 +19,14 @@ import pandas as pd
 from trustml_nb.core import make_rng, markdown_table
 from trustml_nb.llm import check_variant
 from trustml_nb.quere import (FOLLOW_UPS, RANDOM_FOLLOW_UPS, answer_correct, auroc_over_splits, correctness_task, load_quere_features,
-                              option_probabilities_at, probe_task, two_model_task, yes_probability_at)
+                              follow_up_designs, probe_task, two_model_task)
 
 OUT = Path(__file__).resolve().parent / 'results'
 N_SPLITS, TEST_FRACTION, SEED = 100, 0.4, 0
 VARIANT = 'capital_tuned'
 MODELS = ('base', 'fingerprinted', 'int8', 'capital_tuned') # the identification study's models, in pair order
 STEER_LABELS = {'tuned_wrong_steer': 'adversarial steer'} # the first steer's label, as quoted
-HARD_FILE = 'quere_features_hard.npz' # make_quere_variants.py --hard
+HARD_FILE = 'quere_features_mixed.npz' # make_quere_variants.py --hard
 KEYS = ('option_logprobs', 'pre_logprobs', 'post_logprobs', 'follow_up_logprobs', 'random_logprobs')
 
 
@@ -38,9 +38,11 @@ def tasks():
     V = load_quere_features(variant=VARIANT)
     out.append((f'answer correct ({VARIANT} variant, capital items)', correctness_task(V)))
     opt = OUT / 'quere_option_follow_ups.npz'
-    if opt.exists(): out.append((f'answer correct ({VARIANT} variant, capital items): follow-up designs', follow_up_designs(V, dict(np.load(opt)))))
+    if opt.exists(): O = dict(np.load(opt))
+        assert list(O['prompt']) == list(V['prompt'])
+        out.append((f'answer correct ({VARIANT} variant, capital items): follow-up designs', follow_up_designs(V, O['per_option_logprobs'])))
     hard = check_variant(VARIANT) / HARD_FILE # every file of the variant checked against its manifest first
-    if hard.exists(): out.append((f'answer correct ({VARIANT} variant, hard capital items)', correctness_task(load_quere_features(hard))))
+    if hard.exists(): out.append((f'answer correct ({VARIANT} variant, capital items + big-city items)', correctness_task(load_quere_features(hard))))
     models = OUT / 'quere_models.npz'
     if models.exists():
         M = dict(np.load(models)) | dict(follow_ups=np.array(FOLLOW_UPS), random_follow_ups=np.array(RANDOM_FOLLOW_UPS))
@@ -57,23 +59,6 @@ def tasks():
             label = STEER_LABELS.get(name, f"steer {name[len('tuned_'):]!r}")
             out.append((f'{label} on {VARIANT} (capital items)', with_noise(two_model_task(both, 'tuned', name))))
     return out
-
-
-def follow_up_designs(V, O):
-    """The paper's follow-up design against the shipped one, same items, labels and splits as the correctness row: the follow-ups
-    asked after the model's own answer (10 shipped, or 20 with the larger set) or after EACH answer option (post-confidence and the
-    follow-ups conditioned on Yes and on No)."""
-    T = correctness_task(V)
-    assert list(O['prompt']) == list(V['prompt'])
-    P = yes_probability_at(O['per_option_logprobs'])                       # (items, options, 1 + 20 questions)
-    own, rows = V['clean_option_logprobs'].argmax(1), np.arange(len(P))
-    pre, answer = yes_probability_at(V['clean_pre_logprobs']), option_probabilities_at(V['clean_option_logprobs'])
-    n10 = 1 + len(FOLLOW_UPS)
-    T['sets'] = {'QueRE': T['sets']['QueRE'], 'answer probability': T['sets']['answer probability'],
-                 'QueRE, 20 follow-ups': np.column_stack([P[rows, own, 1:], pre, P[rows, own, 0], answer]),
-                 'QueRE, each option': np.column_stack([P[:, :, :n10].reshape(len(P), -1), pre, answer]),
-                 'QueRE, each option, 20 follow-ups': np.column_stack([P.reshape(len(P), -1), pre, answer])}
-    return T
 
 
 def with_noise(T, seed=0):

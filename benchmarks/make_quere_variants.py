@@ -381,29 +381,39 @@ def hard_items():
     return pd.DataFrame(rows)
 
 
-HARD_FILE = 'quere_features_hard.npz' # shipped beside the variant's features, added to its SHA-256 manifest
+HARD_FILE = 'quere_features_mixed.npz' # shipped beside the variant's features, added to its SHA-256 manifest
+BIG_CITY = 'capital_big_city' # the family of the false statements naming a country's own best-known other city
 
 
 def hard_features(args):
-    """The tuned variant (and the base model's answers) on the hard family: right-rate first; if it is within 40-80%, the QueRE
-    elicitation with the white-box hidden state goes into trustml_nb/llm_variants/capital_tuned/quere_features_hard.npz, which
-    is added to the variant's manifest (so `load_quere_features(llm.check_variant('capital_tuned') / HARD_FILE)` reads it checked)."""
+    """Item 3c. On the hard family alone (hard_items: 30 true, 60 big-city false) the tuned variant says Yes to nearly everything
+    (right-rate printed first). The family shipped is the MIXED one: the variant's 86 evaluation capital items (false ones name
+    another country's capital, which it rejects) plus the 60 big-city statements (which it accepts): right on about half, answering
+    both ways. The 60 are elicited here (with the white-box hidden state) and joined to the shipped features of the 86, into
+    trustml_nb/llm_variants/capital_tuned/quere_features_mixed.npz, added to the variant's manifest: read it checked with
+    `load_quere_features(llm.check_variant('capital_tuned') / 'quere_features_mixed.npz')`. Run after a rebuild of the variant."""
     import hashlib, torch
     torch.set_num_threads(1)
     t0, c0 = time.time(), time.process_time()
     ev = hard_items()
     base_box, tuned_box = llm.BlackBoxLM(cache=False, show_progress=False), llm.BlackBoxLM(model=NAME, cache=False, show_progress=False)
-    rates = {who: right_rate(box, ev) for who, box in (('base', base_box), (NAME, tuned_box))}
-    for who, (ok, yes) in rates.items():
+    for who, box in (('base', base_box), (NAME, tuned_box)):
+        ok, yes = right_rate(box, ev)
         print(f"{time.time() - t0:7.1f} s wall {time.process_time() - c0:7.1f} s CPU load {loadavg()}  {who} on {HARD_FAMILY} ({len(ev)} items, "
               f"{(ev.gold == 'Yes').mean():.3f} true): right {ok:.3f}, says Yes {yes:.3f}", flush=True)
-    if not 0.4 <= rates[NAME][0] <= 0.8 and '--anyway' not in sys.argv: raise SystemExit("the tuned variant is outside 40-80% here: not elicited")
-    arrays = {f'clean_{k}': v for k, v in elicit(tuned_box, ev, hidden=True).items()}
-    arrays['base_option_logprobs'] = elicit_options(base_box, ev)
-    arrays.update(prompt=np.array(ev.prompt, dtype=str), family=np.array(ev.family, dtype=str), gold=np.array(ev.gold, dtype=str),
-                  options=np.array([list(o) for o in ev.options], dtype=str), follow_ups=np.array(FOLLOW_UPS, dtype=str),
-                  random_follow_ups=np.array(RANDOM_FOLLOW_UPS, dtype=str), model_id=np.array(tuned_box.model_id, dtype=str))
+    big = ev[ev.gold == 'No'].assign(family=BIG_CITY).reset_index(drop=True)
     folder = Path(args.out if args else llm.VARIANTS_FOLDER) / NAME
+    V = dict(np.load(folder / 'quere_features.npz'))
+    assert not set(big.prompt) & set(V['prompt'])
+    new = {f'clean_{k}': v for k, v in elicit(tuned_box, big, hidden=True).items()}
+    new['base_option_logprobs'] = elicit_options(base_box, big)
+    arrays = {k: np.concatenate([V[k], new[k]]) for k in new}
+    arrays.update(prompt=np.r_[V['prompt'], np.array(big.prompt, dtype=str)], family=np.r_[V['family'], np.array(big.family, dtype=str)],
+                  gold=np.r_[V['gold'], np.array(big.gold, dtype=str)], options=np.r_[V['options'], np.array([list(o) for o in big.options], dtype=str)],
+                  follow_ups=V['follow_ups'], random_follow_ups=V['random_follow_ups'], model_id=np.array(tuned_box.model_id, dtype=str))
+    ans = arrays['options'][np.arange(len(arrays['gold'])), arrays['clean_option_logprobs'].argmax(1)]
+    print(f"mixed family: {len(ans)} items, right {(ans == arrays['gold']).mean():.3f}, says Yes {(ans == 'Yes').mean():.3f}; "
+          f"the {len(big)} big-city items: right {(ans[len(V['prompt']):] == 'No').mean():.3f}", flush=True)
     np.savez_compressed(folder / HARD_FILE, **arrays)
     manifest = json.loads((folder / 'manifest.json').read_text())
     manifest[HARD_FILE] = hashlib.sha256((folder / HARD_FILE).read_bytes()).hexdigest()

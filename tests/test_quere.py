@@ -264,3 +264,15 @@ def test_explorer_on_the_tuned_variant_uses_every_item():
     assert ex.report.table.auroc_mean[0] > ex.report.table.auroc_mean[1]   # QueRE above the answer probability alone, as the lesson says
     ex.controls['follow_ups'].value = (0,)
     assert ex.report.n_rows == len(V['prompt']) and ex.n_renders == 2
+
+
+def test_app_opens_on_the_tuned_variant():
+    "Issue 35 item 3e: apps/96's explorer is built on the capital-tuned variant's shipped features, every item, where QueRE beats the answer probability."
+    import json
+    from pathlib import Path
+    cells = json.loads((Path(__file__).resolve().parents[1] / 'apps' / '96_quere.ipynb').read_text())['cells']
+    scope = {}
+    exec(''.join(cells[1]['source']), scope)
+    V = load_quere_features(variant='capital_tuned')
+    rep = scope['ex'].report
+    assert rep.n_rows == len(V['prompt']) == 86 and rep.table.auroc_mean[0] > rep.table.auroc_mean[1] + 0.05

@@ -34,7 +34,7 @@ __all__ = ['TASK_FAMILIES', 'FOLLOW_UPS', 'RANDOM_FOLLOW_UPS', 'PRE_CONFIDENCE',
            'feature_sets', 'feature_names', 'ProbeReport', 'QueReProbe', 'bootstrap_auroc', 'ProbeComparison',
            'compare_probes', 'SplitStudy', 'auroc_over_splits', 'probe_task', 'correctness_task',
            'monte_carlo_option_probabilities', 'MonteCarloConvergence', 'monte_carlo_convergence', 'steer_detection',
-           'model_identification', 'two_model_task', 'render_quere', 'quere_explorer']
+           'model_identification', 'two_model_task', 'follow_up_designs', 'render_quere', 'quere_explorer']
 
 # %% ../nbs/96_quere.ipynb #6f886b3b
 TASK_FAMILIES = ('arithmetic', 'comparison', 'capital', 'animal', 'choice') # the generated task families
@@ -651,6 +651,30 @@ def two_model_task(
     pair.update({k: features[k] for k in ('prompt', 'gold', 'options', 'follow_ups', 'random_follow_ups')})
     task = probe_task(pair, 'steer')
     return dict(task, task=f"{second} vs {first}")
+
+
+# %% ../nbs/96_quere.ipynb #50d64f22
+def follow_up_designs(
+    features:dict, # from `load_quere_features`, e.g. load_quere_features(variant='capital_tuned')
+    per_option_logprobs, # raw (Yes, yes, No, no) log-probabilities of post-confidence and the follow-ups asked after EACH answer option: (items, options, 1 + questions, 4)
+    n_shipped:int|None=None, # how many questions after post-confidence are the features' own follow-ups (the rest are the larger set); None: len(features['follow_ups'])
+)->dict: # sets, y, groups_of_rows, task: the arguments of `auroc_over_splits`
+    "QueRE's follow-up designs on `correctness_task`'s rows: follow-ups after the model's own answer (shipped or larger set) or after each answer option."
+    lp = check_array(per_option_logprobs, 'per_option_logprobs', ndim=4)
+    n, n_opt = features['clean_option_logprobs'].shape
+    n_q = len(features['follow_ups']) if n_shipped is None else check_scalar(n_shipped, 'n_shipped', int, low=1)
+    if lp.shape[:2] != (n, n_opt) or lp.shape[3] != 4 or lp.shape[2] < 1 + n_q:
+        raise ValueError(f"per_option_logprobs must have shape ({n}, {n_opt}, at least {1 + n_q}, 4): items, options, post-confidence "
+                         f"and follow-ups, (Yes, yes, No, no); got {lp.shape}")
+    T = correctness_task(features)
+    P = yes_probability_at(lp.reshape(-1, 4)).reshape(lp.shape[:3])
+    own, rows = features['clean_option_logprobs'].argmax(1), np.arange(n)
+    pre, answer = yes_probability_at(features['clean_pre_logprobs']), option_probabilities_at(features['clean_option_logprobs'])
+    sets = {'QueRE': T['sets']['QueRE'], 'answer probability': T['sets']['answer probability'],
+            'QueRE, larger question set': np.column_stack([P[rows, own, 1:], pre, P[rows, own, 0], answer]),
+            'QueRE, each option': np.column_stack([P[:, :, :1 + n_q].reshape(n, -1), pre, answer]),
+            'QueRE, each option, larger set': np.column_stack([P.reshape(n, -1), pre, answer])}
+    return dict(T, sets=sets, task='answer correct: follow-up designs')
 
 
 # %% ../nbs/96_quere.ipynb #dbbadac0
