@@ -276,3 +276,48 @@ def test_app_opens_on_the_tuned_variant():
     V = load_quere_features(variant='capital_tuned')
     rep = scope['ex'].report
     assert rep.n_rows == len(V['prompt']) == 86 and rep.table.auroc_mean[0] > rep.table.auroc_mean[1] + 0.05
+
+
+RESULTS = __import__('pathlib').Path(__file__).resolve().parents[1] / 'benchmarks' / 'results'
+
+
+def test_mixed_capital_family_is_right_about_half_the_time():
+    "Issue 35 item 3c: the 146-item mix ships in capital_tuned's manifest; gold from the wording, the right-rate from the raw arrays."
+    from trustml_nb.llm import check_variant
+    from trustml_nb.quere import correctness_task
+    H = load_quere_features(check_variant('capital_tuned') / 'quere_features_mixed.npz')
+    V = load_quere_features(variant='capital_tuned')
+    assert [_gold_from_wording('capital', p) for p in H['prompt']] == list(H['gold'])   # big-city items: the city is not the capital
+    for k in ('prompt', 'gold', 'clean_option_logprobs', 'clean_follow_up_logprobs', 'clean_hidden'):
+        np.testing.assert_array_equal(H[k][:86], V[k])                                   # the first 86 rows are the shipped features
+    assert list(H['family'][86:]) == ['capital_big_city'] * 60 and (H['gold'][86:] == 'No').all() and len(set(H['prompt'])) == 146
+    said = H['options'][np.arange(146), H['clean_option_logprobs'].argmax(1)]
+    right = (said == H['gold']).mean()
+    assert 0.4 <= right <= 0.8 and right == pytest.approx(0.568, abs=0.001) and 0.3 < (said == 'Yes').mean() < 0.7
+    np.testing.assert_array_equal(correctness_task(H)['y'], (said == H['gold']).astype(int))
+
+
+def test_per_option_follow_ups_repeat_the_shipped_readings_after_the_models_own_answer():
+    "Issue 35 item 3d: the readings after the model's own answer equal the shipped ones; follow_up_designs lays the columns out as documented."
+    from trustml_nb.quere import follow_up_designs, yes_probability_at
+    V = load_quere_features(variant='capital_tuned')
+    O = dict(np.load(RESULTS / 'quere_option_follow_ups.npz'))
+    lp, own = O['per_option_logprobs'], V['clean_option_logprobs'].argmax(1)
+    assert lp.shape == (86, 2, 21, 4) and list(O['prompt']) == list(V['prompt'])
+    np.testing.assert_allclose(lp[np.arange(86), own, 0], V['clean_post_logprobs'], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(lp[np.arange(86), own, 1:11], V['clean_follow_up_logprobs'], rtol=0, atol=1e-9)
+    D = follow_up_designs(V, lp)['sets']
+    assert D['QueRE, each option, larger set'].shape == (86, 2 * 21 + 3)
+    pyes = np.exp(lp[..., :2]).sum(-1) / np.exp(lp).sum(-1)                              # P(yes) / (P(yes) + P(no)), by hand
+    np.testing.assert_allclose(D['QueRE, each option'][:, :11], pyes[:, 0, :11], atol=1e-12)   # after "Yes"
+    np.testing.assert_allclose(D['QueRE, each option'][:, 11:22], pyes[:, 1, :11], atol=1e-12) # after "No"
+    np.testing.assert_allclose(D['QueRE, larger question set'][:, :20], pyes[np.arange(86), own, 1:], atol=1e-12)
+
+
+def test_identification_models_include_the_tuned_variant():
+    "Issue 35 item 3b: four different weights asked the same arithmetic items; the tuned variant answers them unlike the base."
+    M = dict(np.load(RESULTS / 'quere_models.npz'))
+    ids = {m: str(M[f'{m}_model_id']) for m in ('base', 'fingerprinted', 'int8', 'capital_tuned')}
+    assert len(set(ids.values())) == 4 and '+capital_tuned@' in ids['capital_tuned']
+    said = {m: M['options'][np.arange(60), M[f'{m}_option_logprobs'].argmax(1)] for m in ids}
+    assert (said['base'] == 'No').all() and (said['capital_tuned'] == 'Yes').mean() > 0.9
