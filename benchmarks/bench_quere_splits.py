@@ -8,7 +8,10 @@ Tasks: on the base model's shipped features (correctness, the benign steer, temp
 variant's features (`load_quere_features(variant='capital_tuned')`, benchmarks/make_quere_variants.py): correctness
 against word salad, answer confidence, the white-box probe and uniform noise; and, from benchmarks/results/quere_models.npz
 and quere_steer.npz (make_quere_variants.py --models / --steer), model identification among genuinely different weights
-and an adversarial steer that asks the tuned model to be wrong.
+(every pair of base, fingerprinted, int8, capital_tuned) and steers meant to make the tuned model wrong (with a noise floor,
+and the white-box probe where the steer was elicited with hidden states); the mixed capital family shipped beside the variant
+(--hard, right on about half); and the paper's follow-up design (--option-follow-ups: follow-ups after each answer option,
+20 questions) on the same splits as the correctness row.
 """
 import hashlib, itertools
 from pathlib import Path
@@ -38,7 +41,8 @@ def tasks():
     V = load_quere_features(variant=VARIANT)
     out.append((f'answer correct ({VARIANT} variant, capital items)', correctness_task(V)))
     opt = OUT / 'quere_option_follow_ups.npz'
-    if opt.exists(): O = dict(np.load(opt))
+    if opt.exists():
+        O = dict(np.load(opt))
         assert list(O['prompt']) == list(V['prompt'])
         out.append((f'answer correct ({VARIANT} variant, capital items): follow-up designs', follow_up_designs(V, O['per_option_logprobs'])))
     hard = check_variant(VARIANT) / HARD_FILE # every file of the variant checked against its manifest first
@@ -67,9 +71,11 @@ def with_noise(T, seed=0):
     return T
 
 
-def main():
+def main(only=None):
+    "Every task; or, with `only`, the tasks whose label contains it, replacing their rows in the existing CSV (the others kept)."
     rows = []
     for label, T in tasks():
+        if only and only not in label: continue
         study = auroc_over_splits(**T, n_splits=N_SPLITS, test_fraction=TEST_FRACTION, seed=SEED)
         for r in study.table.itertuples():
             rows.append(dict(task=label, features=r.features, n_rows=study.n_rows, n_prompts=study.n_groups, n_splits=study.n_splits,
@@ -77,6 +83,9 @@ def main():
                              auroc_max=round(r.auroc_max, 3), share_above_half=round(r.share_above_half, 2)))
         print(label, flush=True)
     df = pd.DataFrame(rows)
+    if only: # keep the other tasks' rows, in their order; these tasks' rows replace theirs or follow
+        old = pd.read_csv(OUT / 'quere_grouped_splits.csv')
+        df = pd.concat([old[~old.task.isin(set(df.task))], df], ignore_index=True)
     OUT.mkdir(exist_ok=True)
     df.to_csv(OUT / 'quere_grouped_splits.csv', index=False)
     sums = [f"- `{p.name}`: SHA-256 `{hashlib.sha256(p.read_bytes()).hexdigest()}`" for p in sorted(OUT.glob('quere_*.npz'))]
@@ -85,10 +94,11 @@ def main():
         "Held-out AUROC of an L2 logistic probe refitted on every split; mean and sd (ddof 1) over the splits. "
         "Shipped features of SmolLM2-135M-Instruct (`load_quere_features`) and of its capital-tuned variant "
         f"(`load_quere_features(variant='{VARIANT}')`), and the other models' elicitations in benchmarks/results "
-        "(`benchmarks/make_quere_variants.py --models / --steer`). 'random features' is uniform noise with QueRE's column count. "
-        "Command: `nice .venv/bin/python benchmarks/bench_quere_splits.py`.\n\n" + markdown_table(df) + "\n\n" + '\n'.join(sums) + '\n')
+        "(`benchmarks/make_quere_variants.py --models / --steer / --hard / --option-follow-ups`). 'random features' is uniform noise with QueRE's column count. "
+        "Command: `nice .venv/bin/python benchmarks/bench_quere_splits.py` (`--only TEXT`: only the tasks whose label contains TEXT, the others' rows kept).\n\n" + markdown_table(df) + "\n\n" + '\n'.join(sums) + '\n')
     print(df.to_string(index=False))
 
 
 if __name__ == '__main__':
-    main()
+    import sys
+    main(sys.argv[sys.argv.index('--only') + 1] if '--only' in sys.argv else None)
