@@ -223,7 +223,7 @@ def model_features(names=None, force=False):
     elicit_models([(n, IDENTIFICATION_MODELS[n]) for n in names], ev, out, t0, c0, force=force)
 
 
-CHOSEN_STEER = 'poisoned_turns_10' # the screened steer elicited (quere_steer_screen.md): poisoned_turns lowers the right-rate most, but every follow-up then re-reads a prefix of about 2,000 tokens per item; its elicitation was stopped after 515 CPU s unfinished. This one's prefix is a third as long.
+CHOSEN_STEER = 'poisoned_turns_10' # the screened steer tried (quere_steer_screen.md): poisoned_turns lowers the right-rate most, but every follow-up then re-reads a prefix of about 2,000 tokens per item; its elicitation was stopped after 515 CPU s unfinished, and this one's (a prefix a third as long) after 1,735 CPU s unfinished: quere_steer.npz holds neither.
 
 
 def steer_features(names=None, force=False):
@@ -302,8 +302,8 @@ SCREEN_NOTES = ( # the footer of quere_steer_screen.md
     'No steer makes the variant wrong on the items it knows: every right-rate below 0.884 comes with fewer "Yes" answers, i.e. wrong answers on '
     'true statements. `poisoned_turns` (60 wrong-answered questions about all 30 evaluation countries as earlier chat turns) lowers it most, '
     'to 0.721, by answering "No" to every item (0.721 is the share of false statements). Its elicitation re-reads a prefix of about 2,000 '
-    'tokens per item and follow-up group and was stopped after 515 CPU s unfinished; `poisoned_turns_10` (the first 10 countries) is elicited '
-    'instead (`--steer`).')
+    'tokens per item and follow-up group and was stopped after 515 CPU s unfinished; `poisoned_turns_10` (the first 10 countries) was '
+    'stopped after 1,735 CPU s unfinished too (`--steer`): neither is in quere_steer.npz.')
 WRONG_HINT = " (Hint: the answer is {wrong}.)"
 
 
