@@ -244,3 +244,80 @@ def test_two_model_task_pairs_rows_by_prompt():
     with pytest.raises(ValueError, match="no model 'c'"): two_model_task(M, 'a', 'c')
     short = M | {'b_option_logprobs': M['b_option_logprobs'][:29]}  # one model missed an item: refused, not cut to fit
     with pytest.raises(ValueError, match="model 'b' answered 29 items, the prompts list 30"): two_model_task(short, 'a', 'b')
+    assert 'white-box hidden state' not in T['sets']   # neither model read white-box
+    H = M | {'a_hidden': np.ones((30, 3)), 'b_hidden': np.zeros((30, 3))}
+    np.testing.assert_array_equal(two_model_task(H, 'a', 'b')['sets']['white-box hidden state'], np.r_[np.ones((30, 3)), np.zeros((30, 3))])
+    assert 'white-box hidden state' not in two_model_task(M | {'a_hidden': np.ones((30, 3))}, 'a', 'b')['sets']   # only one did
+
+
+def test_explorer_on_the_tuned_variant_uses_every_item():
+    "Issue 35 item 3e: the app opens on the tuned variant; rows='all' is correctness_task's rows, the same AUROC as auroc_over_splits there."
+    from trustml_nb.quere import auroc_over_splits, correctness_task
+    V = load_quere_features(variant='capital_tuned')
+    with pytest.raises(ValueError, match="rows='all'"): render_quere(V)   # its one family is right 88% of the time: none in 30-70%
+    with pytest.raises(ValueError, match='rows'): render_quere(V, rows='every')
+    ex = quere_explorer(V, rows='all')
+    assert ex.report.n_rows == len(V['prompt'])
+    T = correctness_task(V)
+    ref = auroc_over_splits({k: T['sets'][k] for k in ('QueRE', 'answer probability')}, T['y'], T['groups_of_rows'], n_splits=30, seed=0)
+    np.testing.assert_allclose(ex.report.table.auroc_mean, ref.table.auroc_mean, rtol=0, atol=1e-12)
+    assert ex.report.table.auroc_mean[0] > ex.report.table.auroc_mean[1]   # QueRE above the answer probability alone, as the lesson says
+    ex.controls['follow_ups'].value = (0,)
+    assert ex.report.n_rows == len(V['prompt']) and ex.n_renders == 2
+
+
+def test_app_opens_on_the_tuned_variant():
+    "Issue 35 item 3e: apps/96's explorer is built on the capital-tuned variant's shipped features, every item, where QueRE beats the answer probability."
+    import json
+    from pathlib import Path
+    cells = json.loads((Path(__file__).resolve().parents[1] / 'apps' / '96_quere.ipynb').read_text())['cells']
+    scope = {}
+    exec(''.join(cells[1]['source']), scope)
+    V = load_quere_features(variant='capital_tuned')
+    rep = scope['ex'].report
+    assert rep.n_rows == len(V['prompt']) == 86 and rep.table.auroc_mean[0] > rep.table.auroc_mean[1] + 0.05
+
+
+RESULTS = __import__('pathlib').Path(__file__).resolve().parents[1] / 'benchmarks' / 'results'
+
+
+def test_mixed_capital_family_is_right_about_half_the_time():
+    "Issue 35 item 3c: the 146-item mix ships in capital_tuned's manifest; gold from the wording, the right-rate from the raw arrays."
+    from trustml_nb.llm import check_variant
+    from trustml_nb.quere import correctness_task
+    H = load_quere_features(check_variant('capital_tuned') / 'quere_features_mixed.npz')
+    V = load_quere_features(variant='capital_tuned')
+    assert [_gold_from_wording('capital', p) for p in H['prompt']] == list(H['gold'])   # big-city items: the city is not the capital
+    for k in ('prompt', 'gold', 'clean_option_logprobs', 'clean_follow_up_logprobs', 'clean_hidden'):
+        np.testing.assert_array_equal(H[k][:86], V[k])                                   # the first 86 rows are the shipped features
+    assert list(H['family'][86:]) == ['capital_big_city'] * 60 and (H['gold'][86:] == 'No').all() and len(set(H['prompt'])) == 146
+    said = H['options'][np.arange(146), H['clean_option_logprobs'].argmax(1)]
+    right = (said == H['gold']).mean()
+    assert 0.4 <= right <= 0.8 and right == pytest.approx(0.568, abs=0.001) and 0.3 < (said == 'Yes').mean() < 0.7
+    np.testing.assert_array_equal(correctness_task(H)['y'], (said == H['gold']).astype(int))
+
+
+def test_per_option_follow_ups_repeat_the_shipped_readings_after_the_models_own_answer():
+    "Issue 35 item 3d: the readings after the model's own answer equal the shipped ones; follow_up_designs lays the columns out as documented."
+    from trustml_nb.quere import follow_up_designs, yes_probability_at
+    V = load_quere_features(variant='capital_tuned')
+    O = dict(np.load(RESULTS / 'quere_option_follow_ups.npz'))
+    lp, own = O['per_option_logprobs'], V['clean_option_logprobs'].argmax(1)
+    assert lp.shape == (86, 2, 21, 4) and list(O['prompt']) == list(V['prompt'])
+    np.testing.assert_allclose(lp[np.arange(86), own, 0], V['clean_post_logprobs'], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(lp[np.arange(86), own, 1:11], V['clean_follow_up_logprobs'], rtol=0, atol=1e-9)
+    D = follow_up_designs(V, lp)['sets']
+    assert D['QueRE, each option, larger set'].shape == (86, 2 * 21 + 3)
+    pyes = np.exp(lp[..., :2]).sum(-1) / np.exp(lp).sum(-1)                              # P(yes) / (P(yes) + P(no)), by hand
+    np.testing.assert_allclose(D['QueRE, each option'][:, :11], pyes[:, 0, :11], atol=1e-12)   # after "Yes"
+    np.testing.assert_allclose(D['QueRE, each option'][:, 11:22], pyes[:, 1, :11], atol=1e-12) # after "No"
+    np.testing.assert_allclose(D['QueRE, larger question set'][:, :20], pyes[np.arange(86), own, 1:], atol=1e-12)
+
+
+def test_identification_models_include_the_tuned_variant():
+    "Issue 35 item 3b: four different weights asked the same arithmetic items; the tuned variant answers them unlike the base."
+    M = dict(np.load(RESULTS / 'quere_models.npz'))
+    ids = {m: str(M[f'{m}_model_id']) for m in ('base', 'fingerprinted', 'int8', 'capital_tuned')}
+    assert len(set(ids.values())) == 4 and '+capital_tuned@' in ids['capital_tuned']
+    said = {m: M['options'][np.arange(60), M[f'{m}_option_logprobs'].argmax(1)] for m in ids}
+    assert (said['base'] == 'No').all() and (said['capital_tuned'] == 'Yes').mean() > 0.9

@@ -34,7 +34,7 @@ __all__ = ['TASK_FAMILIES', 'FOLLOW_UPS', 'RANDOM_FOLLOW_UPS', 'PRE_CONFIDENCE',
            'feature_sets', 'feature_names', 'ProbeReport', 'QueReProbe', 'bootstrap_auroc', 'ProbeComparison',
            'compare_probes', 'SplitStudy', 'auroc_over_splits', 'probe_task', 'correctness_task',
            'monte_carlo_option_probabilities', 'MonteCarloConvergence', 'monte_carlo_convergence', 'steer_detection',
-           'model_identification', 'two_model_task', 'render_quere', 'quere_explorer']
+           'model_identification', 'two_model_task', 'follow_up_designs', 'render_quere', 'quere_explorer']
 
 # %% ../nbs/96_quere.ipynb #6f886b3b
 TASK_FAMILIES = ('arithmetic', 'comparison', 'capital', 'animal', 'choice') # the generated task families
@@ -631,7 +631,7 @@ def model_identification(
 
 # %% ../nbs/96_quere.ipynb #35403801
 def two_model_task(
-    features:dict, # arrays named '<model>_<key>' as `elicit` returns them, plus 'prompt', 'gold', 'options', 'follow_ups', 'random_follow_ups'
+    features:dict, # arrays named '<model>_<key>' as `elicit` returns them (with '<model>_hidden' for both: a white-box row too), plus 'prompt', 'gold', 'options', 'follow_ups', 'random_follow_ups'
     first:str, # the first model's prefix (label 0), e.g. 'base'
     second:str, # the second model's prefix (label 1), e.g. 'int8'
 )->dict: # sets, y, groups_of_rows, task: the arguments of `compare_probes` / `auroc_over_splits`
@@ -646,9 +646,35 @@ def two_model_task(
     for m in (first, second): # every model must answer every item: rows are paired by position, never silently cut
         if len(features[f'{m}_option_logprobs']) != n_items: raise ValueError(f"features: model {m!r} answered {len(features[f'{m}_option_logprobs'])} items, the prompts list {n_items}")
     pair = {f'clean_{k}': features[f'{first}_{k}'] for k in keys} | {f'steered_{k}': features[f'{second}_{k}'] for k in keys}
+    if f'{first}_hidden' in features and f'{second}_hidden' in features: # both read white-box: the hidden-state probe joins the baselines
+        pair |= {'clean_hidden': features[f'{first}_hidden'], 'steered_hidden': features[f'{second}_hidden']}
     pair.update({k: features[k] for k in ('prompt', 'gold', 'options', 'follow_ups', 'random_follow_ups')})
     task = probe_task(pair, 'steer')
     return dict(task, task=f"{second} vs {first}")
+
+
+# %% ../nbs/96_quere.ipynb #50d64f22
+def follow_up_designs(
+    features:dict, # from `load_quere_features`, e.g. load_quere_features(variant='capital_tuned')
+    per_option_logprobs, # raw (Yes, yes, No, no) log-probabilities of post-confidence and the follow-ups asked after EACH answer option: (items, options, 1 + questions, 4)
+    n_shipped:int|None=None, # how many questions after post-confidence are the features' own follow-ups (the rest are the larger set); None: len(features['follow_ups'])
+)->dict: # sets, y, groups_of_rows, task: the arguments of `auroc_over_splits`
+    "QueRE's follow-up designs on `correctness_task`'s rows: follow-ups after the model's own answer (shipped or larger set) or after each answer option."
+    lp = check_array(per_option_logprobs, 'per_option_logprobs', ndim=4)
+    n, n_opt = features['clean_option_logprobs'].shape
+    n_q = len(features['follow_ups']) if n_shipped is None else check_scalar(n_shipped, 'n_shipped', int, low=1)
+    if lp.shape[:2] != (n, n_opt) or lp.shape[3] != 4 or lp.shape[2] < 1 + n_q:
+        raise ValueError(f"per_option_logprobs must have shape ({n}, {n_opt}, at least {1 + n_q}, 4): items, options, post-confidence "
+                         f"and follow-ups, (Yes, yes, No, no); got {lp.shape}")
+    T = correctness_task(features)
+    P = yes_probability_at(lp.reshape(-1, 4)).reshape(lp.shape[:3])
+    own, rows = features['clean_option_logprobs'].argmax(1), np.arange(n)
+    pre, answer = yes_probability_at(features['clean_pre_logprobs']), option_probabilities_at(features['clean_option_logprobs'])
+    sets = {'QueRE': T['sets']['QueRE'], 'answer probability': T['sets']['answer probability'],
+            'QueRE, larger question set': np.column_stack([P[rows, own, 1:], pre, P[rows, own, 0], answer]),
+            'QueRE, each option': np.column_stack([P[:, :, :1 + n_q].reshape(n, -1), pre, answer]),
+            'QueRE, each option, larger set': np.column_stack([P.reshape(n, -1), pre, answer])}
+    return dict(T, sets=sets, task='answer correct: follow-up designs')
 
 
 # %% ../nbs/96_quere.ipynb #dbbadac0
@@ -658,11 +684,15 @@ def render_quere(
     C:float=1.0, # probe regularisation
     seed:int=0, # seed of the grouped splits
     n_splits:int=30, # prompt-grouped splits the AUROC is averaged over (one split alone can look lucky)
+    rows:str='in range', # 'in range': the families right 30-70% of the time (probe_task('correct')); 'all': every item (correctness_task)
 )->tuple: # (SplitStudy, figure)
     "Pure render of the explorer: QueRE with the chosen follow-ups vs the answer probability alone over grouped splits, and the probe's weights."
+    check_option(rows, 'rows', ('in range', 'all'))
     keep = _follow_up_indices(follow_ups, len(features['follow_ups']))
     sets = feature_sets(features, 'clean', follow_ups=keep)
-    rows = items_in_range(features); y = answer_correct(features)[rows]    # the rows of probe_task('correct')
+    rows = items_in_range(features) if rows == 'in range' else np.arange(len(features['prompt'])) # probe_task('correct') / correctness_task
+    if not len(rows): raise ValueError("rows='in range' keeps no item: no family is answered right 30-70% of the time; use rows='all'")
+    y = answer_correct(features)[rows]
     rep = auroc_over_splits({'QueRE': sets['QueRE'][rows], 'answer probability': sets['answer probability'][rows]}, y,
                             groups_of_rows=np.asarray(features['prompt']).astype(str)[rows], n_splits=n_splits, C=C, seed=seed)
     weights = np.array(QueReProbe(C=C).fit(sets['QueRE'][rows], y).report_.coefficients)
@@ -683,6 +713,7 @@ def render_quere(
 # %% ../nbs/96_quere.ipynb #7c152b75
 def quere_explorer(
     features:dict, # from `load_quere_features`
+    rows:str='in range', # 'in range' (families right 30-70% of the time) or 'all' (every item, e.g. a tuned variant's one family)
 ):
     "Explorer: tick follow-up questions, see the probe's mean held-out AUROC over prompt-grouped splits and its weights; `.report` is the SplitStudy."
     import ipywidgets as W
@@ -692,7 +723,7 @@ def quere_explorer(
     strength = W.FloatLogSlider(value=1.0, base=10, min=-2, max=2, step=0.5, description='C', continuous_update=False)
     def render(follow_ups, C):
         if not follow_ups: return "tick at least one follow-up question"
-        rep, fig = render_quere(features, list(follow_ups), C)
+        rep, fig = render_quere(features, list(follow_ups), C, rows=rows)
         t = rep.table.set_index('features')
         headline = (f"probe C = {C:.3g}: QueRE with {len(follow_ups)} follow-ups, held-out AUROC {t.auroc_mean['QueRE']:.3f} "
                     f"± {t.auroc_sd['QueRE']:.3f} over {rep.n_splits} prompt-grouped splits; answer probability alone "
