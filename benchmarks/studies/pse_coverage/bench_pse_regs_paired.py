@@ -7,6 +7,8 @@ Candidates, each through the public `learners=` argument (`crossfit_gmf` / `Path
              (the classifier for the outcome of the binary-outcome design, as the 'hgb' preset does); propensities the default's
   all:loose  learners={'propensity': HistGradientBoostingClassifier(**LOOSE), 'outcome': L, 'pseudo': L}
   R:loose|props exact   R:loose's regressions with the exact propensities (a diagnostic: is what is left the regressions' error?)
+  --regs deep: R:deep, P:loose+R:deep, R:deep|props exact, the same with DEEP = LOOSE but learning_rate=0.1, max_leaf_nodes=31,
+             min_samples_leaf=10 (more capacity); draws in results/pse_regs_paired_deep_draws.csv
 LOOSE = bench_pse_swap_paired.LOOSE (max_iter=1000, learning_rate=0.05, max_leaf_nodes=8, min_samples_leaf=20, l2_regularization=0,
 early stopping on 20%, n_iter_no_change=30), against the preset's max_iter=300, min_samples_leaf=40, l2_regularization=1,
 n_iter_no_change=10. The regressions do not depend on the propensity learner (nested='fold'), so one cross-fit of R:loose serves
@@ -57,12 +59,19 @@ OUT = Path(os.environ.get("PSE_BENCH_OUT", Path(__file__).parent / "results"))
 DRAWS, SUB = OUT / "pse_regs_paired_draws.csv", OUT / "pse_overlap_subsample_draws.csv"
 EFF = ['TE', 'NDE', 'NIE', 'VDE']
 N = 5000
+DEEP = dict(LOOSE, learning_rate=0.1, max_leaf_nodes=31, min_samples_leaf=10)   # more capacity: deeper trees, smaller leaves, faster
+REGS = {'loose': LOOSE, 'deep': DEEP}
 
 
-def loose_learners(binary_y, seed, propensity=False):
-    "R:loose's learners dict (with propensity=True: all:loose's)."
-    reg = HistGradientBoostingRegressor(**LOOSE, random_state=seed)
-    out = {'outcome': HistGradientBoostingClassifier(**LOOSE, random_state=seed) if binary_y else reg, 'pseudo': reg}
+def draws_file(regs):
+    return DRAWS if regs == 'loose' else OUT / f"pse_regs_paired_{regs}_draws.csv"
+
+
+def loose_learners(binary_y, seed, propensity=False, regs='loose'):
+    "R:loose's learners dict (with propensity=True: all:loose's); regs='deep': R:deep's (the propensities, if asked, still LOOSE)."
+    kw = REGS[regs]
+    reg = HistGradientBoostingRegressor(**kw, random_state=seed)
+    out = {'outcome': HistGradientBoostingClassifier(**kw, random_state=seed) if binary_y else reg, 'pseudo': reg}
     if propensity: out['propensity'] = HistGradientBoostingClassifier(**LOOSE, random_state=seed)
     return out
 
@@ -75,7 +84,7 @@ def stored():
     return d[['design', 'rep', 'effect', 'estimate', 'se', 'exact_estimate']].rename(columns={'estimate': 'est_default', 'se': 'se_default'})
 
 
-def one_rep(design, rep, T, ref, check=False):
+def one_rep(design, rep, T, ref, check=False, regs='loose'):
     t0 = time.time()
     sim = sample(design, N, rep)
     df = sim.data
@@ -84,15 +93,15 @@ def one_rep(design, rep, T, ref, check=False):
     H = [np.column_stack(blocks[:k + 1]) for k in range(3)]
     binary_y = NONLINEAR_DESIGNS[design]['binary']
     c0 = time.process_time()
-    cf = crossfit_gmf(x, y, blocks, T, learners=loose_learners(binary_y, rep), seed=rep, clip=CLIP, n_jobs=1, binary_y=binary_y)
+    cf = crossfit_gmf(x, y, blocks, T, learners=loose_learners(binary_y, rep, regs=regs), seed=rep, clip=CLIP, n_jobs=1, binary_y=binary_y)
     cpu_r = time.process_time() - c0
     c1 = time.process_time()
     lp = crossfit_props(x, H, HistGradientBoostingClassifier(**LOOSE, random_state=rep), rep)
     cpu_p = time.process_time() - c1
     tp, tm = nonlinear_nuisances(df, design, T)
     tp = [np.clip(p, CLIP, 1 - CLIP) for p in tp]
-    combos = {'R:loose': (cf.propensities, cf.regressions), 'all:loose': (lp, cf.regressions),
-              'R:loose|props exact': (tp, cf.regressions), 'TT': (tp, tm)}
+    combos = {f'R:{regs}': (cf.propensities, cf.regressions), 'all:loose' if regs == 'loose' else f'P:loose+R:{regs}': (lp, cf.regressions),
+              f'R:{regs}|props exact': (tp, cf.regressions), 'TT': (tp, tm)}
     tr = truth(design)
     rows = []
     for combo, (P, M) in combos.items():
@@ -110,12 +119,12 @@ def one_rep(design, rep, T, ref, check=False):
     if check:   # the combination is what the public estimator returns for learners=R:loose
         R = sim.roles
         pe = PathSpecificEffects(exposure=R['x'], covariates=R['z'], mediators_first=R['w'], mediators_second=R['v'], outcome='y',
-                                 estimators=('DR',), star=False, warn=False, n_jobs=1, seed=rep, learners=loose_learners(binary_y, rep))
+                                 estimators=('DR',), star=False, warn=False, n_jobs=1, seed=rep, learners=loose_learners(binary_y, rep, regs=regs))
         t = pe.fit(df).report_.to_frame().set_index('effect').estimate
-        mine = d[d.combo == 'R:loose'].set_index('effect').est
+        mine = d[d.combo == f'R:{regs}'].set_index('effect').est
         g2 = float((t.reindex(EFF) - mine.reindex(EFF)).abs().max())
         if not g2 < 1e-10: raise SystemExit(f"{design} rep {rep}: PathSpecificEffects(learners=R:loose) differs by {g2:g}")
-        print(f"check {design} rep {rep}: PathSpecificEffects(learners=R:loose) reproduced (gap {g2:.1e})", flush=True)
+        print(f"check {design} rep {rep}: PathSpecificEffects(learners=R:{regs}) reproduced (gap {g2:.1e})", flush=True)
     d = d[d.combo != 'TT']
     d['est_exact'] = d.effect.map(r.exact_estimate)
     d['est_default'] = d.effect.map(r.est_default)
@@ -173,22 +182,26 @@ def summarise_sub(d, ref):
 
 def write():
     ref = stored()
-    if DRAWS.exists():
-        d = pd.read_csv(DRAWS)
+    for regs in REGS:
+        if not draws_file(regs).exists(): continue
+        d = pd.read_csv(draws_file(regs))
+        stem = OUT / ("pse_regs_paired" if regs == 'loose' else f"pse_regs_paired_{regs}")
         s = summarise_regs(d, ref)
-        s.to_csv(OUT / "pse_regs_paired.csv", index=False)
+        s.to_csv(f"{stem}.csv", index=False)
         per = d.groupby(['design', 'rep']).first()
-        head = (f"# Less-shrunk regressions (R:loose) and all learners less shrunk (all:loose), paired, n = {N:,}\n\n"
+        title = ("Less-shrunk regressions (R:loose) and all learners less shrunk (all:loose)" if regs == 'loose' else
+                 "More-capacity regressions (R:deep: DEEP of the docstring), alone and with less-shrunk propensities (P:loose+R:deep)")
+        head = (f"# {title}, paired, n = {N:,}\n\n"
                 f"Replications per design: {d.groupby('design').rep.nunique().to_dict()}. Same samples and folds as the default study; "
                 "`shift` = mean of (estimate - exact-nuisance estimate on the same sample) with its Monte Carlo SE; `abs_shift_over_sd` and "
                 "`its_mcse` divide by the SD of the default's estimates on the same replications; `default_abs_shift_over_sd`: the default's "
                 "on the same replications; `se_over_sd` with the candidate's own SD; coverage of est +- 1.96 SE with its Wilson 95% interval, "
-                "`upper_1s` its one-sided 95% upper bound. CPU s (one worker): `cpu_regs_loose_fit` the whole R:loose cross-fit (default "
-                f"propensities + loose regressions), `cpu_loose_props` all:loose's extra propensity fits. Median wall s per replication "
+                f"`upper_1s` its one-sided 95% upper bound. CPU s (one worker): `cpu_regs_loose_fit` the whole R:{regs} cross-fit (default "
+                f"propensities + {regs} regressions), `cpu_loose_props` all:loose's extra propensity fits. Median wall s per replication "
                 f"(both candidates and the checks) {per.seconds.median():.1f} at a median load average of {per.load.median():.1f} "
                 "(2 shared cores, one niced process). Command: `nice -n 15 .venv/bin/python "
-                "benchmarks/studies/pse_coverage/bench_pse_regs_paired.py --reps 50` (see its docstring).\n\n")
-        (OUT / "pse_regs_paired.md").write_text(head + markdown_table(s.round(4)) + "\n")
+                f"benchmarks/studies/pse_coverage/bench_pse_regs_paired.py --reps 50 --regs {regs}` (see its docstring).\n\n")
+        Path(f"{stem}.md").write_text(head + markdown_table(s.round(4)) + "\n")
         print(head + s.round(3).to_string(index=False), flush=True)
     if SUB.exists():
         d = pd.read_csv(SUB)
@@ -209,6 +222,7 @@ def main():
     ap.add_argument('--reps', type=int, default=50); ap.add_argument('--rep-from', type=int, default=0)
     ap.add_argument('--designs', nargs='+', default=list(DESIGN_INDEX))
     ap.add_argument('--max-seconds', type=float, default=np.inf)
+    ap.add_argument('--regs', choices=list(REGS), default='loose')
     ap.add_argument('--subsample', action='store_true'); ap.add_argument('--summarise', action='store_true')
     a = ap.parse_args()
     if a.summarise: return write()
@@ -222,15 +236,16 @@ def main():
             t.to_csv(SUB, mode='a', header=not SUB.exists(), index=False)
             print(f"subsample rep {rep}: {t.seconds.iloc[0]:.1f} s, cpu {t.cpu_seconds.iloc[0]:.1f} s", flush=True)
         return write()
-    done = set(zip(*pd.read_csv(DRAWS)[['design', 'rep']].values.T)) if DRAWS.exists() else set()
+    out = draws_file(a.regs)
+    done = set(zip(*pd.read_csv(out)[['design', 'rep']].values.T)) if out.exists() else set()
     checked = set()
     for rep in range(a.rep_from, a.reps):
         for dsg in a.designs:
             if (dsg, rep) in done: continue
             if time.time() - t0 > a.max_seconds: print(f"stopped before {dsg} rep {rep} ({time.time() - t0:.0f} s)"); return write()
-            d = one_rep(dsg, rep, T, ref, check=dsg not in checked); checked.add(dsg)
-            d.to_csv(DRAWS, mode='a', header=not DRAWS.exists(), index=False)
-            print(f"{dsg} rep {rep}: {d.seconds.iloc[0]:.1f} s, cpu R:loose fit {d.cpu_regs_loose_fit.iloc[0]:.1f} s, "
+            d = one_rep(dsg, rep, T, ref, check=dsg not in checked, regs=a.regs); checked.add(dsg)
+            d.to_csv(out, mode='a', header=not out.exists(), index=False)
+            print(f"{dsg} rep {rep}: {d.seconds.iloc[0]:.1f} s, cpu R:{a.regs} fit {d.cpu_regs_loose_fit.iloc[0]:.1f} s, "
                   f"loose props {d.cpu_loose_props.iloc[0]:.1f} s, load {d.load.iloc[0]:.1f}", flush=True)
     write()
 
