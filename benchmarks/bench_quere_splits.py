@@ -46,7 +46,13 @@ def tasks():
         assert list(O['prompt']) == list(V['prompt'])
         out.append((f'answer correct ({VARIANT} variant, capital items): follow-up designs', follow_up_designs(V, O['per_option_logprobs'])))
     hard = check_variant(VARIANT) / HARD_FILE # every file of the variant checked against its manifest first
-    if hard.exists(): out.append((f'answer correct ({VARIANT} variant, capital items + big-city items)', correctness_task(load_quere_features(hard))))
+    if hard.exists():
+        H = load_quere_features(hard); T = correctness_task(H)
+        n = len(V['prompt']); assert list(H['prompt'][:n]) == list(V['prompt'])   # the mix is the capital items, then the big-city ones
+        # the item's kind (known to the analyst, not read from the model) predicts the mix's correctness by itself: the baseline to beat
+        kind = (np.arange(len(T['y'])) >= n).astype(float)[:, None]
+        T['sets'] |= {'item kind alone': kind, 'QueRE + item kind': np.column_stack([T['sets']['QueRE'], kind])}
+        out.append((f'answer correct ({VARIANT} variant, capital items + big-city items)', T))
     models = OUT / 'quere_models.npz'
     if models.exists():
         M = dict(np.load(models)) | dict(follow_ups=np.array(FOLLOW_UPS), random_follow_ups=np.array(RANDOM_FOLLOW_UPS))
