@@ -145,6 +145,18 @@ def test_wide_figures_fit_the_column_with_text_at_full_size():
     assert r.ok and r.min_text_px >= 10, r
 
 
+
+def test_stacking_keeps_a_twin_axis_labels_on_the_right():
+    "A wide row of panels, one with a twinx axis: after stacking, the twin's tick labels stay on the right only (they were drawn over the left ones)."
+    from trustml_nb.viz import figure_bundle
+    set_theme()
+    fig, axs = new_figure(1, 2, figsize=(12, 3.5))
+    axs[0].bar([0, 1], [0.2, 0.9]); tw = axs[1].twinx(); tw.plot([0, 1], [70, 80]); axs[1].bar([0, 1], [0.5, 1.0])
+    figure_bundle(fig)   # stacks the row into a column
+    assert axs[1].get_subplotspec().rowspan.start == 1 and axs[1].yaxis.get_tick_params()['labelleft']
+    params = tw.yaxis.get_tick_params()
+    assert not params.get('labelleft', False) and params.get('labelright', True)
+
 def test_readability_finds_texts_over_texts_and_across_edges():
     fig, ax = new_figure(figsize=(4, 3)); ax.plot([0, 1], [0, 1])
     ax.text(0.3, 0.5, "budget 0.02"); ax.text(0.33, 0.51, "xi_l=0.04"); ax.text(0.95, 0.2, "edge label", transform=ax.transAxes)

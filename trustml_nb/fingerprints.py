@@ -390,9 +390,9 @@ def _strength_panel(ax, records:dict, epochs:int, after_benign:bool):
     ax.set_ylabel('exact-match rate'); ax.set_title('retention and utility by strength', fontsize='medium')
     tw = ax.twinx()
     tw.plot(x, [records[e]['perplexity'] for e in es], color=PALETTE[3], marker='o', label='held-out perplexity')
-    tw.set_ylabel('held-out perplexity'); tw.set_ylim(0, None)
+    tw.set_ylabel('held-out perplexity'); tw.set_ylim(0, None); tw.grid(False)   # one grid (the left axis's) is enough
     h1, l1 = ax.get_legend_handles_labels(); h2, l2 = tw.get_legend_handles_labels()
-    ax.legend(h1 + h2, l1 + l2, fontsize='small', loc='lower right')
+    ax.legend(h1 + h2, l1 + l2, fontsize='small', loc='center left')   # left of the tall bars, below the perplexity line
 
 
 # %% ../nbs/99_fingerprints.ipynb #bc58b1c0

@@ -203,7 +203,8 @@ def _stack(fig:Figure)->bool:
     col = fig.add_gridspec(gs.ncols, 1)
     for ax, s in zip(axes, specs):
         ax.set_subplotspec(col[s.colspan.start, 0])
-        ax.yaxis.set_tick_params(labelleft=True)   # a shared y axis hid the tick labels of all but the first panel
+        # a shared y axis hid the tick labels of all but the first panel; a twin (right-hand) axis keeps its labels on the right
+        if ax.yaxis.get_label_position() == 'left': ax.yaxis.set_tick_params(labelleft=True)
     w, h = fig.get_size_inches()
     fig.set_size_inches(w, h * gs.ncols)   # each panel keeps its height
     return True
