@@ -47,12 +47,12 @@ from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostin
 
 os.environ.setdefault("TRUSTML_NB_PROGRESS", "0")
 from trustml_nb.core import markdown_table
-from trustml_nb.pse import EFFECTS, PathSpecificEffects, crossfit_gmf, gmf_estimate
+from trustml_nb.pse import PathSpecificEffects, crossfit_gmf
 from trustml_nb.pse_simulator import NONLINEAR_DESIGNS, WORLDS, nonlinear_nuisances
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_pse_riesz import DESIGN_INDEX, sample, wilson        # noqa: E402  (also registers the 'overlap' design)
-from bench_pse_swap_paired import CLIP, LOOSE, crossfit_props   # noqa: E402
+from bench_pse_swap_paired import CLIP, LOOSE, combo_rows, crossfit_props   # noqa: E402
 from bench_pse_coverage_nonlinear import truth                  # noqa: E402
 
 OUT = Path(os.environ.get("PSE_BENCH_OUT", Path(__file__).parent / "results"))
@@ -102,16 +102,7 @@ def one_rep(design, rep, T, ref, check=False, regs='loose'):
     tp = [np.clip(p, CLIP, 1 - CLIP) for p in tp]
     combos = {f'R:{regs}': (cf.propensities, cf.regressions), 'all:loose' if regs == 'loose' else f'P:loose+R:{regs}': (lp, cf.regressions),
               f'R:{regs}|props exact': (tp, cf.regressions), 'TT': (tp, tm)}
-    tr = truth(design)
-    rows = []
-    for combo, (P, M) in combos.items():
-        fe = {a: gmf_estimate(x, y, P, M[a], a) for a in T}
-        for eff, (p, q) in EFFECTS.items():
-            if eff not in EFF: continue
-            phi = fe[p].influence - fe[q].influence
-            rows.append(dict(design=design, n=N, rep=rep, combo=combo, effect=eff, est=fe[p].estimate - fe[q].estimate,
-                             se=phi.std() / np.sqrt(N), truth=tr[eff]))
-    d = pd.DataFrame(rows)
+    d = combo_rows(design, N, rep, x, y, combos, T, truth(design))
     tt = d[d.combo == 'TT'].set_index('effect').est
     r = ref[(ref.design == design) & (ref.rep == rep)].set_index('effect')
     gap = float((tt - r.exact_estimate).abs().max())

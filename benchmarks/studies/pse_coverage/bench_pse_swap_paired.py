@@ -85,6 +85,19 @@ def combos(tp, tm, ep, em, cand):
     return out
 
 
+def combo_rows(design, n, rep, x, y, combos, T, tr):
+    "One row per (combo, effect): the DR estimate from the combo's (propensities, regressions), its influence-function SE and the truth."
+    rows = []
+    for combo, (P, M) in combos.items():
+        fe = {a: gmf_estimate(x, y, P, M[a], a) for a in T}
+        for eff, (p, q) in EFFECTS.items():
+            if eff not in EFF: continue
+            phi = fe[p].influence - fe[q].influence
+            rows.append(dict(design=design, n=n, rep=rep, combo=combo, effect=eff, est=fe[p].estimate - fe[q].estimate,
+                             se=phi.std() / np.sqrt(n), truth=tr[eff]))
+    return pd.DataFrame(rows)
+
+
 def one_rep(design, n, rep, T, check=False):
     t0, c0 = time.time(), time.process_time()
     df = sim_nonlinear(n, design, seed=derived_rng(2026, n, rep, DESIGN_INDEX[design])).data
@@ -102,16 +115,7 @@ def one_rep(design, n, rep, T, check=False):
     cand = {}
     for name, est in candidates(rep).items():
         c1 = time.process_time(); cand[name] = crossfit_props(x, H, est, rep); cpu[name] = time.process_time() - c1
-    tr = truth(design)
-    rows = []
-    for combo, (P, M) in combos(tp, tm, cf.propensities, cf.regressions, cand).items():
-        fe = {a: gmf_estimate(x, y, P, M[a], a) for a in T}
-        for eff, (p, q) in EFFECTS.items():
-            if eff not in EFF: continue
-            phi = fe[p].influence - fe[q].influence
-            rows.append(dict(design=design, n=n, rep=rep, combo=combo, effect=eff, est=fe[p].estimate - fe[q].estimate,
-                             se=phi.std() / np.sqrt(n), truth=tr[eff]))
-    d = pd.DataFrame(rows)
+    d = combo_rows(design, n, rep, x, y, combos(tp, tm, cf.propensities, cf.regressions, cand), T, truth(design))
     d['est_TT'] = d.effect.map(d[d.combo == 'TT'].set_index('effect').est)
     return d.assign(seconds=time.time() - t0, cpu_default=cpu['default'], cpu_loose=cpu['loose'], cpu_stack=cpu['stack'],
                     load=os.getloadavg()[0])
