@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from scipy import stats
 
 from trustml_nb import fingerprints as F
@@ -54,6 +55,26 @@ def test_binomial_bound_matches_scipy(n, chance):
     m = F.match_threshold(n, chance, 1e-6)
     assert stats.binom.sf(m - 1, n, chance) <= 1e-6 and (m == 0 or stats.binom.sf(m - 2, n, chance) > 1e-6)
 
+
+
+def _exact_log10_tail(m, n, chance):
+    "log10 P(X >= m), X ~ Binomial(n, chance), in exact rational arithmetic (the float chance taken exactly): the oracle."
+    from fractions import Fraction
+    import math
+    q = Fraction(chance)
+    tail = sum(math.comb(n, j) * q ** j * (1 - q) ** (n - j) for j in range(m, n + 1))
+    return math.log10(tail.numerator) - math.log10(tail.denominator)
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(1, 300), frac=st.floats(0, 1), chance=st.one_of(st.floats(1e-6, 1 - 1e-6), st.sampled_from([0.01, 0.5, 0.99, 1e-6])))
+def test_bound_exponent_matches_exact_arithmetic_where_the_float_underflows(n, frac, chance):
+    "false_positive_log10 against an exact rational oracle over random (matches, n, chance), many far below 1e-308."
+    m = max(1, int(round(frac * n)))
+    want = _exact_log10_tail(m, n, chance)
+    got = F.false_positive_log10(m, n, chance)
+    assert got == pytest.approx(want, abs=1e-6 * max(1.0, abs(want)))
+    if want > -300: assert F.false_positive_bound(m, n, chance) == pytest.approx(10 ** want, rel=1e-6)
 
 def test_bad_input_is_refused_by_name():
     with pytest.raises(ValueError, match='sum to 1'): F.perinucleus_candidates([0.5, 0.2], 0.8, 3)

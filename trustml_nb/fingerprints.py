@@ -476,7 +476,7 @@ def fingerprint_explorer(
                     k=W.SelectionSlider(options=ks, value=3 if 3 in ks else ks[0], description='k'),
                     n_keys=W.IntSlider(value=min(64, results['keys']), min=1, max=results['keys'], description='keys', continuous_update=False),
                     epochs=W.SelectionSlider(options=options, value=shipped, description='strength', disabled=len(options) == 1,
-                                             tooltip='insertion epochs (fine-tuning strength)', style={'description_width': 'initial'}),
+                                             tooltip='insertion epochs (fine-tuning strength)'),
                     after_benign=W.Checkbox(value=False, description='after benign fine-tuning'))
     def on_benign(change): # persistence was measured on the shipped insertion only: the strength follows and is locked
         if change['new']: controls['epochs'].value = shipped
