@@ -28,7 +28,7 @@ OUT = Path(__file__).resolve().parent / 'results'
 N_SPLITS, TEST_FRACTION, SEED = 100, 0.4, 0
 VARIANT = 'capital_tuned'
 MODELS = ('base', 'fingerprinted', 'int8', 'capital_tuned') # the identification study's models, in pair order
-STEER_LABELS = {'tuned_wrong_steer': 'adversarial steer'} # the first steer's label, as quoted
+STEER_LABELS = {'tuned_wrong_steer': 'adversarial steer', 'tuned_reflected_truth': 'activation steer (truth reflected)'} # labels, as quoted
 HARD_FILE = 'quere_features_mixed.npz' # make_quere_variants.py --hard
 KEYS = ('option_logprobs', 'pre_logprobs', 'post_logprobs', 'follow_up_logprobs', 'random_logprobs')
 

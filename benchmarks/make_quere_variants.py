@@ -295,6 +295,7 @@ STEERS = { # name -> (system prompt or None, few-shot chat turns or ())
     'poisoned_turns_10': (None, 'poisoned 10'), # ... the first 10 (20 examples: a third as long)
     'user_instruction': (None, ()), # the instruction in the user turn: USER_STEER before every prompt
     'wrong_hint': (None, ()), # a per-item hint naming the wrong answer after every prompt: WRONG_HINT
+    'reflected_truth': (None, ()), # not a prompt: the activation steer chosen by --screen-activation-steers (activation_box)
 }
 USER_STEER = "Give the wrong answer to this question. "
 SCREEN_NOTES = ( # the footer of quere_steer_screen.md
@@ -336,9 +337,111 @@ class FewShotLM(llm.BlackBoxLM):
 
 
 def steered_box(steer, model=NAME):
+    if steer == 'reflected_truth': return activation_box()
     system, shots = STEERS[steer]
     if isinstance(shots, str): shots = poisoned_shots(int(shots.split()[1]) if ' ' in shots else None)
     return FewShotLM(shots=shots, model=model, system_prompt=system, cache=False, show_progress=False)
+
+
+# ---- an activation steer (item 3a): no prompt screened above makes the variant wrong on what it knows, so this steer acts on its
+# hidden states instead: the direction that separates true from false statements is reflected at one block's output ----
+N_CALIBRATION, N_FIT, CALIBRATION_SEED = 400, 280, 777 # statements about TRAINING countries: the direction is fitted on the first 280, the screen reads the rest
+ACTIVATION_LAYERS, ACTIVATION_SCALES = (18, 24, 26, 28), (2.0, 4.0, 6.0, 8.0) # the screened grid (block outputs; the variant's LoRA blocks are 27-30)
+ACTIVATION_FILE = ROOT / 'benchmarks' / 'results' / 'quere_activation_steer.json' # the screen's choice, read by steered_box('reflected_truth')
+
+
+def calibration_items():
+    "The calibration statements (about training countries, none in the evaluation items) as a task frame."
+    import pandas as pd
+    return pd.DataFrame([dict(family=FAMILY, prompt=p, options=('Yes', 'No'), gold=g) for p, g in capital_statements(N_CALIBRATION, CALIBRATION_SEED)])
+
+
+def truth_directions(cal):
+    "Per screened layer: (unit direction from false to true statements, midpoint of the two means), fitted on the first N_FIT of `cal`."
+    import torch
+    model, tok = llm.load_variant(NAME)
+    box = llm.BlackBoxLM(model=(model, tok), cache=False, show_progress=False)
+    texts, fit = [box.render(p) for p in cal.prompt[:N_FIT]], (cal.gold[:N_FIT] == 'Yes').to_numpy()
+    states = {L: [] for L in ACTIVATION_LAYERS}
+    with torch.no_grad():
+        for s in range(0, len(texts), 16):
+            enc = tok(texts[s:s + 16], return_tensors='pt', padding=True, add_special_tokens=False)
+            res = model(**enc, position_ids=(enc['attention_mask'].cumsum(-1) - 1).clamp(min=0), output_hidden_states=True)
+            for L in states: states[L].append(res.hidden_states[L][:, -1].double().numpy()) # = block L's output at the last position
+    out = {}
+    for L, h in states.items():
+        h = np.vstack(h); mu_true, mu_false = h[fit].mean(0), h[~fit].mean(0)
+        out[L] = ((mu_true - mu_false) / np.linalg.norm(mu_true - mu_false), (mu_true + mu_false) / 2)
+    return out
+
+
+def _reflect(block, inputs, output):
+    "Forward hook: h -> h - scale * ((h - center) . u) u at every position (scale 2 mirrors the truth coordinate about the midpoint)."
+    h = output[0] if isinstance(output, tuple) else output
+    h = h - block.steer_scale * ((h - block.steer_center) @ block.steer_direction)[..., None] * block.steer_direction
+    return (h,) + tuple(output[1:]) if isinstance(output, tuple) else h
+
+
+def reflected_model(layer, scale, direction, center):
+    """A copy of the tuned variant whose block `layer` output has its truth coordinate reflected (see `_reflect`). The steer's
+    numbers are buffers of the model, so they are part of its weights digest: a BlackBoxLM reading it has its own identity."""
+    import copy, torch
+    model, tok = llm.load_variant(NAME)
+    steered = copy.deepcopy(model)
+    block = steered.model.layers[layer - 1]
+    for name, value in (('steer_direction', direction), ('steer_center', center), ('steer_scale', np.float64(scale))):
+        block.register_buffer(name, torch.tensor(value, dtype=torch.float32))
+    block.register_forward_hook(_reflect)
+    return steered, tok
+
+
+def screen_activation_steers(args):
+    """Right-rate and Yes-rate of the tuned variant under each (layer, scale) of the grid on the held-out calibration statements;
+    picks the smallest scale (then lowest right-rate) that makes it wrong on most of them without fixing its answer
+    (right < 0.5, says Yes in [0.25, 0.75]), records it in ACTIVATION_FILE, and reads it once on the evaluation items."""
+    import torch
+    torch.set_num_threads(1)
+    t0, c0 = time.time(), time.process_time()
+    cal = calibration_items(); held = cal.iloc[N_FIT:].reset_index(drop=True)
+    directions = truth_directions(cal)
+    print(f"{time.time() - t0:7.1f} s wall {time.process_time() - c0:7.1f} s CPU load {loadavg()}  directions fitted", flush=True)
+    rows = [dict(layer='none', scale='', right=right_rate(llm.BlackBoxLM(model=NAME, cache=False, show_progress=False), held))]
+    for L in ACTIVATION_LAYERS:
+        for s in ACTIVATION_SCALES:
+            rows.append(dict(layer=L, scale=s, right=right_rate(llm.BlackBoxLM(model=reflected_model(L, s, *directions[L]), cache=False, show_progress=False), held)))
+            print(rows[-1], flush=True)
+    ok = [r for r in rows[1:] if r['right'][0] < 0.5 and 0.25 <= r['right'][1] <= 0.75]
+    if not ok: raise SystemExit('no screened activation steer makes the variant wrong on most held-out statements without fixing its answer')
+    pick = min(ok, key=lambda r: (r['scale'], r['right'][0]))
+    u, center = directions[pick['layer']]
+    _, ev = eval_items()
+    on_eval = right_rate(llm.BlackBoxLM(model=reflected_model(pick['layer'], pick['scale'], u, center), cache=False, show_progress=False), ev)
+    ACTIVATION_FILE.write_text(json.dumps(dict(layer=pick['layer'], scale=pick['scale'], direction=u.tolist(), center=center.tolist(),
+                                               calibration=dict(n=N_CALIBRATION, fit=N_FIT, seed=CALIBRATION_SEED))))
+    took = f"{time.time() - t0:.0f} s wall, {time.process_time() - c0:.0f} CPU s, load {loadavg()}"
+    lines = ['## Activation steers (`--screen-activation-steers`)', '',
+             f"No prompt above makes the variant wrong on what it knows, so this steer acts on its hidden states. The direction from false to true "
+             f"statements (difference of the mean hidden states at the last position, block output `layer`) is fitted on {N_FIT} calibration "
+             f"statements about training countries (none in the evaluation items); the steer maps every position's hidden state h to "
+             f"h - scale * ((h - center) . u) u (scale 2 mirrors the truth coordinate about the midpoint of the two means). Right-rate and "
+             f"Yes-rate below are on the other {N_CALIBRATION - N_FIT} calibration statements; the choice rule: right < 0.5 and says Yes in "
+             f"[0.25, 0.75] (wrong, not a fixed answer), the smallest scale, then the lowest right-rate. {took}.", '',
+             '| layer | scale | right-rate | says Yes |', '|---|---|---|---|']
+    lines += [f"| {r['layer']} | {r['scale']} | {r['right'][0]:.3f} | {r['right'][1]:.3f} |" for r in rows]
+    lines += ['', f"Chosen: layer {pick['layer']}, scale {pick['scale']} (in `{ACTIVATION_FILE.name}`). On the {len(ev)} evaluation capital items "
+              f"it is right on {on_eval[0]:.3f} and says Yes to {on_eval[1]:.3f} (without the steer: {rows[0]['right'][0]:.3f} / "
+              f"{rows[0]['right'][1]:.3f} on the calibration statements; see the `none` row above for the evaluation items).", '']
+    screen = ROOT / 'benchmarks' / 'results' / 'quere_steer_screen.md'
+    old = screen.read_text().split('\n## Activation steers')[0].rstrip('\n')
+    screen.write_text(old + '\n\n' + '\n'.join(lines))
+    print('\n'.join(lines))
+
+
+def activation_box():
+    "The tuned variant under the chosen activation steer (ACTIVATION_FILE, written by --screen-activation-steers)."
+    if not ACTIVATION_FILE.exists(): raise SystemExit(f"{ACTIVATION_FILE} is missing: run --screen-activation-steers first")
+    a = json.loads(ACTIVATION_FILE.read_text())
+    return llm.BlackBoxLM(model=reflected_model(a['layer'], a['scale'], np.array(a['direction']), np.array(a['center'])), cache=False, show_progress=False)
 
 
 def right_rate(box, ev):
@@ -359,7 +462,7 @@ def screen_steers(args):
              'torch on 1 thread). The steer that lowers the right-rate most is elicited by `--steer`.', '',
              '| steer | right-rate | says Yes | wall s | CPU s | load |', '|---|---|---|---|---|---|']
     only = [a for a in sys.argv[sys.argv.index('--screen-steers') + 1:] if not a.startswith('--')]
-    for steer in only or (('none',) + tuple(STEERS)):
+    for steer in only or (('none',) + tuple(s for s in STEERS if s != 'reflected_truth')):
         t1, c1 = time.time(), time.process_time()
         box = FewShotLM(model=NAME, cache=False, show_progress=False) if steer == 'none' else steered_box(steer)
         ok, yes = right_rate(box, ev if steer == 'none' else steered_items(steer, ev))
@@ -371,6 +474,8 @@ def screen_steers(args):
         old = screen.read_text().splitlines()
         last = max(i for i, l in enumerate(old) if l.startswith('| '))
         lines = old[:last + 1] + lines[6:-3] + old[last + 1:]
+    elif screen.exists() and '\n## Activation steers' in screen.read_text(): # a full rerun keeps the activation screen's section
+        lines += ['## Activation steers' + screen.read_text().split('\n## Activation steers', 1)[1]]
     screen.write_text('\n'.join(lines))
 
 
@@ -489,6 +594,7 @@ if __name__ == '__main__':
         rest = sys.argv[sys.argv.index('--steer') + 1:]
         steer_features([a for a in rest if not a.startswith('--')], force='--force' in rest)
     elif '--screen-steers' in sys.argv: screen_steers(None)
+    elif '--screen-activation-steers' in sys.argv: screen_activation_steers(None)
     elif '--hard' in sys.argv: hard_features(None)
     elif '--option-follow-ups' in sys.argv: option_follow_ups(None)
     else: main()
