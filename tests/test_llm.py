@@ -175,3 +175,77 @@ def test_model_hook_identity_keeps_answers_of_different_models_apart():
     assert len({key(base)} | {key(BlackBoxLM(model=n, cache=False)) for n in names}) == 1 + len(names)
     with pytest.raises(TypeError, match='model must be None'): BlackBoxLM(model=3)
     with pytest.raises(ValueError, match="no variant 'nope'"): BlackBoxLM(model='nope')
+
+
+# ---- issue 35 item 3: a root read once for all the conversations of one call ------------------------------------------
+
+class _FewShotLM(BlackBoxLM):
+    "benchmarks/make_quere_variants.py's FewShotLM: fixed example turns (user question, assistant answer) before every conversation."
+    def __init__(self, shots=(), **kwargs):
+        super().__init__(**kwargs)
+        self.shots = [t for q, a in shots for t in (q, a)]
+    def settings(self): return super().settings() | {'shots': self.shots}
+    def _turns(self, conversation): return self.shots + ([conversation] if isinstance(conversation, str) else list(conversation))
+    def render(self, conversation): return super().render(self._turns(conversation))
+    def render_prefix(self, conversation): return super().render_prefix(self._turns(conversation))
+
+
+class _SeamLM(_FewShotLM):
+    "A blank line before every user turn that follows another turn: '\\n' + '\\n' is one token read whole, two read apart."
+    def render(self, conversation): return super().render(conversation).replace('<|im_end|>\n<|im_start|>user', '<|im_end|>\n\n<|im_start|>user')
+
+
+_SHOTS = tuple((f"Is {city} the capital of {country}? Answer Yes or No.", answer) for city, country, answer in (
+    ('Paris', 'France', 'Yes'), ('Lyon', 'France', 'No'), ('Rome', 'Italy', 'Yes'), ('Milan', 'Italy', 'No'), ('Cairo', 'Egypt', 'Yes'),
+    ('Giza', 'Egypt', 'No'), ('Lima', 'Peru', 'Yes'), ('Cusco', 'Peru', 'No'), ('Oslo', 'Norway', 'Yes'), ('Bergen', 'Norway', 'No')))  # 20 turns
+_CONVS = (['Is Madrid the capital of Spain? Answer Yes or No.', 'Is 7 prime? Answer Yes or No.', 'Is Sydney the capital of Australia? Answer Yes or No.']
+          + [[p, a, q] for p, a in (('Is Berlin the capital of Germany? Answer Yes or No.', 'Yes'), ('Is 9 prime? Answer Yes or No.', 'No'))
+             for q in ('Are you sure? Answer Yes or No.', 'Did you guess? Answer Yes or No.', 'Is this question easy for you? Answer Yes or No.')])
+
+
+def _one_by_one(box, convs, tokens):
+    "The independent reading: each full rendered text run alone, from scratch (no padding, no cache)."
+    return np.array([llm._forward(box, [box.render(c)], llm._scored_ids(tuple(tokens)))[0]['logprobs'] for c in convs])
+
+
+def _whole_tokens(box, convs): return sum(len(llm.load_tokenizer().encode(box.render(c), add_special_tokens=False)) for c in convs)
+
+
+@needs_model
+@pytest.mark.slow
+def test_live_root_is_read_once_and_changes_no_reading():
+    """20 example turns before every conversation (as the steered boxes of the QueRE study): the shared root is read once and
+    every prompt and follow-up group reads on from it; the readings equal each whole text run alone. A root whose cut would
+    split a token falls back to reading whole texts; a call with no long common root keeps today's path."""
+    pytest.importorskip('torch')
+    tokens = ['Yes', 'No']
+    box = _FewShotLM(shots=_SHOTS, cache=False, show_progress=False, batch_size=4)   # batches of 4: padding within and across batches
+    texts = [box.render(c) for c in _CONVS]
+    root = llm._root(sorted(texts), {t: box.render_prefix(c) for t, c in zip(texts, _CONVS)})
+    assert root == box.render_prefix(_CONVS[0]) and len(llm.load_tokenizer().encode(root)) > 200   # the shots block, cut at its last turn
+    lp = box.token_logprobs(_CONVS, tokens)
+    ran, runs = box.tokens_run, box.forwards
+    np.testing.assert_allclose(lp, _one_by_one(box, _CONVS, tokens), atol=1e-4)   # float32, other shapes
+    assert runs == 1 + 3 + 2 + 6   # the root; 3 prompts and 2 prefixes read on from it; 6 follow-ups read on from their prefix
+    whole = _whole_tokens(box, _CONVS)
+    assert len(llm.load_tokenizer().encode(root)) < ran < whole / 5, (ran, whole)   # the root is read once, not 9 (or 1 + 2 + 3) times
+    # a cut that would split a token: no root, every text read whole
+    seam = _SeamLM(shots=_SHOTS, cache=False, show_progress=False, batch_size=4)
+    seam_texts = [seam.render(c) for c in _CONVS]
+    healed = [t.replace('\n\n<|im_start|>user', '\n<|im_start|>user') for t in seam_texts]   # the same texts without the blank lines
+    assert healed == texts and llm._root(healed, {t: None for t in healed}) == root and llm._root(seam_texts, {t: None for t in seam_texts}) == ''
+    seam.token_logprobs(_CONVS[:3], tokens)
+    assert seam.forwards == 3 and seam.tokens_run == _whole_tokens(seam, _CONVS[:3])
+    # no long common root (the default system turn is 21 tokens): today's path, the same readings bit for bit
+    plain = BlackBoxLM(cache=False, show_progress=False, batch_size=4)
+    got = plain.token_logprobs(_CONVS, tokens)
+    assert plain.forwards == 3 + 2 + 6
+    todo = sorted((plain.render(c) for c in _CONVS[:3]), key=lambda t: (len(t), t))   # as token_logprobs batches them
+    today = dict(zip(todo, (r['logprobs'] for r in llm._forward(plain, todo, llm._scored_ids(tuple(tokens))))))
+    for p in ('Is Berlin the capital of Germany? Answer Yes or No.', 'Is 9 prime? Answer Yes or No.'):
+        group = sorted((plain.render(c) for c in _CONVS[3:] if c[0] == p), key=lambda t: (len(t), t))
+        prefix = plain.render_prefix([c for c in _CONVS[3:] if c[0] == p][0])
+        today.update(zip(group, (r['logprobs'] for r in llm._forward_shared(plain, prefix, [t[len(prefix):] for t in group],
+                                                                              llm._scored_ids(tuple(tokens))))))
+    np.testing.assert_array_equal(got, np.array([today[plain.render(c)] for c in _CONVS]))
+    np.testing.assert_allclose(got, _one_by_one(plain, _CONVS, tokens), atol=1e-4)

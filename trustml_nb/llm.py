@@ -178,7 +178,9 @@ def _model_hook(model)->tuple:
 
 # %% ../nbs/05_llm.ipynb #18be0ed0
 class BlackBoxLM:
-    "SmolLM2 behind the interface QueRE assumes: generate, sample, next-token probabilities of answer strings, P(yes)."
+    """SmolLM2 behind the interface QueRE assumes: generate, sample, next-token probabilities of answer strings, P(yes).
+    `forwards` counts the sequences the model ran (cache hits run none): a whole prompt, a shared root or prefix read once, or one
+    continuation read on from a root or prefix; `tokens_run` the tokens `token_logprobs` and `hidden_states` fed the model (padding excluded)."""
     def __init__(self,
                  system_prompt:str|None=None, # system prompt; None keeps the model's own default
                  temperature:float=1.0, # softmax temperature of every probability and sample
@@ -196,7 +198,8 @@ class BlackBoxLM:
         self.system_prompt, self.temperature, self.batch_size = system_prompt, float(temperature), batch_size
         self.cache = DiskCache(cache_dir) if cache else None
         self.show_progress = show_progress
-        self.forwards = 0 # prompts the model actually ran (cache misses)
+        self.forwards = 0 # sequences the model ran (see the docstring)
+        self.tokens_run = 0 # tokens those reads fed the model, padding excluded
         self.model_id, self._hook = _model_hook(model) # the model's identity (cache keys carry it) and how to get it
 
     def settings(self)->dict:
@@ -220,12 +223,13 @@ class BlackBoxLM:
                       conversation, # a prompt (str) or a list of {'role', 'content'} turns
                      )->str|None:
         "The text of `conversation` up to its last user turn (the part follow-ups share), or None for a single prompt."
+        # checked against this class's rendering: a subclass whose render adds turns (few-shot examples) calls this with them added
         turns = _check_turns(conversation)
         if len(turns) < 3: return None
         msgs = [] if self.system_prompt is None else [{'role': 'system', 'content': self.system_prompt}]
         msgs += [{'role': 'user' if i % 2 == 0 else 'assistant', 'content': t} for i, t in enumerate(turns[:-1])]
         prefix = load_tokenizer().apply_chat_template(msgs, tokenize=False, add_generation_prompt=False)
-        return prefix if self.render(turns).startswith(prefix) else None
+        return prefix if BlackBoxLM.render(self, turns).startswith(prefix) else None
 
 # %% ../nbs/05_llm.ipynb #3cc7ecc2
 def _token_ids(tokenizer, strings, name='options')->list:
@@ -302,20 +306,33 @@ def _forward(self, texts:list, token_ids:tuple, hidden_layers:tuple=())->list:
             row = {'logprobs': logp[i].tolist()}
             if hidden_layers: row['hidden'] = {int(l): res.hidden_states[l][i, -1].double().numpy().tolist() for l in hidden_layers}
             out.append(row)
-        self.forwards += len(chunk)
+        self.forwards += len(chunk); self.tokens_run += int(enc['attention_mask'].sum())
     return out
 
-# %% ../nbs/05_llm.ipynb #b4e6c1c4
-def _forward_shared(self, prefix:str, suffixes:list, token_ids:tuple)->list:
-    "Like `_forward` for texts `prefix + suffix`: the prefix runs once, its key/value cache is reused by every suffix."
+# %% ../nbs/05_llm.ipynb #55dd1a87
+def _extend(self, past, n_past:int, text:str)->tuple:
+    "Read `text` in one row after the cached (past, n_past) ((None, 0): from scratch); the grown cache and its length (`past` is left as it was)."
+    if not text: return past, n_past
     torch = require('torch', 'llm', 'the language model')
     model, tok = self.model_and_tokenizer()
-    pre = tok([prefix], return_tensors='pt', add_special_tokens=False)
-    n_pre = pre['input_ids'].shape[1]
-    with torch.no_grad(): past = model(**pre, use_cache=True).past_key_values
-    self.forwards += 1
+    ids = torch.tensor([tok.encode(text, add_special_tokens=False)])
+    n = ids.shape[1]
+    kv = None if past is None else copy.deepcopy(past) # the model grows the cache it is given
+    with torch.no_grad():
+        res = model(input_ids=ids, attention_mask=torch.ones((1, n_past + n), dtype=torch.long),
+                    position_ids=n_past + torch.arange(n)[None], past_key_values=kv, use_cache=True)
+    self.forwards += 1; self.tokens_run += n
+    return res.past_key_values, n_past + n
+
+
+# %% ../nbs/05_llm.ipynb #cac3e41b
+def _continue(self, past, n_past:int, suffixes:list, token_ids:tuple, desc:str|None=None)->list:
+    "Per suffix, log-probs of `token_ids` after reading it on from the cached (past, n_past): right-padded batches, positions from n_past on."
+    torch = require('torch', 'llm', 'the language model')
+    model, tok = self.model_and_tokenizer()
     out = []
-    for start in range(0, len(suffixes), self.batch_size):
+    batches = range(0, len(suffixes), self.batch_size)
+    for start in (progress(batches, desc=desc, show=self.show_progress, leave=False) if desc else batches):
         ids = [tok.encode(s, add_special_tokens=False) for s in suffixes[start:start + self.batch_size]]
         width, rows = max(map(len, ids)), len(ids)
         input_ids = torch.full((rows, width), tok.pad_token_id, dtype=torch.long)
@@ -323,13 +340,54 @@ def _forward_shared(self, prefix:str, suffixes:list, token_ids:tuple)->list:
         for r, i in enumerate(ids): input_ids[r, :len(i)], mask[r, :len(i)] = torch.tensor(i), 1 # right padding
         kv = copy.deepcopy(past); kv.batch_repeat_interleave(rows)
         with torch.no_grad():
-            res = model(input_ids=input_ids, attention_mask=torch.cat([torch.ones((rows, n_pre), dtype=torch.long), mask], 1),
-                        position_ids=n_pre + torch.arange(width).expand(rows, width), past_key_values=kv, use_cache=True)
+            res = model(input_ids=input_ids, attention_mask=torch.cat([torch.ones((rows, n_past), dtype=torch.long), mask], 1),
+                        position_ids=n_past + torch.arange(width).expand(rows, width), past_key_values=kv, use_cache=True)
         last = torch.tensor([len(i) - 1 for i in ids])
         logp = _scores(self, res.logits[torch.arange(rows), last], token_ids)
         out += [{'logprobs': row.tolist()} for row in logp]
-        self.forwards += rows
+        self.forwards += rows; self.tokens_run += int(mask.sum())
     return out
+
+
+# %% ../nbs/05_llm.ipynb #b4e6c1c4
+def _forward_shared(self, prefix:str, suffixes:list, token_ids:tuple, past=None, n_past:int=0)->list:
+    "Like `_forward` for texts `prefix + suffix`: the prefix runs once (read on from a cached root, if given), its key/value cache is reused by every suffix."
+    past, n = _extend(self, past, n_past, prefix)
+    return _continue(self, past, n, suffixes, token_ids)
+
+
+# %% ../nbs/05_llm.ipynb #317af085
+def _root(texts:list, prefixes:dict, min_tokens:int=64, boundary:str='<|im_end|>\n')->str:
+    "The chat turns every text starts with, worth reading once for all (see above); '' where there is none."
+    if len({prefixes[t] or t for t in texts}) < 2: return '' # one run from scratch at most: nothing to share
+    common = os.path.commonprefix(list(texts))
+    root = common[:common.rfind(boundary) + len(boundary)] if boundary in common else ''
+    rests = [t[len(root):] for t in texts]
+    if not root or not all(rests): return ''
+    tok = load_tokenizer()
+    head = tok.encode(root, add_special_tokens=False)
+    if len(head) < min_tokens: return ''
+    whole, tails = (tok(list(x), add_special_tokens=False)['input_ids'] for x in (texts, rests))
+    return root if all(w == head + r for w, r in zip(whole, tails)) else '' # a token across the cut: no root
+
+
+# %% ../nbs/05_llm.ipynb #a15b13a1
+def _readings(self, todo:list, prefixes:dict, token_ids:tuple)->dict:
+    "text -> reading of each `todo` text: the root (if any) read once, then each prefix group and each other text read on from it."
+    prefixes = {t: p if p is not None and t.startswith(p) and len(p) < len(t) else None for t, p in prefixes.items()} # a prefix the text really starts with
+    root = _root(todo, prefixes)
+    past, n_root = _extend(self, None, 0, root) # (None, 0) when there is no root
+    plain = [t for t in todo if prefixes[t] is None or len(prefixes[t]) <= len(root)]
+    if root: rows = _continue(self, past, n_root, [t[len(root):] for t in plain], token_ids, desc='forwards')
+    else: rows = _forward(self, plain, token_ids) if plain else [] # no root: today's left-padded batches
+    new, shared = dict(zip(plain, rows)), {}
+    for t in todo:
+        if t not in new: shared.setdefault(prefixes[t], []).append(t)
+    for prefix, group in progress(shared.items(), desc='shared prefixes', leave=False,
+                                  show=self.show_progress):
+        new.update(zip(group, _forward_shared(self, prefix[len(root):], [t[len(prefix):] for t in group], token_ids, past, n_root)))
+    return new
+
 
 # %% ../nbs/05_llm.ipynb #794292df
 @patch
@@ -337,7 +395,7 @@ def token_logprobs(self:BlackBoxLM,
                    conversations, # prompts (strings) or conversations (lists of user/assistant turns)
                    tokens, # answer strings; the log-probability of each one's first token is returned
                   )->np.ndarray: # shape (n_prompts, n_tokens)
-    "Next-token log-probabilities of `tokens` after each prompt (batched; cached on disk by model, prompt and settings)."
+    "Next-token log-probabilities of `tokens` after each prompt (batched, shared roots and prefixes read once; cached on disk by model, prompt and settings)."
     convs = _check_conversations(conversations)
     ids = _checked_ids(tokens, 'tokens')
     texts = [self.render(c) for c in convs]
@@ -347,14 +405,7 @@ def token_logprobs(self:BlackBoxLM,
     todo = sorted({t for t, k in zip(texts, keys) if found.get(k) is None}, key=lambda t: (len(t), t)) # similar lengths batch together
     if todo:
         prefixes = {t: self.render_prefix(c) for t, c in zip(texts, convs)}
-        plain = [t for t in todo if prefixes[t] is None]
-        new = dict(zip(plain, _forward(self, plain, ids))) if plain else {}
-        shared = {}
-        for t in todo:
-            if prefixes[t] is not None: shared.setdefault(prefixes[t], []).append(t)
-        for prefix, group in progress(shared.items(), desc='shared prefixes', leave=False,
-                                      show=self.show_progress):
-            new.update(zip(group, _forward_shared(self, prefix, [t[len(prefix):] for t in group], ids)))
+        new = _readings(self, todo, prefixes, ids)
         fresh = {cache_key(self.settings(), t, ids): new[t]['logprobs'] for t in todo}
         if self.cache is not None: self.cache.put(fresh)
         found.update(fresh)
