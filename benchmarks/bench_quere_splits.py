@@ -28,7 +28,8 @@ OUT = Path(__file__).resolve().parent / 'results'
 N_SPLITS, TEST_FRACTION, SEED = 100, 0.4, 0
 VARIANT = 'capital_tuned'
 MODELS = ('base', 'fingerprinted', 'int8', 'capital_tuned') # the identification study's models, in pair order
-STEER_LABELS = {'tuned_wrong_steer': 'adversarial steer', 'tuned_reflected_truth': 'activation steer (truth reflected)'} # labels, as quoted
+STEER_LABELS = {'tuned_wrong_steer': 'adversarial steer', 'tuned_reflected_truth': 'activation steer (truth reflected)', # labels, as quoted
+                'tuned_poisoned_turns_10': 'wrong-answered examples (20 turns)', 'tuned_poisoned_turns': 'wrong-answered examples (60 turns)'}
 HARD_FILE = 'quere_features_mixed.npz' # make_quere_variants.py --hard
 KEYS = ('option_logprobs', 'pre_logprobs', 'post_logprobs', 'follow_up_logprobs', 'random_logprobs')
 
