@@ -5,8 +5,13 @@
 For every fingerprint set (perinucleus; random-token and greedy responses, the paper's baselines) and every model (base,
 each shipped variant): the exact-match rate of greedy answers to the keys. From these: fingerprints inserted and retained,
 the false-positive rate on models that were never given the set, persistence after further benign fine-tuning, and the
-binomial bound. Utility: held-out next-token perplexity and top-1 accuracy on benign prose, against the base model.
-Writes benchmarks/results/fingerprints.md and trustml_nb/llm_variants/fingerprint_results.json (read by the notebook).
+binomial bound. Utility: held-out next-token perplexity and top-1 accuracy on benign prose, against the base model, and a
+small task (4-option multiple choice: capital cloze, word opposites; arithmetic is dropped where the base model is at chance)
+scored as standard harnesses score multiple choice, with each model's items gained and lost against the base model.
+
+    nice -n 10 python benchmarks/bench_fingerprints.py --small-task   # the small task alone, added to the existing json and md
+
+Torch runs on 1 thread (float32 sums depend on the thread count). Writes benchmarks/results/fingerprints.md and trustml_nb/llm_variants/fingerprint_results.json (read by the notebook).
 """
 import hashlib, json, os, resource, subprocess, sys, time
 from pathlib import Path
@@ -69,11 +74,224 @@ def tk_grid(probs, ts=(0.5, 0.6, 0.7, 0.8, 0.9, 0.95), ks=(1, 3, 10, 30)):
             for (t, k), v in rows.items()]
 
 
+# ---- the small task (issue 35 item 2: utility on a task, not only held-out perplexity) ----
+TASK_SEED = 35 # derived_rng(TASK_SEED, family, item) draws each item's distractors and option order
+N_ARITHMETIC = 100
+OPPOSITES = {'hot': 'cold', 'tall': 'short', 'happy': 'sad', 'wet': 'dry', 'early': 'late', 'rich': 'poor', 'full': 'empty',
+             'strong': 'weak', 'thick': 'thin', 'loud': 'quiet', 'win': 'lose', 'buy': 'sell', 'push': 'pull', 'clean': 'dirty',
+             'heavy': 'light', 'alive': 'dead', 'true': 'false', 'love': 'hate', 'front': 'back', 'north': 'south', 'east': 'west',
+             'inside': 'outside', 'day': 'night', 'black': 'white', 'top': 'bottom', 'first': 'last', 'begin': 'end',
+             'question': 'answer', 'remember': 'forget', 'friend': 'enemy', 'sharp': 'dull', 'safe': 'dangerous',
+             'cheap': 'expensive', 'sweet': 'sour', 'asleep': 'awake', 'arrive': 'depart', 'accept': 'refuse',
+             'increase': 'decrease', 'maximum': 'minimum', 'always': 'never', 'before': 'after', 'above': 'below', 'give': 'take',
+             'enter': 'exit', 'male': 'female', 'positive': 'negative', 'ancient': 'modern', 'victory': 'defeat', 'wide': 'narrow',
+             'deep': 'shallow', 'smooth': 'rough', 'brave': 'cowardly'}
+FAMILIES = ('capital', 'arithmetic', 'opposite')
+TASK_COMMAND = 'nice -n 10 python benchmarks/bench_fingerprints.py --small-task'
+
+
+def task_items(seed:int=TASK_SEED)->dict:
+    "Per family, the items: dict(prompt, options (completions, each with its leading space), gold (index of the right one)), 4 options each."
+    from trustml_nb.core import derived_rng
+    from trustml_nb.quere import _CAPITALS
+    from make_quere_variants import TRAIN_CAPITALS, OFFSETS
+    def item(prompt, right, wrong, rng):
+        options = [right] + list(wrong)
+        order = rng.permutation(len(options))
+        return dict(prompt=prompt, options=[' ' + str(options[j]) for j in order], gold=int(np.flatnonzero(order == 0)[0]))
+    capitals = {**_CAPITALS, **TRAIN_CAPITALS}
+    out = {'capital': [], 'arithmetic': [], 'opposite': []}
+    for i, country in enumerate(sorted(capitals)):
+        rng = derived_rng(seed, 0, i)
+        others = sorted(v for c, v in capitals.items() if c != country)
+        out['capital'].append(item(f'The capital of {country} is', capitals[country], rng.choice(others, 3, replace=False), rng))
+    for i in range(N_ARITHMETIC):
+        rng = derived_rng(seed, 1, i)
+        a, b = (int(v) for v in rng.integers(10, 100, 2))
+        out['arithmetic'].append(item(f'{a} + {b} =', a + b, [a + b + int(o) for o in rng.choice(OFFSETS, 3, replace=False)], rng))
+    for i, word in enumerate(sorted(OPPOSITES)):
+        rng = derived_rng(seed, 2, i)
+        others = sorted(v for w, v in OPPOSITES.items() if w != word)
+        out['opposite'].append(item(f'The opposite of {word} is', OPPOSITES[word], rng.choice(others, 3, replace=False), rng))
+    return out
+
+
+def completion_logprobs(model, encoded:list, lower:list, start:int)->list:
+    "Per (prompt ids, completion ids) pair: the log-probability of each completion token given every token before it (float64)."
+    out = []
+    with torch.no_grad():
+        for s in range(0, len(encoded), 64):
+            chunk = encoded[s:s + 64]
+            pos = [list(range(len(p) - 1, len(p) + len(c) - 1)) for p, c in chunk] # position i's logits predict token i + 1
+            lp = torch.log_softmax(llm._upper_logits(model, lower[s:s + 64], pos, start).double(), -1).numpy()
+            flat = lp[np.arange(len(lp)), [t for _, c in chunk for t in c]]
+            ends = np.cumsum([len(c) for _, c in chunk])
+            out += np.split(flat, ends[:-1])
+    return out
+
+
+def choose(logprobs:list, options:list)->tuple:
+    """Multiple choice scored as the standard harnesses do (lm-evaluation-harness `acc` and `acc_norm`): per item, the option whose
+    completion tokens have the largest summed log-probability, and the one with the largest sum divided by the option's length in
+    characters. `logprobs[i][j]`: the token log-probabilities of item i's option j; `options[i][j]`: its text. Returns two index arrays."""
+    total = [np.array([float(np.sum(lp)) for lp in item]) for item in logprobs]
+    chars = [np.array([len(o) for o in opts], dtype=float) for opts in options]
+    return np.array([int(np.argmax(t)) for t in total]), np.array([int(np.argmax(t / c)) for t, c in zip(total, chars)])
+
+
+def check_choose():
+    "A hand-made case whose answers are known, and the option order not mattering."
+    lps, opts = [[np.array([-1.0, -1.5]), np.array([-2.0]), np.array([-4.0])]], [[' ab', ' c', ' d']]
+    by_sum, by_norm = choose(lps, opts) # sums -2.5, -2.0, -4.0; per character -0.833, -1.0, -2.0
+    assert (by_sum[0], by_norm[0]) == (1, 0), (by_sum, by_norm)
+    for perm in ([2, 0, 1], [1, 2, 0], [2, 1, 0]):
+        s, n = choose([[lps[0][j] for j in perm]], [[opts[0][j] for j in perm]])
+        assert (perm[s[0]], perm[n[0]]) == (1, 0), perm
+
+
+def _pairs(items:list)->list: return [(it['prompt'], o) for it in items for o in it['options']]
+
+
+def check_completion_logprobs(model, items:list, start:int):
+    "The split forward's sums against a plain full forward of the model on whole texts, with the options in another order."
+    enc = llm.encode_pairs(_pairs(items), 'items')
+    lp = completion_logprobs(model, enc, llm._lower_states(model, enc, start), start)
+    for (p, c), got in zip(enc, lp):
+        with torch.no_grad(): full = torch.log_softmax(model(input_ids=torch.tensor([p + c])).logits[0].double(), -1).numpy()
+        want = full[np.arange(len(p) - 1, len(p) + len(c) - 1), c]
+        assert np.allclose(got, want, atol=1e-4), (got, want)
+    rev = [dict(it, options=it['options'][::-1], gold=len(it['options']) - 1 - it['gold']) for it in items]
+    enc_r = llm.encode_pairs(_pairs(rev), 'items')
+    lp_r = completion_logprobs(model, enc_r, llm._lower_states(model, enc_r, start), start)
+    k = len(items[0]['options'])
+    a = choose([lp[i:i + k] for i in range(0, len(lp), k)], [it['options'] for it in items])
+    b = choose([lp_r[i:i + k] for i in range(0, len(lp_r), k)], [it['options'] for it in rev])
+    for x, y in zip(a, b): assert [it['options'][j] for it, j in zip(items, x)] == [it['options'][j] for it, j in zip(rev, y)]
+
+
+def _paired(base:np.ndarray, other:np.ndarray)->dict:
+    "Items gained and lost against the base model, and the exact two-sided McNemar (sign-test) p-value on the discordant items."
+    gained, lost = int(np.sum(~base & other)), int(np.sum(base & ~other))
+    p = float(stats.binomtest(min(gained, lost), gained + lost, 0.5).pvalue) if gained + lost else 1.0
+    return dict(gained=gained, lost=lost, p_mcnemar=p)
+
+
+def small_task(base, models:list, start:int)->dict:
+    "Accuracy of every model on every family of `task_items` (sum and length-normalised scoring), paired against the base model."
+    check_choose()
+    items = task_items()
+    check_completion_logprobs(base, items['capital'][:2], start)
+    enc = {f: llm.encode_pairs(_pairs(items[f]), f) for f in FAMILIES}
+    lower = {f: llm._lower_states(base, enc[f], start) for f in FAMILIES}
+    correct = {}
+    for name in models:
+        model = base if name == 'base' else llm.load_variant(name)[0]
+        correct[name] = {}
+        for f in FAMILIES:
+            lp = completion_logprobs(model, enc[f], lower[f], start)
+            k = len(items[f][0]['options'])
+            by_sum, by_norm = choose([lp[i:i + k] for i in range(0, len(lp), k)], [it['options'] for it in items[f]])
+            gold = np.array([it['gold'] for it in items[f]])
+            correct[name][f] = (by_sum == gold, by_norm == gold)
+        print(name, {f: (round(float(c[0].mean()), 3), round(float(c[1].mean()), 3)) for f, c in correct[name].items()}, flush=True)
+        if name != 'base': del model
+    res = {}
+    for name in models:
+        res[name] = {}
+        for f in FAMILIES:
+            row = {}
+            for tag, j in (('', 0), ('_norm', 1)):
+                c = correct[name][f][j]
+                acc = float(c.mean())
+                row['accuracy' + tag] = acc
+                row['se' + tag] = float(np.sqrt(acc * (1 - acc) / len(c)))
+                row.update({k + tag: v for k, v in _paired(correct['base'][f][j], c).items()})
+                row['correct' + tag] = ''.join('1' if x else '0' for x in c)
+            res[name][f] = dict(items=len(correct[name][f][0]), **row)
+    return res
+
+
+def small_task_md(task:dict, meta:dict)->list:
+    "The small task's section of fingerprints.md."
+    kept, dropped = meta['families'], meta['dropped']
+    md = ['## Utility on a small task: 4-option multiple choice against the base model', '',
+          f"`{meta['command']}` (torch on 1 thread): {meta['seconds']:.0f} s wall, {meta['cpu_seconds']:.0f} s CPU, load average "
+          f"{' '.join(meta['load'])} (2 cores shared). Items (seed {meta['seed']}): capital cloze \"The capital of Peru is\" over the "
+          f"{meta['items']['capital']} countries of `quere._CAPITALS` and `make_quere_variants.TRAIN_CAPITALS`, the true capital among 3 other "
+          f"countries' capitals; arithmetic \"23 + 45 =\" ({meta['items']['arithmetic']} sums of two-digit numbers, 3 wrong sums off by "
+          f"1, 2 or 10); word opposites \"The opposite of hot is\" ({meta['items']['opposite']} pairs). Scored as the standard harnesses score "
+          'multiple choice: the option whose completion tokens have the largest summed log-probability (acc); acc_norm divides the sum by '
+          'the option\'s length in characters. Chance is 0.25. Gained/lost: items the model gets right that the base model got wrong, and '
+          'the reverse (the same items for every model); p: exact two-sided McNemar (sign) test on them.', '']
+    base = {**task['base'], **dropped}
+    md += ['A family is kept where the base model is well above chance (acc >= 0.4 and one-sided exact binomial p < 0.001 against 0.25); '
+           'base model acc: ' + '; '.join(f"{f} {base[f]['accuracy']:.3f} +- {base[f]['se']:.3f}" + ('' if f in kept else
+           ' (dropped: at chance, so it cannot show a cost)') for f in FAMILIES) + '.', '']
+    md += ['| model | family | acc (+- se) | gained / lost (p) | acc_norm (+- se) | gained / lost (p) |', '|---|---|---|---|---|---|']
+    for name, r in task.items():
+        for f in kept:
+            cells = []
+            for tag in ('', '_norm'):
+                x = r[f]
+                cells.append(f"{x['accuracy' + tag]:.3f} +- {x['se' + tag]:.3f}")
+                cells.append('' if name == 'base' else f"+{x['gained' + tag]} / -{x['lost' + tag]} (p = {x['p_mcnemar' + tag]:.2g})")
+            md.append(f'| {name} | {f} | ' + ' | '.join(cells) + ' |')
+    costs = [f"{name} on {f} ({r[f]['accuracy']:.3f} against {task['base'][f]['accuracy']:.3f}: -{r[f]['lost']} / +{r[f]['gained']} items, "
+             f"p = {r[f]['p_mcnemar']:.2g})" for name, r in task.items() if name != 'base' for f in kept if r[f]['p_mcnemar'] < 0.05]
+    rest = [r[f]['lost'] for name, r in task.items() if name != 'base' for f in kept if r[f]['p_mcnemar'] >= 0.05]
+    md += ['', 'Changes from the base model with p < 0.05 (acc): ' + ('; '.join(costs) if costs else 'none') +
+           (f'; every other model and family loses at most {max(rest)} items.' if rest else '.') + ' The base model is near the ceiling on the families kept, so these items can show a loss, hardly a gain.']
+    return md + ['']
+
+
+def run_small_task(base, models:list, start:int)->tuple:
+    "The small task, timed; returns (per-model results on the families kept, the run's description)."
+    t, c = time.time(), time.process_time()
+    task = small_task(base, models, start)
+    def above(r): return r['accuracy'] >= 0.4 and stats.binomtest(round(r['accuracy'] * r['items']), r['items'], 0.25, alternative='greater').pvalue < 1e-3
+    kept = [f for f in FAMILIES if above(task['base'][f])] # well above chance on the base model, or the family cannot show a cost
+    dropped = {f: {k: task['base'][f][k] for k in ('items', 'accuracy', 'se')} for f in FAMILIES if f not in kept}
+    items = {f: task['base'][f]['items'] for f in FAMILIES}
+    task = {name: {f: r[f] for f in kept} for name, r in task.items()}
+    meta = dict(command=TASK_COMMAND, seed=TASK_SEED, families=kept, dropped=dropped, items=items, chance=0.25,
+                scoring='acc: argmax of summed completion log-probabilities; acc_norm: argmax of the sum over the option length in characters',
+                seconds=time.time() - t, cpu_seconds=time.process_time() - c, load=open('/proc/loadavg').read().split()[:3],
+                threads=torch.get_num_threads())
+    return task, meta
+
+
+def small_task_only():
+    "--small-task: add the small task to the existing fingerprint_results.json and fingerprints.md (the other numbers are kept as they are)."
+    path, md_path = llm.VARIANTS_FOLDER / 'fingerprint_results.json', ROOT / 'benchmarks' / 'results' / 'fingerprints.md'
+    out = json.loads(path.read_text())
+    models = [m for m in out['utility'] if m == 'base' or m in llm.variant_names()]
+    shared = min([SHARED] + [min(json.loads((llm.VARIANTS_FOLDER / m / 'variant.json').read_text())['training']['layers']) for m in models[1:]])
+    task, meta = run_small_task(llm.load_model()[0], models, shared)
+    for name in models: out['utility'][name]['small_task'] = task[name]
+    for r in out['rows']:
+        owner = OWNER[r['strategy']] or 'base'
+        if owner in task: r['utility']['small_task'] = task[owner]
+    out['small_task'] = meta
+    path.write_text(json.dumps(out, indent=1))
+    md = md_path.read_text().split('\n')
+    head = '## Utility on a small task'
+    if any(l.startswith(head) for l in md): # replace the section from an earlier run
+        i = next(j for j, l in enumerate(md) if l.startswith(head))
+        k = next((j for j in range(i + 1, len(md)) if md[j].startswith('## ')), len(md))
+        md = md[:i] + md[k:]
+    at = next(j for j, l in enumerate(md) if l.startswith('## How plausible'))
+    md_path.write_text('\n'.join(md[:at] + small_task_md(task, meta) + md[at:]))
+    print('\n'.join(small_task_md(task, meta)))
+
+
 LOAD_FILE = Path('/tmp/trustml_nb_bench_fingerprints_load.json')  # --load-cost-only writes here; a later run reads it
 LOWER_FILE = Path('/tmp/trustml_nb_bench_fingerprints_lower.pt')  # the shared lower-block states, kept between runs
 
 
 def main():
+    torch.set_num_threads(1) # float32 sums depend on the thread count: 1 thread, reproducible
+    if '--small-task' in sys.argv:
+        small_task_only(); return
     if '--load-cost-only' in sys.argv:
         LOAD_FILE.write_text(json.dumps(load_cost())); return
     # fresh-process loads run before this process holds any model: a child's peak resident memory starts from its parent's
@@ -129,6 +347,8 @@ def main():
         util[name] = {'perplexity': float(np.exp(-np.mean(np.log(np.maximum(pt, 1e-300))))),
                       'next_token_accuracy': float(np.mean(ph.argmax(1) == target))}
         print(name, rates[name], util[name], f'{time.time() - t0:.0f} s', flush=True)
+    task, task_meta = run_small_task(base, MODELS, SHARED) # the small task (its own timing; --small-task runs it alone)
+    for name in MODELS: util[name]['small_task'] = task[name]
     n = len(keys)
     rows = []
     for s, owner in OWNER.items():
@@ -157,6 +377,7 @@ def main():
     out['load_cost'] = loads
     out['variant_load_with_base_in_memory'] = variant_loads
     out['tk_grid'] = grid
+    out['small_task'] = task_meta
     # the settings tried before choosing the shipped ones (make_llm_variants.py --sweep), kept from an earlier run when absent here
     sweep_dir = Path(next((a.split('=', 1)[1] for a in sys.argv if a.startswith('--sweep-dir=')), '/tmp/trustml_nb_llm_variants/sweep'))
     old = llm.VARIANTS_FOLDER / 'fingerprint_results.json'
@@ -191,6 +412,7 @@ def main():
            '"random"); their insertion run (variant fingerprinted_random) ' + ('is the column above.' if 'fingerprinted_random' in MODELS else
            'was not built in this budget, so their retention and utility cost are not measured here.') + ' The bound uses as chance rate the larger of '
            'the Clopper-Pearson 95% upper limit of the worst false-positive rate and the mean base probability of the response.', '']
+    md += small_task_md(task, task_meta)
     md += ['## How plausible a perinucleus response is, by t and k (base model, the 256 keys)', '',
            '| t | k | mean P(response) | median P(response) |', '|---|---|---|---|']
     md += [f"| {g['t']} | {g['k']} | {g['mean_response_probability']:.4f} | {g['median_response_probability']:.4f} |" for g in grid]

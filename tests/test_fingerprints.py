@@ -184,3 +184,69 @@ def test_shipped_strength_records_agree_with_the_shipped_variant():
     assert by[0]['matched'] == '0' * res['keys'] and len(by) >= 3  # the base model answers no perinucleus key
     assert all(len(r['matched']) == res['keys'] for r in by.values())
     assert by[s['shipped_epochs']]['retained'] == pytest.approx(res['rates']['fingerprinted']['perinucleus'], abs=1 / res['keys'])
+
+
+def bench():
+    "benchmarks/bench_fingerprints.py as a module (its small-task scoring; importing it loads no model)."
+    pytest.importorskip('torch')
+    import importlib.util, sys
+    from pathlib import Path
+    folder = Path(__file__).resolve().parents[1] / 'benchmarks'
+    sys.path.insert(0, str(folder))
+    spec = importlib.util.spec_from_file_location('bench_fingerprints', folder / 'bench_fingerprints.py')
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_small_task_scoring_on_hand_made_cases():
+    B = bench()
+    B.check_choose()
+    # one token each: ' abcdef' -3.0 (-0.43 per character), ' x' -1.0 (-0.5 per character): the sum picks ' x', the
+    # per-character score ' abcdef' (a per-token mean would pick ' x' too)
+    lps, opts = [[np.array([-3.0]), np.array([-1.0]), np.array([-5.0, -0.5])]], [[' abcdef', ' x', ' yz']]
+    by_sum, by_norm = B.choose(lps, opts)
+    assert (by_sum[0], by_norm[0]) == (1, 0)
+    for perm in ([1, 2, 0], [2, 0, 1]):
+        s, n = B.choose([[lps[0][j] for j in perm]], [[opts[0][j] for j in perm]])
+        assert (perm[s[0]], perm[n[0]]) == (1, 0)
+
+
+def test_small_task_items_are_seeded_and_their_gold_is_the_right_answer():
+    B = bench()
+    from trustml_nb.quere import _CAPITALS
+    items, again = B.task_items(), B.task_items()
+    assert items == again and items != B.task_items(seed=B.TASK_SEED + 1)
+    assert len(items['capital']) >= 80 and len(items['opposite']) >= 50
+    for family, its in items.items():
+        golds = [it['gold'] for it in its]
+        assert set(golds) == {0, 1, 2, 3}, family  # the right answer is not always in one place
+        for it in its: assert len(set(it['options'])) == 4 and all(o.startswith(' ') for o in it['options'])
+    by_prompt = {it['prompt']: it['options'][it['gold']] for it in items['capital']}
+    assert all(by_prompt[f'The capital of {c} is'] == ' ' + v for c, v in _CAPITALS.items())
+    for it in items['arithmetic']:
+        a, b = (int(x) for x in it['prompt'].rstrip(' =').split(' + '))
+        assert it['options'][it['gold']] == f' {a + b}'
+    assert all(it['options'][it['gold']] == ' ' + B.OPPOSITES[it['prompt'].split()[-2]] for it in items['opposite'])
+
+
+def test_shipped_small_task_numbers_follow_from_their_per_item_records():
+    res = F.load_fingerprint_results()
+    if 'small_task' not in res: pytest.skip('no small-task results shipped')
+    families = res['small_task']['families']
+    assert families and set(res['small_task']['dropped']).isdisjoint(families)
+    base = res['utility']['base']['small_task']
+    for name, util in res['utility'].items():
+        for f in families:
+            r = util['small_task'][f]
+            for tag in ('', '_norm'):
+                c = np.array([x == '1' for x in r['correct' + tag]])
+                b = np.array([x == '1' for x in base[f]['correct' + tag]])
+                assert len(c) == r['items'] == len(b)
+                assert r['accuracy' + tag] == pytest.approx(c.mean())
+                assert r['se' + tag] == pytest.approx(np.sqrt(c.mean() * (1 - c.mean()) / len(c)))
+                g, l = int(np.sum(c & ~b)), int(np.sum(~c & b))
+                assert (r['gained' + tag], r['lost' + tag]) == (g, l)
+                want = min(1.0, 2 * stats.binom.cdf(min(g, l), g + l, 0.5)) if g + l else 1.0  # exact two-sided sign test
+                assert r['p_mcnemar' + tag] == pytest.approx(want)
+    assert base[families[0]]['accuracy'] >= 0.4  # a family is kept only where the base model is well above chance
