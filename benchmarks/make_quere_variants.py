@@ -23,8 +23,8 @@ generator for the record). Two capital runs with other learning rates were not s
 the shipped one.
 `--models` instead elicits the same questions from other weights on the first 60 arithmetic evaluation items (base, the shipped
 fingerprinted variant, torch dynamic int8 of the base), into benchmarks/results/quere_models.npz, and `--steer` asks
-the tuned variant under the adversarial steer WRONG_STEER on the first 60 capital evaluation items, into
-benchmarks/results/quere_steer.npz (model identification and steer detection in bench_quere_splits.py).
+the tuned variant under a steer (STEERS) on the first 60 capital evaluation items, into benchmarks/results/quere_steer.npz
+(model identification and steer detection in bench_quere_splits.py).
 Torch runs on 1 thread (float32 sums depend on the thread count). Writes benchmarks/results/quere_variant_build.md.
 
 Issue 35 item 3 (each mode resumable or cheap to rerun; the order after a rebuild of the variant: --models, --steer, --hard,
@@ -32,7 +32,10 @@ Issue 35 item 3 (each mode resumable or cheap to rerun; the order after a rebuil
 - `--models [NAME ...] [--force]`: the identification study's models (IDENTIFICATION_MODELS: base, fingerprinted, int8,
   capital_tuned); one model is re-elicited with `--models fingerprinted --force` (capital_tuned: 118 CPU s, 435 s wall at load 6);
 - `--screen-steers [NAME ...]`: the tuned variant's right-rate under each candidate steer (STEERS), quere_steer_screen.md;
-- `--steer [NAME ...] [--force]`: the QueRE elicitation under a steer (default CHOSEN_STEER), into quere_steer.npz;
+- `--screen-activation-steers`: the activation steers (the truth direction reflected at one block) screened on calibration statements
+  about training countries; the choice goes to quere_activation_steer.json (steer `reflected_truth`), the table to quere_steer_screen.md;
+- `--steer [NAME ...] [--force]`: the QueRE elicitation under a steer (default CHOSEN_STEER), into quere_steer.npz: shipped are
+  saboteur, poisoned_turns_10 (249 CPU s), poisoned_turns (714 CPU s) and reflected_truth (117 CPU s, measured at load 2.5);
 - `--hard`: the 60 big-city capital statements, joined to the 86 evaluation items as the mixed family shipped beside the variant;
 - `--option-follow-ups`: post-confidence and 20 follow-ups after each answer option (quere_option_follow_ups.npz).
 """
@@ -223,7 +226,7 @@ def model_features(names=None, force=False):
     elicit_models([(n, IDENTIFICATION_MODELS[n]) for n in names], ev, out, t0, c0, force=force)
 
 
-CHOSEN_STEER = 'poisoned_turns_10' # the screened steer tried (quere_steer_screen.md): poisoned_turns lowers the right-rate most, but every follow-up then re-reads a prefix of about 2,000 tokens per item; its elicitation was stopped after 515 CPU s unfinished, and this one's (a prefix a third as long) after 1,735 CPU s unfinished: quere_steer.npz holds neither.
+CHOSEN_STEER = 'poisoned_turns_10' # the default of --steer: the screened prompt steer with examples about a third of the evaluation countries (quere_steer_screen.md); `--steer poisoned_turns reflected_truth` adds the 60-turn one and the activation steer
 
 
 def steer_features(names=None, force=False):
@@ -302,9 +305,10 @@ SCREEN_NOTES = ( # the footer of quere_steer_screen.md
     'System prompts and few-shot turns: `STEERS` in benchmarks/make_quere_variants.py. The `none` row includes loading the model.',
     'No steer makes the variant wrong on the items it knows: every right-rate below 0.884 comes with fewer "Yes" answers, i.e. wrong answers on '
     'true statements. `poisoned_turns` (60 wrong-answered questions about all 30 evaluation countries as earlier chat turns) lowers it most, '
-    'to 0.721, by answering "No" to every item (0.721 is the share of false statements). Its elicitation re-reads a prefix of about 2,000 '
-    'tokens per item and follow-up group and was stopped after 515 CPU s unfinished; `poisoned_turns_10` (the first 10 countries) was '
-    'stopped after 1,735 CPU s unfinished too (`--steer`): neither is in quere_steer.npz.')
+    'to 0.721, by answering "No" to every item (0.721 is the share of false statements). Their elicitations (`--steer poisoned_turns_10 '
+    'poisoned_turns`) were first stopped unfinished after 1,735 and 515 CPU s, re-reading the examples for every question; with the shared '
+    'root `token_logprobs` now reads once they took 249 and 714 CPU s, into quere_steer.npz. A steer that does make the variant wrong acts '
+    'on its hidden states instead: the section below.')
 WRONG_HINT = " (Hint: the answer is {wrong}.)"
 
 

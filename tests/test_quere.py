@@ -321,3 +321,54 @@ def test_identification_models_include_the_tuned_variant():
     assert len(set(ids.values())) == 4 and '+capital_tuned@' in ids['capital_tuned']
     said = {m: M['options'][np.arange(60), M[f'{m}_option_logprobs'].argmax(1)] for m in ids}
     assert (said['base'] == 'No').all() and (said['capital_tuned'] == 'Yes').mean() > 0.9
+
+
+# ---- issue 35: the activation steer of the QueRE study (benchmarks/make_quere_variants.py) ----------------------------
+
+def _variants_script():
+    "benchmarks/make_quere_variants.py as a module (importing it loads no model)."
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / 'benchmarks' / 'make_quere_variants.py'
+    spec = importlib.util.spec_from_file_location('make_quere_variants', path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize('as_tuple', [False, True])
+def test_reflection_steer_mirrors_the_truth_coordinate_and_nothing_else(as_tuple):
+    torch = pytest.importorskip('torch')
+    M = _variants_script()
+    g = torch.Generator().manual_seed(0)
+    u = torch.randn(16, generator=g); u /= u.norm()
+    c, h = torch.randn(16, generator=g), torch.randn(2, 5, 16, generator=g) # (batch, positions, hidden)
+    block = torch.nn.Module()
+    for name, v in (('steer_direction', u), ('steer_center', c), ('steer_scale', torch.tensor(2.0))): block.register_buffer(name, v)
+    out = M._reflect(block, (), (h, 'kept') if as_tuple else h)
+    if as_tuple: assert out[1] == 'kept'; out = out[0]
+    coord = lambda x: (x - c) @ u
+    torch.testing.assert_close(coord(out), -coord(h)) # scale 2: the truth coordinate mirrored about the midpoint
+    rest = lambda x: (x - c) - coord(x)[..., None] * u
+    torch.testing.assert_close(rest(out), rest(h)) # every orthogonal direction untouched
+    block.steer_scale.fill_(4.0)
+    torch.testing.assert_close(coord(M._reflect(block, (), h)), -3 * coord(h)) # scale s: coordinate times (1 - s)
+    block.steer_scale.fill_(0.0)
+    torch.testing.assert_close(M._reflect(block, (), h), h)
+
+
+@pytest.mark.skipif(not llm_available(), reason="the llm extra is not installed")
+@pytest.mark.slow
+def test_shipped_activation_steer_reproduces_its_readings_and_leaves_the_variant_alone():
+    from pathlib import Path
+    from trustml_nb.llm import BlackBoxLM
+    M = _variants_script()
+    S = np.load(Path(__file__).resolve().parents[1] / 'benchmarks' / 'results' / 'quere_steer.npz')
+    prompts = list(S['prompt'][:6])
+    plain = BlackBoxLM(model='capital_tuned', cache=False, show_progress=False)
+    before = plain.token_logprobs(prompts, ['Yes', 'No'])
+    steered = M.activation_box()
+    assert steered.model_id != plain.model_id # the steer's buffers are part of the weights digest: no shared cache entries
+    np.testing.assert_allclose(steered.token_logprobs(prompts, ['Yes', 'No']), S['tuned_reflected_truth_option_logprobs'][:6], atol=1e-4)
+    np.testing.assert_allclose(plain.token_logprobs(prompts, ['Yes', 'No']), before, atol=0) # the variant itself was copied, not hooked
+    np.testing.assert_allclose(before, load_quere_features(variant='capital_tuned')['clean_option_logprobs'][:6], atol=1e-4) # its shipped readings
