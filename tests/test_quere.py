@@ -372,3 +372,13 @@ def test_shipped_activation_steer_reproduces_its_readings_and_leaves_the_variant
     np.testing.assert_allclose(steered.token_logprobs(prompts, ['Yes', 'No']), S['tuned_reflected_truth_option_logprobs'][:6], atol=1e-4)
     np.testing.assert_allclose(plain.token_logprobs(prompts, ['Yes', 'No']), before, atol=0) # the variant itself was copied, not hooked
     np.testing.assert_allclose(before, load_quere_features(variant='capital_tuned')['clean_option_logprobs'][:6], atol=1e-4) # its shipped readings
+
+
+def test_study_table_was_computed_from_the_elicitations_in_the_repository():
+    "quere_grouped_splits.md names the SHA-256 of every benchmarks/results/quere_*.npz it read: a re-elicited file needs the study rerun."
+    import hashlib, re
+    from pathlib import Path
+    results = Path(__file__).resolve().parents[1] / 'benchmarks' / 'results'
+    listed = dict(re.findall(r"- `(quere_[\w.]+\.npz)`: SHA-256 `([0-9a-f]{64})`", (results / 'quere_grouped_splits.md').read_text()))
+    present = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in results.glob('quere_*.npz')}
+    assert present and listed == present

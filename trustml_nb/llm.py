@@ -631,6 +631,16 @@ def _run_epoch(model, opt, data:tuple, benign:tuple, n_benign:int, batch_size:in
         total += float(each[:n_main].detach().sum()); count += n_main
     return total, count
 
+# %% ../nbs/05_llm.ipynb #28d0029e
+def _divergence_note(
+    losses:list, # mean loss per epoch, first to last
+    learning_rate:float, # the rate the run used (named in the note)
+)->str|None:
+    "A note when training ended above the first epoch's loss (finite but diverging), else None."
+    if len(losses) < 2 or losses[-1] <= losses[0]: return None
+    return (f"the loss rose from {losses[0]:.3g} in epoch 1 to {losses[-1]:.3g} in epoch {len(losses)}: training diverged; "
+            f"lower learning_rate (was {learning_rate:g})")
+
 # %% ../nbs/05_llm.ipynb #6c5d630f
 def finetune_lora(
     pairs, # (prompt, completion) string pairs to learn: the loss is on the completion tokens only
@@ -652,8 +662,7 @@ def finetune_lora(
     show_progress:bool|None=None, # progress bar over epochs; None follows TRUSTML_NB_PROGRESS
 )->tuple: # (peft model, LoRARun report)
     "LoRA fine-tuning of SmolLM2 on (prompt, completion) pairs with peft: seeded, resumable per epoch, with benign mixing and model averaging."
-    torch = require('torch', 'llm', 'LoRA fine-tuning')
-    peft = require('peft', 'llm', 'LoRA fine-tuning')
+    torch, peft = require('torch', 'llm', 'LoRA fine-tuning'), require('peft', 'llm', 'LoRA fine-tuning')
     check_show_progress(show_progress)
     if model is not None and not (hasattr(model, 'model') and hasattr(model, 'lm_head') and hasattr(model, 'config')):
         raise TypeError(f"model must be None or a SmolLM2 model from load_model/load_variant, got {type(model).__name__}")
@@ -707,6 +716,7 @@ def finetune_lora(
         if folder is not None:
             _save_checkpoint(folder, dict(settings=settings, epoch=epoch + 1, losses=losses, optimizer=opt.state_dict(),
                                           params=[p.detach().clone() for p in params]))
+    if (note := _divergence_note(losses, learning_rate)): notes.append(report_numerical(note)) # finite but diverging: usable, suspect
     model.eval()
     run = LoRARun(settings=settings, epoch_losses=tuple(losses), epochs_done=len(losses), resumed_from=resumed,
                   trainable_parameters=sum(p.numel() for p in params), seconds=time.time() - t0, notes=tuple(notes))
