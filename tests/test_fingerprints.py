@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from benchmark_scripts import benchmark_script
 from hypothesis import given, settings, strategies as st
 from scipy import stats
 
@@ -189,14 +190,7 @@ def test_shipped_strength_records_agree_with_the_shipped_variant():
 def bench():
     "benchmarks/bench_fingerprints.py as a module (its small-task scoring; importing it loads no model)."
     pytest.importorskip('torch')
-    import importlib.util, sys
-    from pathlib import Path
-    folder = Path(__file__).resolve().parents[1] / 'benchmarks'
-    sys.path.insert(0, str(folder))
-    spec = importlib.util.spec_from_file_location('bench_fingerprints', folder / 'bench_fingerprints.py')
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmark_script('bench_fingerprints')
 
 
 def test_small_task_scoring_on_hand_made_cases():

@@ -5,6 +5,7 @@ import importlib.util
 
 import numpy as np
 import pytest
+from benchmark_scripts import benchmark_script
 
 from trustml_nb import llm
 from trustml_nb.llm import (BlackBoxLM, DiskCache, MODEL_NAME, NO_TOKENS, YES_TOKENS, cache_key, default_cache_dir,
@@ -179,15 +180,7 @@ def test_model_hook_identity_keeps_answers_of_different_models_apart():
 
 # ---- issue 35 item 3: a root read once for all the conversations of one call ------------------------------------------
 
-class _FewShotLM(BlackBoxLM):
-    "benchmarks/make_quere_variants.py's FewShotLM: fixed example turns (user question, assistant answer) before every conversation."
-    def __init__(self, shots=(), **kwargs):
-        super().__init__(**kwargs)
-        self.shots = [t for q, a in shots for t in (q, a)]
-    def settings(self): return super().settings() | {'shots': self.shots}
-    def _turns(self, conversation): return self.shots + ([conversation] if isinstance(conversation, str) else list(conversation))
-    def render(self, conversation): return super().render(self._turns(conversation))
-    def render_prefix(self, conversation): return super().render_prefix(self._turns(conversation))
+_FewShotLM = benchmark_script('make_quere_variants').FewShotLM # the QueRE study's steered box: fixed example turns before every conversation
 
 
 class _SeamLM(_FewShotLM):

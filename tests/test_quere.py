@@ -10,6 +10,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 from contract import check_estimator_contract
+from benchmark_scripts import benchmark_script
 from trustml_nb.llm import llm_available
 from trustml_nb.quere import (FOLLOW_UPS, TASK_FAMILIES, QueReProbe, answer_correct, bootstrap_auroc, compare_probes,
                               elicit, family_accuracy, feature_names, feature_sets, items_in_range, load_quere_features,
@@ -325,21 +326,10 @@ def test_identification_models_include_the_tuned_variant():
 
 # ---- issue 35: the activation steer of the QueRE study (benchmarks/make_quere_variants.py) ----------------------------
 
-def _variants_script():
-    "benchmarks/make_quere_variants.py as a module (importing it loads no model)."
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / 'benchmarks' / 'make_quere_variants.py'
-    spec = importlib.util.spec_from_file_location('make_quere_variants', path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.parametrize('as_tuple', [False, True])
 def test_reflection_steer_mirrors_the_truth_coordinate_and_nothing_else(as_tuple):
     torch = pytest.importorskip('torch')
-    M = _variants_script()
+    M = benchmark_script('make_quere_variants')
     g = torch.Generator().manual_seed(0)
     u = torch.randn(16, generator=g); u /= u.norm()
     c, h = torch.randn(16, generator=g), torch.randn(2, 5, 16, generator=g) # (batch, positions, hidden)
@@ -362,7 +352,7 @@ def test_reflection_steer_mirrors_the_truth_coordinate_and_nothing_else(as_tuple
 def test_shipped_activation_steer_reproduces_its_readings_and_leaves_the_variant_alone():
     from pathlib import Path
     from trustml_nb.llm import BlackBoxLM
-    M = _variants_script()
+    M = benchmark_script('make_quere_variants')
     S = np.load(Path(__file__).resolve().parents[1] / 'benchmarks' / 'results' / 'quere_steer.npz')
     prompts = list(S['prompt'][:6])
     plain = BlackBoxLM(model='capital_tuned', cache=False, show_progress=False)
