@@ -8,7 +8,8 @@ is retried once with a fresh server; the server is stopped even on failure.
 Readability and alt text (issue 39), measured on the page at 1280 x 800: every figure a lesson shows (after Run All, and
 the explorer's figure after the slider moved) is an `<img>` whose text, at the size the page shows it, is at least
 MIN_TEXT_PX: the figure's smallest text at natural size (`data-min-text-px`, written by `trustml_nb.viz.figure_html`)
-times its displayed width over its natural width. Every figure has alt text, a sentence (not a file name). The same
+times its displayed width over its natural width. Every figure has alt text, a sentence (not a file name), and nothing drawn over itself: no legend over data, no text over
+another text or across a panel's edge (`data-overlaps`, written by `figure_html` from `trustml_nb.viz.readability`). The same
 measurement runs in Voila (`test_every_app_figure_is_readable_in_voila`: the default suite opens the first app, `--runslow`
 all of them) and on the static site (tests/test_site_readability.py). Each run writes its rows to
 test-output/readability/<rendering>/<lesson>.json; `python tools/run_tour.py --table test-output/readability` gathers them
@@ -69,6 +70,7 @@ FIGURES_JS = """(sel) => [...document.querySelectorAll(sel)].filter(i => i.compl
   const cell = img.closest('.jp-Cell, .cell');
   return {k: k, cell: cell ? cells.indexOf(cell) : -1, alt: img.getAttribute('alt') || '', natural: img.naturalWidth,
           shown: img.getBoundingClientRect().width, min_text_natural: parseFloat(img.getAttribute('data-min-text-px')),
+          overlaps: img.getAttribute('data-overlaps'),
           src: (img.getAttribute('src') || '').slice(0, 80), explorer: !!img.closest('.trustml-explorer')}; })"""
 IMAGES_LOADED = "(sel) => [...document.querySelectorAll(sel)].every(i => i.complete)"
 
@@ -83,7 +85,7 @@ def figure_rows(page, selector: str, lesson: str, rendering: str, when: str = ""
         rows.append(dict(lesson=lesson, rendering=rendering, figure=where + (f", {when}" if when else ""), natural_px=f["natural"],
                          shown_px=round(f["shown"], 1), scale=round(scale, 3), min_text_natural_px=f["min_text_natural"],
                          min_text_px=round(f["min_text_natural"] * scale, 2) if f["min_text_natural"] == f["min_text_natural"] else None,
-                         alt=f["alt"], src=f["src"]))
+                         overlaps=f["overlaps"], alt=f["alt"], src=f["src"]))
     return rows
 
 
@@ -109,6 +111,8 @@ def figure_failures(rows: list) -> list:
         elif r["min_text_px"] < MIN_TEXT_PX:
             out.append(f"{where}: smallest text {r['min_text_px']:.1f} px < {MIN_TEXT_PX:g} px (shown at {r['scale']:.0%} of "
                        f"{r['natural_px']} px; natural smallest text {r['min_text_natural_px']} px)")
+        if r.get("overlaps"):   # written by figure_html from viz.readability: legends over data, texts over texts or across an edge
+            out.append(f"{where}: drawn over itself: {r['overlaps']}")
         problem = alt_problem(r["alt"])
         if problem: out.append(f"{where}: {problem}: {FIX_ALT}")
     return out

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from trustml_nb.viz import (Explorer, explorer, legend_outside, new_figure, plot_estimates, plot_group_metric, plot_tradeoff,
+from trustml_nb.viz import (Explorer, explorer, figure_html, legend_outside, new_figure, plot_estimates, plot_group_metric, plot_tradeoff,
                             readability, set_theme)
 
 
@@ -100,6 +100,19 @@ def test_readability_measures_text_and_legends():
     assert r.small_texts == ("small",) and abs(r.min_text_px - 5 * 100 / 72) < 1e-9
     r = readability(fig, display_width=r.width_px / 2)   # shown at half size: every size halves
     assert abs(r.scale - 0.5) < 1e-6 and abs(r.min_text_px - 5 * 100 / 72 / 2) < 1e-6
+
+
+def test_figure_html_marks_what_overlaps_for_the_browser_tests():
+    "data-overlaps names a legend over bars and two texts drawn on each other; it is empty once both are moved apart."
+    import html, re
+    fig, ax = new_figure(figsize=(5, 3))
+    ax.bar([0, 1], [1.0, 1.0], label="bars"); ax.set_ylim(0, 1.4); ax.legend(loc="center")
+    ax.text(0.2, 1.2, "first label"); ax.text(0.25, 1.2, "second label")
+    marked = lambda: html.unescape(re.search(r'data-overlaps="([^"]*)"', figure_html(fig, alt="two bars with labels")).group(1))
+    got = marked()
+    assert "legend over" in got and "'first label' over 'second label'" in got, got
+    legend_outside(ax); ax.texts[1].set_position((0.2, 0.6))
+    assert marked() == ""
 
 
 def test_group_metric_reference_is_labelled_and_legend_outside():

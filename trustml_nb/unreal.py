@@ -27,7 +27,7 @@ from . import data as _data
 from .core import (Estimator, Report, check_array, check_flag, check_is_fitted, check_option, check_scalar,
                              check_seed, check_show_progress, column_names, derived_seed, describe_input, isolated_seed,
                              match_columns, optional, progress, report, report_numerical)
-from .viz import PALETTE, explorer, new_figure
+from .viz import PALETTE, explorer, legend_outside, new_figure
 
 # %% auto #0
 __all__ = ['PLANETOID_SHA256', 'normalized_adjacency', 'edge_homophily', 'Graph', 'make_csbm', 'load_planetoid',
@@ -848,13 +848,14 @@ def render_unreal(
     fig, axes = new_figure(1, 3, figsize=(13, 3.8))
     pc = cmp.per_class.pivot(index='class', columns='method', values='accuracy')[['GCN', 'UNREAL']]
     for k, m in enumerate(pc.columns): axes[0].bar(np.arange(4) + 0.4 * k - 0.2, pc[m], 0.4, label=m, color=PALETTE[k])
-    axes[0].set_xticks(range(4), ['major 0', 'major 1', 'minor 2', 'minor 3']); axes[0].set_ylabel('accuracy'); axes[0].legend(fontsize=9)
+    axes[0].set_xticks(range(4), ['major 0', 'major 1', 'minor 2', 'minor 3']); axes[0].set_ylabel('accuracy')
+    axes[0].set_ylim(0, 1.3); axes[0].set_yticks(np.linspace(0, 1, 6)); axes[0].legend(fontsize=9, loc='upper center', ncol=2) # above the bars (accuracy <= 1), never over them
     for ax, m in zip(axes[1:], ['GCN', 'UNREAL']):
         P2 = _pca2(cmp.embeddings[m])
         ax.scatter(*P2[y < 2].T, s=4, c='lightgrey', label='majority')
         for c in (2, 3): ax.scatter(*P2[y == c].T, s=6, color=PALETTE[c - 1], label=f'minority {c}')
         ax.set_title(f"{m}: minority ambiguous {cmp.table.set_index('method').minority_ambiguous_share[m]:.2f}", fontsize=10); ax.set_xticks([]); ax.set_yticks([])
-    axes[2].legend(fontsize=8, markerscale=3)
+    legend_outside(axes[2], markerscale=3) # the embedding fills its panel: any legend inside would cover points
     return cmp, fig
 
 # %% ../nbs/98_unreal.ipynb #9dd578bd

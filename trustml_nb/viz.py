@@ -31,9 +31,9 @@ from matplotlib.transforms import Bbox
 from .core import Report, check_columns, check_numbers, check_option, check_scalar, report
 
 # %% auto #0
-__all__ = ['PALETTE', 'set_theme', 'NotebookFigure', 'new_figure', 'set_alt', 'alt_text', 'figure_html', 'figure_bundle',
-           'show_figure', 'legend_outside', 'plot_estimates', 'plot_group_metric', 'plot_tradeoff', 'Readability',
-           'readability', 'Explorer', 'explorer']
+__all__ = ['PALETTE', 'set_theme', 'NotebookFigure', 'new_figure', 'set_alt', 'alt_text', 'Readability', 'readability',
+           'figure_html', 'figure_bundle', 'show_figure', 'legend_outside', 'plot_estimates', 'plot_group_metric',
+           'plot_tradeoff', 'Explorer', 'explorer']
 
 # %% ../nbs/03_viz.ipynb #151893d3
 PALETTE = sns.color_palette('colorblind')
@@ -217,13 +217,101 @@ def _fit_width(fig:Figure, max_width:float):
     _stack(fig)
     _narrow(fig, max_width)
 
+# %% ../nbs/03_viz.ipynb #de17d637
+@report
+class Readability(Report):
+    "How a figure reads at a display width: its smallest text in screen pixels, legends over data, texts over texts or across a panel's edge."
+    title = 'Figure readability'
+    width_px: float # width of the saved figure (tight bounding box), in pixels
+    scale: float # display scale: min(1, display width / width_px)
+    min_text_px: float # smallest visible text at that scale, in screen pixels
+    small_texts: tuple # visible texts under the floor (first 30 characters each)
+    legend_overlaps: tuple # one 'legend over <artist>' entry per legend that covers data
+    text_overlaps: tuple # one "'a' over 'b'" entry per pair of texts that overlap
+    edge_texts: tuple # texts drawn in a panel that cross its edge (half inside, half outside)
+    ok: bool # no text under the floor, no legend over data, no text over text or across an edge
+
+# %% ../nbs/03_viz.ipynb #aad9757d
+def _covers(box, artist, renderer)->bool:
+    "Does `artist` (a line, patch, collection or text drawn in data) touch the display-space `box`?"
+    if not artist.get_visible(): return False
+    if isinstance(artist, Text):
+        if not artist.get_text().strip(): return False
+        return Bbox.intersection(box, artist.get_window_extent(renderer)) is not None
+    if isinstance(artist, PathCollection) and len(artist.get_offsets()):
+        pts = artist.get_offset_transform().transform(np.asarray(artist.get_offsets(), float))
+        return bool(box.padded(3).count_contains(pts[np.isfinite(pts).all(1)]))
+    if isinstance(artist, mpl.lines.Line2D):
+        path = artist.get_transform().transform_path(artist.get_path())
+        return path.intersects_bbox(box, filled=False)
+    if isinstance(artist, (mpl.patches.Patch, mpl.collections.Collection)):
+        ext = artist.get_window_extent(renderer)
+        return ext.width > 0 and ext.height > 0 and Bbox.intersection(box, ext) is not None
+    return False
+
+# %% ../nbs/03_viz.ipynb #e127e16e
+def _text_clashes(fig:Figure, renderer)->tuple:
+    "(pairs of drawn texts that overlap, texts of a panel that straddle its edge), as short descriptions."
+    texts = _drawn_texts(fig)
+    boxes = [t.get_window_extent(renderer) for t in texts]
+    tilted = [t.get_rotation() % 90 != 0 for t in texts]   # a slanted label's bounding box is not its outline: not compared
+    name = lambda t: repr(t.get_text().strip()[:25])
+    overlaps = []
+    for i in range(len(texts)):
+        for j in range(i + 1, len(texts)):
+            if tilted[i] or tilted[j]: continue
+            a, b = boxes[i], boxes[j]
+            w, h = min(a.x1, b.x1) - max(a.x0, b.x0), min(a.y1, b.y1) - max(a.y0, b.y0)
+            if w > 1 and h > 1: overlaps.append(f"{name(texts[i])} over {name(texts[j])}")
+    edges = []
+    for ax in fig.axes:
+        box = ax.get_window_extent(renderer)
+        for t in ax.texts:
+            if t not in texts: continue
+            e = t.get_window_extent(renderer)
+            inside = Bbox.intersection(box, e)
+            if inside is not None and inside.width > 1 and (e.x0 < box.x0 - 0.5 or e.x1 > box.x1 + 0.5 or e.y0 < box.y0 - 0.5 or e.y1 > box.y1 + 0.5):
+                edges.append(name(t))
+    return tuple(dict.fromkeys(overlaps)), tuple(dict.fromkeys(edges))
+
+# %% ../nbs/03_viz.ipynb #4ee26cd7
+def readability(
+    fig:Figure, # the figure as it will be shown (call after all drawing)
+    display_width:float=850, # pixels available to it (JupyterLab's output area at 1280 x 800 with the file browser open: 848, measured)
+    min_px:float=10.0, # smallest text size allowed, in screen pixels
+)->Readability:
+    "Measure a figure at a display width: smallest text in screen pixels, legends over data (bars, lines, markers, labels), texts over texts or across a panel's edge."
+    if not isinstance(fig, Figure): raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    check_scalar(display_width, 'display_width', float, low=1); check_scalar(min_px, 'min_px', float, low=0)
+    canvas = FigureCanvasAgg(fig); canvas.draw(); r = canvas.get_renderer()
+    width_px = fig.get_tightbbox(r).width * fig.dpi
+    scale = min(1.0, display_width / width_px)
+    sizes = [(t.get_fontsize() * fig.dpi / 72 * scale, t.get_text().strip()) for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and t.get_figure(root=True) is fig]
+    small = tuple(dict.fromkeys(s[:30] for px, s in sizes if px < min_px))
+    overlaps = []
+    legends = [(ax, ax.get_legend()) for ax in fig.axes if ax.get_legend() is not None] + [(None, l) for l in fig.legends]
+    for owner, leg in legends:
+        box = leg.get_window_extent(r)
+        for ax in fig.axes:
+            for a in list(ax.lines) + list(ax.patches) + list(ax.collections) + list(ax.texts):
+                if a is not leg and _covers(box, a, r):
+                    what = a.get_text()[:20] if isinstance(a, Text) else (a.get_label() if not str(a.get_label()).startswith('_') else type(a).__name__)
+                    overlaps.append(f"legend {('of ' + repr(owner.get_title()[:30])) if owner is not None and owner.get_title() else ''} over {what}".replace('  ', ' '))
+    overlaps = tuple(dict.fromkeys(overlaps))
+    clashes, edges = _text_clashes(fig, r)
+    min_text = min((px for px, _ in sizes), default=float('nan'))
+    return Readability(width_px=float(width_px), scale=float(scale), min_text_px=float(min_text), small_texts=small,
+                       legend_overlaps=overlaps, text_overlaps=clashes, edge_texts=edges,
+                       ok=not small and not overlaps and not clashes and not edges)
+
 # %% ../nbs/03_viz.ipynb #b5baa44a
 def figure_html(
     fig:Figure, # the figure to show
     alt:str|None=None, # its alt text (default: `alt_text(fig)`)
     max_width:float|None=760, # narrow a wider figure to this many pixels first (None: leave it); 760 fits the site's text column
 )->str:
-    "The figure as `<img alt=... src='data:image/png;base64,...'>`, with its natural smallest text size (`data-min-text-px`)."
+    "The figure as `<img alt=... src='data:image/png;base64,...'>`, with its natural smallest text size (`data-min-text-px`) and what overlaps (`data-overlaps`)."
     if not isinstance(fig, Figure): raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
     if max_width is not None:
         check_scalar(max_width, 'max_width', float, low=100)
@@ -232,9 +320,12 @@ def figure_html(
     buf = io.BytesIO(); fig.savefig(buf, format='png', bbox_inches='tight'); png = buf.getvalue()
     fig._trustml_png = png   # the bundle's image/png fallback: the same pixels
     sizes = [t.get_fontsize() * fig.dpi / 72 for t in _drawn_texts(fig)]
+    r = readability(fig) # legends over data, texts over texts or across a panel's edge: empty when the figure reads cleanly
+    overlaps = '; '.join(r.legend_overlaps + r.text_overlaps + tuple(f'{t} across a panel edge' for t in r.edge_texts))
     w = _png_width(png)
     return (f'<img class="trustml-figure" src="data:image/png;base64,{base64.b64encode(png).decode()}" alt="{_html.escape(alt, quote=True)}" '
-            f'width="{w}" style="max-width:100%;height:auto" data-min-text-px="{min(sizes, default=0):.1f}"/>')
+            f'width="{w}" style="max-width:100%;height:auto" data-min-text-px="{min(sizes, default=0):.1f}" '
+            f'data-overlaps="{_html.escape(overlaps, quote=True)}"/>')
 
 # %% ../nbs/03_viz.ipynb #843f1b07
 def figure_bundle(
@@ -402,94 +493,6 @@ def plot_tradeoff(
     ax.set_xlabel(x); ax.set_ylabel(y)
     if hue: legend_outside(ax, title=hue)
     return ax
-
-# %% ../nbs/03_viz.ipynb #de17d637
-@report
-class Readability(Report):
-    "How a figure reads at a display width: its smallest text in screen pixels, legends over data, texts over texts or across a panel's edge."
-    title = 'Figure readability'
-    width_px: float # width of the saved figure (tight bounding box), in pixels
-    scale: float # display scale: min(1, display width / width_px)
-    min_text_px: float # smallest visible text at that scale, in screen pixels
-    small_texts: tuple # visible texts under the floor (first 30 characters each)
-    legend_overlaps: tuple # one 'legend over <artist>' entry per legend that covers data
-    text_overlaps: tuple # one "'a' over 'b'" entry per pair of texts that overlap
-    edge_texts: tuple # texts drawn in a panel that cross its edge (half inside, half outside)
-    ok: bool # no text under the floor, no legend over data, no text over text or across an edge
-
-# %% ../nbs/03_viz.ipynb #aad9757d
-def _covers(box, artist, renderer)->bool:
-    "Does `artist` (a line, patch, collection or text drawn in data) touch the display-space `box`?"
-    if not artist.get_visible(): return False
-    if isinstance(artist, Text):
-        if not artist.get_text().strip(): return False
-        return Bbox.intersection(box, artist.get_window_extent(renderer)) is not None
-    if isinstance(artist, PathCollection) and len(artist.get_offsets()):
-        pts = artist.get_offset_transform().transform(np.asarray(artist.get_offsets(), float))
-        return bool(box.padded(3).count_contains(pts[np.isfinite(pts).all(1)]))
-    if isinstance(artist, mpl.lines.Line2D):
-        path = artist.get_transform().transform_path(artist.get_path())
-        return path.intersects_bbox(box, filled=False)
-    if isinstance(artist, (mpl.patches.Patch, mpl.collections.Collection)):
-        ext = artist.get_window_extent(renderer)
-        return ext.width > 0 and ext.height > 0 and Bbox.intersection(box, ext) is not None
-    return False
-
-# %% ../nbs/03_viz.ipynb #e127e16e
-def _text_clashes(fig:Figure, renderer)->tuple:
-    "(pairs of drawn texts that overlap, texts of a panel that straddle its edge), as short descriptions."
-    texts = _drawn_texts(fig)
-    boxes = [t.get_window_extent(renderer) for t in texts]
-    tilted = [t.get_rotation() % 90 != 0 for t in texts]   # a slanted label's bounding box is not its outline: not compared
-    name = lambda t: repr(t.get_text().strip()[:25])
-    overlaps = []
-    for i in range(len(texts)):
-        for j in range(i + 1, len(texts)):
-            if tilted[i] or tilted[j]: continue
-            a, b = boxes[i], boxes[j]
-            w, h = min(a.x1, b.x1) - max(a.x0, b.x0), min(a.y1, b.y1) - max(a.y0, b.y0)
-            if w > 1 and h > 1: overlaps.append(f"{name(texts[i])} over {name(texts[j])}")
-    edges = []
-    for ax in fig.axes:
-        box = ax.get_window_extent(renderer)
-        for t in ax.texts:
-            if t not in texts: continue
-            e = t.get_window_extent(renderer)
-            inside = Bbox.intersection(box, e)
-            if inside is not None and inside.width > 1 and (e.x0 < box.x0 - 0.5 or e.x1 > box.x1 + 0.5 or e.y0 < box.y0 - 0.5 or e.y1 > box.y1 + 0.5):
-                edges.append(name(t))
-    return tuple(dict.fromkeys(overlaps)), tuple(dict.fromkeys(edges))
-
-# %% ../nbs/03_viz.ipynb #4ee26cd7
-def readability(
-    fig:Figure, # the figure as it will be shown (call after all drawing)
-    display_width:float=850, # pixels available to it (JupyterLab's output area at 1280 x 800 with the file browser open: 848, measured)
-    min_px:float=10.0, # smallest text size allowed, in screen pixels
-)->Readability:
-    "Measure a figure at a display width: smallest text in screen pixels, legends over data (bars, lines, markers, labels), texts over texts or across a panel's edge."
-    if not isinstance(fig, Figure): raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
-    check_scalar(display_width, 'display_width', float, low=1); check_scalar(min_px, 'min_px', float, low=0)
-    canvas = FigureCanvasAgg(fig); canvas.draw(); r = canvas.get_renderer()
-    width_px = fig.get_tightbbox(r).width * fig.dpi
-    scale = min(1.0, display_width / width_px)
-    sizes = [(t.get_fontsize() * fig.dpi / 72 * scale, t.get_text().strip()) for t in fig.findobj(Text)
-             if t.get_visible() and t.get_text().strip() and t.get_figure(root=True) is fig]
-    small = tuple(dict.fromkeys(s[:30] for px, s in sizes if px < min_px))
-    overlaps = []
-    legends = [(ax, ax.get_legend()) for ax in fig.axes if ax.get_legend() is not None] + [(None, l) for l in fig.legends]
-    for owner, leg in legends:
-        box = leg.get_window_extent(r)
-        for ax in fig.axes:
-            for a in list(ax.lines) + list(ax.patches) + list(ax.collections) + list(ax.texts):
-                if a is not leg and _covers(box, a, r):
-                    what = a.get_text()[:20] if isinstance(a, Text) else (a.get_label() if not str(a.get_label()).startswith('_') else type(a).__name__)
-                    overlaps.append(f"legend {('of ' + repr(owner.get_title()[:30])) if owner is not None and owner.get_title() else ''} over {what}".replace('  ', ' '))
-    overlaps = tuple(dict.fromkeys(overlaps))
-    clashes, edges = _text_clashes(fig, r)
-    min_text = min((px for px, _ in sizes), default=float('nan'))
-    return Readability(width_px=float(width_px), scale=float(scale), min_text_px=float(min_text), small_texts=small,
-                       legend_overlaps=overlaps, text_overlaps=clashes, edge_texts=edges,
-                       ok=not small and not overlaps and not clashes and not edges)
 
 # %% ../nbs/03_viz.ipynb #ad93f125
 def _show(obj):
