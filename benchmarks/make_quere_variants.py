@@ -362,19 +362,12 @@ def calibration_items():
 
 def truth_directions(cal):
     "Per screened layer: (unit direction from false to true statements, midpoint of the two means), fitted on the first N_FIT of `cal`."
-    import torch
-    model, tok = llm.load_variant(NAME)
-    box = llm.BlackBoxLM(model=(model, tok), cache=False, show_progress=False)
+    box = llm.BlackBoxLM(model=NAME, cache=False, show_progress=False)
     texts, fit = [box.render(p) for p in cal.prompt[:N_FIT]], (cal.gold[:N_FIT] == 'Yes').to_numpy()
-    states = {L: [] for L in ACTIVATION_LAYERS}
-    with torch.no_grad():
-        for s in range(0, len(texts), 16):
-            enc = tok(texts[s:s + 16], return_tensors='pt', padding=True, add_special_tokens=False)
-            res = model(**enc, position_ids=(enc['attention_mask'].cumsum(-1) - 1).clamp(min=0), output_hidden_states=True)
-            for L in states: states[L].append(res.hidden_states[L][:, -1].double().numpy()) # = block L's output at the last position
+    rows = llm._forward(box, texts, llm._scored_ids(llm.YES_TOKENS), hidden_layers=ACTIVATION_LAYERS) # hidden_states' reading, every layer in one pass
     out = {}
-    for L, h in states.items():
-        h = np.vstack(h); mu_true, mu_false = h[fit].mean(0), h[~fit].mean(0)
+    for L in ACTIVATION_LAYERS: # hidden state L = block L's output at the last position
+        h = np.array([r['hidden'][L] for r in rows]); mu_true, mu_false = h[fit].mean(0), h[~fit].mean(0)
         out[L] = ((mu_true - mu_false) / np.linalg.norm(mu_true - mu_false), (mu_true + mu_false) / 2)
     return out
 

@@ -30,9 +30,6 @@ APPS = ROOT / "apps"
 TEMPLATE_PATH = ROOT / "share" / "jupyter"
 FAST = "00_start_here"  # the app the default suite opens (its setup takes a few seconds)
 READY_S = {FAST: 90}  # bound on opening an app and its first render (others: the lesson's timeout_s, 180 s)
-# (ready, after) texts where an app opens on another state than its lesson's explorer after Run All (lesson 97's check-yourself
-# cell leaves HP7 with 5 units of money; the app opens on the explorer's default, HP2 with none)
-APP_TEXTS = {"97_distributive_fairness": ("HP2, money 0:", "HP2, money 20:")}
 VIEWPORT = {"width": 1280, "height": 800}
 # the explorer's figure arrives as a PNG in its output area (every lesson explorer draws one)
 IMG_READY = ("() => { const i = document.querySelector('.trustml-explorer .widget-output img');"
@@ -109,7 +106,7 @@ def _offline(page, blocked: list):
 
 def _drive_app(page, base_url: str, shots: Path, name: str) -> dict:
     lesson = next(l for l in LESSONS if l.notebook == f"{name}.ipynb")
-    if name in APP_TEXTS: lesson = dataclasses.replace(lesson, ready_text=APP_TEXTS[name][0], after_text=APP_TEXTS[name][1])
+    if lesson.app_texts: lesson = dataclasses.replace(lesson, ready_text=lesson.app_texts[0], after_text=lesson.app_texts[1])
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     # Voila runs the app's setup before the page arrives. Its first renders used to stall until a timeout (the missed

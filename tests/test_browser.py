@@ -40,6 +40,7 @@ class Lesson:
     after_text: str  # text it must show after the first slider is pushed to its maximum (End key)
     press_run: bool = False  # the explorer has a Run button that must be clicked after moving the slider
     timeout_s: int = 180  # bound on running all cells
+    app_texts: tuple = ()  # (ready, after) in its Voila app, where the app opens on another state than the lesson leaves
 
 
 # Every tutorial with a widget gets an entry here.
@@ -56,7 +57,8 @@ LESSONS = [
     Lesson("95_monoculture.ipynb", ready_text="epsilon 0.020", after_text="epsilon 0.100"),
     Lesson("70_mifpo.ipynb", ready_text="gamma 0.05,", after_text="gamma 0.30,", press_run=True),
     Lesson("96_quere.ipynb", ready_text="probe C = 1:", after_text="probe C = 100:"),
-    Lesson("97_distributive_fairness.ipynb", ready_text="HP7, money 5:", after_text="HP7, money 20:"),  # the check-yourself cell leaves HP7 with 5 units
+    Lesson("97_distributive_fairness.ipynb", ready_text="HP7, money 5:", after_text="HP7, money 20:",  # the check-yourself cell leaves HP7 with 5 units
+           app_texts=("HP2, money 0:", "HP2, money 20:")),  # the app opens on the explorer's default
     Lesson("98_unreal.ipynb", ready_text="ratio 10, homophily 0.80", after_text="ratio 20, homophily", press_run=True),
     Lesson("99_fingerprints.ipynb", ready_text="t = 0.8, k = 3: a response", after_text="t = 0.95"),
 ]
